@@ -1,0 +1,40 @@
+# fusec: the two commands for a fresh machine are `make demo` and `make check`.
+BUILD ?= build
+CMAKE_FLAGS ?= -DFUSEC_WERROR=ON
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup configure build check demo fuzz format clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -G Ninja -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+configure: setup $(BUILD)/build.ninja
+
+build: configure
+	ninja -C $(BUILD) -j $(JOBS)
+
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Converts the BERT-shaped encoder layer to a model file and runs it on the
+# CPU reference executor.
+demo: build
+	mkdir -p $(BUILD)/demo
+	$(BUILD)/tools/fusec convert examples/bert_layer.fir $(BUILD)/demo/bert_layer.fb
+	$(BUILD)/tools/fusec run $(BUILD)/demo/bert_layer.fb --dim=batch=1,seq=128 --seed=1
+
+# Runs each libFuzzer target for FUZZ_SECONDS (built with clang in build-fuzz).
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	test/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,42 @@
+// Model files: the flatbuffers form of a module (schema/model.fbs), and
+// loading either form by file name. Loading never trusts the bytes: the
+// flatbuffers Verifier runs before any field is read, every count and size
+// is checked against the file before anything is allocated from it, and the
+// IR verifier runs on the result.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace fusec {
+
+struct ModelWriteOptions {
+  /// Constants of at least this many bytes go to `<model>.data` beside the
+  /// model file instead of inline; 0 keeps everything inline.
+  uint64_t externalDataThreshold = 0;
+};
+
+/// Loads a model file from memory. `file` names it in diagnostics;
+/// `externalDataPath` is where external constant data lives (may be empty
+/// when the model has none). Null after reporting errors.
+std::unique_ptr<Module> loadModelBuffer(std::span<const uint8_t> bytes, const std::string &file,
+                                        const std::string &externalDataPath, Diagnostics &diags);
+/// Reads and loads a model file.
+std::unique_ptr<Module> loadModelFile(const std::string &path, Diagnostics &diags);
+
+/// Serializes a verified module. Returns the bytes of the model file; with
+/// external data, also writes `externalDataPath` (must be non-empty then).
+bool writeModelFile(const Module &m, const std::string &path, const ModelWriteOptions &opts,
+                    Diagnostics &diags);
+std::vector<uint8_t> serializeModel(const Module &m);
+
+/// Loads `.fir` text or a model file, chosen by content (the flatbuffers file
+/// identifier) so that a renamed file still loads.
+std::unique_ptr<Module> loadAnyModel(const std::string &path, Diagnostics &diags);
+
+} // namespace fusec

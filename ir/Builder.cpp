@@ -1,0 +1,81 @@
+// The C++ builder: op creation with inference and error reporting.
+#include "ir/Builder.h"
+
+#include "ir/Assert.h"
+#include "ir/Numerics.h"
+#include "ir/Verifier.h"
+
+#include <cstring>
+
+namespace fusec {
+
+Op *Builder::createOp(OpKind kind, const std::vector<Value *> &operands, AttrList attrs) {
+  std::vector<TensorType> operandTypes;
+  for (Value *v : operands) {
+    if (!v)
+      return nullptr; // an earlier error, already reported
+    operandTypes.push_back(v->type());
+  }
+  std::vector<TensorType> results;
+  if (!checkAttributes(kind, attrs, loc, diags) ||
+      !inferResultTypes(kind, operandTypes, attrs, loc, diags, results))
+    return nullptr;
+  return graph.createOp(kind, operands, results, std::move(attrs), loc, before);
+}
+
+Value *Builder::create(OpKind kind, const std::vector<Value *> &operands, AttrList attrs) {
+  Op *op = createOp(kind, operands, std::move(attrs));
+  if (!op)
+    return nullptr;
+  FUSEC_ASSERT(op->numResults() == 1, "create() used for a multi-result op");
+  return op->result();
+}
+
+Value *Builder::constant(DenseRef data) { return create(OpKind::Const, {}, {{"value", data}}); }
+
+namespace {
+/// Encodes `v` as one element of `dtype` at `out`.
+void storeElement(DType dtype, double v, uint8_t *out) {
+  auto put = [&](auto x) { std::memcpy(out, &x, sizeof(x)); };
+  switch (dtype) {
+  case DType::F32:
+    return put(doubleToFloat(v));
+  case DType::F16:
+    return put(doubleToHalf(v));
+  case DType::BF16:
+    return put(doubleToBFloat16(v));
+  case DType::F64:
+    return put(v);
+  case DType::I32:
+    return put(int32_t(v));
+  case DType::I64:
+    return put(int64_t(v));
+  case DType::I8:
+    return put(int8_t(v));
+  case DType::Bool:
+    return put(uint8_t(v != 0));
+  }
+}
+} // namespace
+
+Value *Builder::constant(DType dtype, const std::vector<int64_t> &shape,
+                         const std::vector<double> &values) {
+  auto data = std::make_shared<DenseData>();
+  data->dtype = dtype;
+  data->shape = shape;
+  data->bytes.resize(values.size() * dtypeSize(dtype));
+  for (size_t i = 0; i < values.size(); ++i)
+    storeElement(dtype, values[i], data->bytes.data() + i * dtypeSize(dtype));
+  return constant(std::move(data));
+}
+
+Value *Builder::matmul(Value *a, Value *b, bool transposeA, bool transposeB) {
+  AttrList attrs;
+  if (transposeA)
+    attrs.push_back({"transpose_a", true});
+  if (transposeB)
+    attrs.push_back({"transpose_b", true});
+  return create(OpKind::MatMul, {a, b}, std::move(attrs));
+}
+
+} // namespace fusec

@@ -1,0 +1,78 @@
+// Diagnostics: collection and clang-style printing with a source caret.
+#include "ir/Diagnostics.h"
+
+namespace fusec {
+
+std::string Loc::str() const {
+  std::string where = file.empty() ? "<unknown>" : file;
+  if (line > 0)
+    return where + ":" + std::to_string(line) + ":" + std::to_string(col);
+  if (node >= 0) {
+    where += ": node " + std::to_string(node);
+    if (!nodeName.empty())
+      where += " ('" + nodeName + "')";
+  }
+  return where;
+}
+
+void Diagnostics::add(Severity s, const Loc &loc, std::string message) {
+  if (s == Severity::Error)
+    ++errors;
+  diags.push_back({s, loc, std::move(message)});
+}
+
+void Diagnostics::clear() {
+  diags.clear();
+  errors = 0;
+}
+
+void Diagnostics::addSource(const std::string &file, std::string text) {
+  sources[file] = std::move(text);
+}
+
+namespace {
+std::string_view severityName(Severity s) {
+  switch (s) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+/// The 1-based line `line` of `text`, or empty if there is no such line.
+std::string_view sourceLine(std::string_view text, unsigned line) {
+  size_t begin = 0;
+  for (unsigned l = 1; l < line; ++l) {
+    begin = text.find('\n', begin);
+    if (begin == std::string_view::npos)
+      return {};
+    ++begin;
+  }
+  size_t end = text.find('\n', begin);
+  return text.substr(begin, end == std::string_view::npos ? text.size() - begin : end - begin);
+}
+} // namespace
+
+void Diagnostics::print(std::ostream &os) const {
+  for (const Diagnostic &d : diags) {
+    if (d.loc.known())
+      os << d.loc.str() << ": ";
+    os << severityName(d.severity) << ": " << d.message << "\n";
+    auto it = sources.find(d.loc.file);
+    if (it == sources.end() || d.loc.line == 0)
+      continue;
+    std::string_view text = sourceLine(it->second, d.loc.line);
+    if (text.empty() || d.loc.col == 0 || d.loc.col > text.size() + 1)
+      continue;
+    os << text << "\n";
+    for (unsigned i = 1; i < d.loc.col; ++i)
+      os << (text[i - 1] == '\t' ? '\t' : ' ');
+    os << "^\n";
+  }
+}
+
+} // namespace fusec

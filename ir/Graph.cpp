@@ -1,0 +1,192 @@
+// Graph mutation: use lists, replace-all-uses, insertion, erasure, cloning.
+//
+// Invariant: for every op operand i holding value v, v->uses() contains
+// {op, i} exactly once; for every graph output k holding v, v->uses()
+// contains {nullptr, k} exactly once. Every mutation below keeps it.
+#include "ir/Graph.h"
+
+#include "ir/Assert.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fusec {
+
+void Value::removeUse(Use u) {
+  auto it = std::find(useList.begin(), useList.end(), u);
+  FUSEC_ASSERT(it != useList.end(), "use list out of sync");
+  useList.erase(it);
+}
+
+void Value::replaceAllUsesWith(Value *other) {
+  FUSEC_ASSERT(other && other != this, "replacing a value with itself or null");
+  FUSEC_ASSERT(other->owner == owner, "replacing a value with one of another graph");
+  for (Use u : useList) {
+    if (u.user)
+      u.user->ins[u.index] = other;
+    else
+      owner->outs[u.index] = other;
+    other->useList.push_back(u);
+  }
+  useList.clear();
+}
+
+void Value::setName(std::string n) {
+  owner->usedNames.insert(n);
+  nm = std::move(n);
+}
+
+void Op::setOperand(unsigned i, Value *v) {
+  FUSEC_ASSERT(i < ins.size() && v, "bad operand index or null value");
+  ins[i]->removeUse({this, i});
+  ins[i] = v;
+  v->useList.push_back({this, i});
+}
+
+const Attribute *Op::attrIfPresent(std::string_view name) const {
+  for (const NamedAttr &a : attributes)
+    if (a.name == name)
+      return &a.value;
+  return nullptr;
+}
+
+const Attribute &Op::attr(std::string_view name) const {
+  if (const Attribute *a = attrIfPresent(name))
+    return *a;
+  const AttrSpec *spec = info().findAttr(name);
+  FUSEC_ASSERT(spec && spec->deflt, "attribute neither present nor defaulted");
+  return *spec->deflt;
+}
+
+void Op::setAttr(std::string name, Attribute value) {
+  for (NamedAttr &a : attributes)
+    if (a.name == name) {
+      a.value = std::move(value);
+      return;
+    }
+  attributes.push_back({std::move(name), std::move(value)});
+}
+
+void Op::removeAttr(std::string_view name) {
+  std::erase_if(attributes, [&](const NamedAttr &a) { return a.name == name; });
+}
+
+Value *Graph::addInput(std::string name, TensorType type) {
+  if (name.empty())
+    name = uniqueName();
+  usedNames.insert(name);
+  ins.push_back(std::unique_ptr<Value>(
+      new Value(std::move(type), std::move(name), this, nullptr, unsigned(ins.size()))));
+  return ins.back().get();
+}
+
+std::vector<Value *> Graph::inputs() const {
+  std::vector<Value *> out;
+  for (const auto &v : ins)
+    out.push_back(v.get());
+  return out;
+}
+
+Op *Graph::createOp(OpKind kind, const std::vector<Value *> &operands,
+                    const std::vector<TensorType> &resultTypes, AttrList attrs, Loc loc,
+                    Op *before) {
+  auto op = std::unique_ptr<Op>(new Op(kind, this, std::move(loc)));
+  Op *raw = op.get();
+  for (Value *v : operands) {
+    FUSEC_ASSERT(v, "null operand");
+    v->useList.push_back({raw, unsigned(raw->ins.size())});
+    raw->ins.push_back(v);
+  }
+  for (const TensorType &t : resultTypes)
+    raw->outs.push_back(std::unique_ptr<Value>(
+        new Value(t, uniqueName(), this, raw, unsigned(raw->outs.size()))));
+  raw->attributes = std::move(attrs);
+  auto at = before ? before->pos : opList.end();
+  FUSEC_ASSERT(!before || before->owner == this, "inserting before an op of another graph");
+  raw->pos = opList.insert(at, std::move(op));
+  return raw;
+}
+
+void Graph::erase(Op *op) {
+  FUSEC_ASSERT(op && op->owner == this, "erasing an op of another graph");
+  for (unsigned i = 0; i < op->numResults(); ++i)
+    FUSEC_ASSERT(!op->result(i)->hasUses(), "erasing an op whose results are still used");
+  for (unsigned i = 0; i < op->ins.size(); ++i)
+    op->ins[i]->removeUse({op, i});
+  opList.erase(op->pos);
+}
+
+void Graph::moveBefore(Op *op, Op *before) {
+  FUSEC_ASSERT(op->owner == this && (!before || before->owner == this), "moving across graphs");
+  auto to = before ? before->pos : opList.end();
+  opList.splice(to, opList, op->pos);
+}
+
+std::vector<Op *> Graph::opsSnapshot() const {
+  std::vector<Op *> out;
+  out.reserve(opList.size());
+  for (const auto &op : opList)
+    out.push_back(op.get());
+  return out;
+}
+
+void Graph::setOutputs(const std::vector<Value *> &values) {
+  for (unsigned k = 0; k < outs.size(); ++k)
+    outs[k]->removeUse({nullptr, k});
+  outs = values;
+  for (unsigned k = 0; k < outs.size(); ++k) {
+    FUSEC_ASSERT(outs[k], "null graph output");
+    outs[k]->useList.push_back({nullptr, k});
+  }
+}
+
+void Graph::setOutput(unsigned i, Value *v) {
+  FUSEC_ASSERT(i < outs.size() && v, "bad output index or null value");
+  outs[i]->removeUse({nullptr, i});
+  outs[i] = v;
+  v->useList.push_back({nullptr, i});
+}
+
+std::string Graph::uniqueName(std::string_view hint) {
+  std::string name;
+  if (hint.empty()) {
+    do
+      name = std::to_string(nextNumber++);
+    while (usedNames.count(name));
+  } else {
+    name = std::string(hint);
+    for (unsigned i = 1; usedNames.count(name); ++i)
+      name = std::string(hint) + "." + std::to_string(i);
+  }
+  usedNames.insert(name);
+  return name;
+}
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto g = std::make_unique<Graph>(nm);
+  g->location = location;
+  std::unordered_map<const Value *, Value *> map;
+  for (const auto &in : ins)
+    map[in.get()] = g->addInput(in->name(), in->type());
+  for (const auto &op : opList) {
+    std::vector<Value *> operands;
+    std::vector<TensorType> types;
+    for (Value *v : op->ins)
+      operands.push_back(map.at(v));
+    for (const auto &r : op->outs)
+      types.push_back(r->type());
+    Op *copy = g->createOp(op->k, operands, types, op->attributes, op->location);
+    for (unsigned i = 0; i < copy->numResults(); ++i) {
+      copy->result(i)->setName(op->result(i)->name());
+      map[op->result(i)] = copy->result(i);
+    }
+  }
+  std::vector<Value *> outputs;
+  for (Value *v : outs)
+    outputs.push_back(map.at(v));
+  g->setOutputs(outputs);
+  g->nextNumber = nextNumber;
+  return g;
+}
+
+} // namespace fusec

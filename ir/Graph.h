@@ -1,0 +1,173 @@
+// The graph IR: a Graph is one function of typed inputs, an ordered list of
+// ops in SSA form, and outputs. Values know their uses (including uses as a
+// graph output) so that replace-all-uses and erase are cheap and safe.
+//
+// Ownership: a Graph owns its ops and input values; an op owns its results.
+// Op order is a linked list so that insert and erase do not move other ops.
+#pragma once
+
+#include "ir/Attribute.h"
+#include "ir/Diagnostics.h"
+#include "ir/OpTable.h"
+#include "ir/Types.h"
+
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace fusec {
+
+class Graph;
+class Op;
+
+/// A use of a value: operand `index` of `user`, or graph output `index` when
+/// user is null.
+struct Use {
+  Op *user;
+  unsigned index;
+  bool operator==(const Use &o) const = default;
+};
+
+class Value {
+public:
+  const TensorType &type() const { return ty; }
+  void setType(TensorType t) { ty = std::move(t); }
+  const std::string &name() const { return nm; }
+  /// Renames the value; the caller keeps names unique (Graph::uniqueName).
+  void setName(std::string n);
+  Graph *graph() const { return owner; }
+  /// The op that defines this value; null for a graph input.
+  Op *definingOp() const { return def; }
+  bool isGraphInput() const { return def == nullptr; }
+  /// Result index in the defining op, or input index in the graph.
+  unsigned index() const { return idx; }
+  const std::vector<Use> &uses() const { return useList; }
+  bool hasUses() const { return !useList.empty(); }
+  /// Makes every user of this value (graph outputs too) use `other` instead.
+  void replaceAllUsesWith(Value *other);
+
+private:
+  friend class Op;
+  friend class Graph;
+  void removeUse(Use u);
+  Value(TensorType t, std::string n, Graph *g, Op *d, unsigned i)
+      : ty(std::move(t)), nm(std::move(n)), owner(g), def(d), idx(i) {}
+
+  TensorType ty;
+  std::string nm;
+  Graph *owner;
+  Op *def;
+  unsigned idx;
+  std::vector<Use> useList;
+};
+
+class Op {
+public:
+  OpKind kind() const { return k; }
+  const OpInfo &info() const { return opInfo(k); }
+  std::string_view name() const { return info().spelling; }
+  Graph *parent() const { return owner; }
+  const Loc &loc() const { return location; }
+  void setLoc(Loc l) { location = std::move(l); }
+
+  unsigned numOperands() const { return unsigned(ins.size()); }
+  Value *operand(unsigned i) const { return ins[i]; }
+  const std::vector<Value *> &operands() const { return ins; }
+  void setOperand(unsigned i, Value *v);
+
+  unsigned numResults() const { return unsigned(outs.size()); }
+  Value *result(unsigned i = 0) const { return outs[i].get(); }
+
+  const AttrList &attrs() const { return attributes; }
+  /// The attribute, or null when absent (defaults are not consulted).
+  const Attribute *attrIfPresent(std::string_view name) const;
+  /// The attribute or its default from the op table; asserts one exists.
+  const Attribute &attr(std::string_view name) const;
+  void setAttr(std::string name, Attribute value);
+  void removeAttr(std::string_view name);
+  int64_t getInt(std::string_view n) const { return attr(n).get<int64_t>(); }
+  double getFloat(std::string_view n) const { return attr(n).get<double>(); }
+  bool getBool(std::string_view n) const { return attr(n).get<bool>(); }
+  const std::string &getString(std::string_view n) const { return attr(n).get<std::string>(); }
+  const std::vector<int64_t> &getInts(std::string_view n) const {
+    return attr(n).get<std::vector<int64_t>>();
+  }
+  DType getDType(std::string_view n) const { return attr(n).get<DType>(); }
+  const Shape &getShape(std::string_view n) const { return attr(n).get<Shape>(); }
+  const DenseData &getDense(std::string_view n) const { return *attr(n).get<DenseRef>(); }
+
+private:
+  friend class Graph;
+  friend class Value;
+  Op(OpKind kind, Graph *g, Loc l) : k(kind), owner(g), location(std::move(l)) {}
+
+  OpKind k;
+  Graph *owner;
+  Loc location;
+  std::vector<Value *> ins;
+  std::vector<std::unique_ptr<Value>> outs;
+  AttrList attributes;
+  std::list<std::unique_ptr<Op>>::iterator pos;
+};
+
+class Graph {
+public:
+  explicit Graph(std::string name = "main") : nm(std::move(name)) {}
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  const std::string &name() const { return nm; }
+  void setName(std::string n) { nm = std::move(n); }
+  const Loc &loc() const { return location; }
+  void setLoc(Loc l) { location = std::move(l); }
+
+  // Inputs.
+  Value *addInput(std::string name, TensorType type);
+  unsigned numInputs() const { return unsigned(ins.size()); }
+  Value *input(unsigned i) const { return ins[i].get(); }
+  std::vector<Value *> inputs() const;
+
+  // Ops. `before` null means append at the end.
+  Op *createOp(OpKind kind, const std::vector<Value *> &operands,
+               const std::vector<TensorType> &resultTypes, AttrList attrs = {}, Loc loc = {},
+               Op *before = nullptr);
+  /// Erases an op whose results have no uses.
+  void erase(Op *op);
+  /// Moves `op` to just before `before` (null: to the end).
+  void moveBefore(Op *op, Op *before);
+  const std::list<std::unique_ptr<Op>> &ops() const { return opList; }
+  size_t numOps() const { return opList.size(); }
+  /// Ops in order as plain pointers: a snapshot safe to iterate while mutating.
+  std::vector<Op *> opsSnapshot() const;
+
+  // Outputs.
+  void setOutputs(const std::vector<Value *> &values);
+  const std::vector<Value *> &outputs() const { return outs; }
+  void setOutput(unsigned i, Value *v);
+
+  /// A name no value of this graph has had: `hint` if free, else hint.1,
+  /// hint.2, ...; with no hint, the next free number.
+  std::string uniqueName(std::string_view hint = "");
+
+  /// Deep copy; constant data is shared (it is immutable).
+  std::unique_ptr<Graph> clone() const;
+
+private:
+  friend class Value;
+  std::string nm;
+  Loc location;
+  std::vector<std::unique_ptr<Value>> ins;
+  std::list<std::unique_ptr<Op>> opList;
+  std::vector<Value *> outs;
+  std::unordered_set<std::string> usedNames;
+  size_t nextNumber = 0;
+};
+
+/// What a .fir file or a model file holds: one or more graphs.
+struct Module {
+  std::vector<std::unique_ptr<Graph>> graphs;
+};
+
+} // namespace fusec

@@ -1,0 +1,19 @@
+// Bit-exact conversions between double and the storage formats of the IR:
+// IEEE binary16 (f16), bfloat16 (bf16) and binary32, with round-to-nearest-
+// even, gradual underflow (subnormals), overflow to infinity, and NaN kept
+// quiet. Rounding goes straight from double to the target format (never via
+// float) so that no value is rounded twice.
+#pragma once
+
+#include <cstdint>
+
+namespace fusec {
+
+uint16_t doubleToHalf(double v);
+double halfToDouble(uint16_t bits);
+uint16_t doubleToBFloat16(double v);
+double bfloat16ToDouble(uint16_t bits);
+/// Same as static_cast<float>(v) (the hardware rounds to nearest even).
+float doubleToFloat(double v);
+
+} // namespace fusec

@@ -1,0 +1,129 @@
+// The recursive-descent parser of the .fir text form (internal header; the
+// public entry points are in ir/TextFormat.h and ir/OpTable.h).
+//
+// The grammar has no recursive productions (lists are flat; a nested list is
+// a syntax error), so parsing uses bounded stack depth on any input. Each
+// function is parsed into a Graph as it is read; the first error in a
+// function stops it, and the parser skips to the next `func` to report
+// errors there too. Dense literals are read as text and materialized only
+// once the op's result type is known (ir/DenseLiteral.cpp).
+#pragma once
+
+#include "ir/Attribute.h"
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+#include "ir/Lexer.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fusec {
+
+/// One scalar as written: an element of a dense literal or a numeric attribute.
+struct ScalarLiteral {
+  enum Kind : uint8_t { Integer, Float, Inf, NaN, True, False };
+  Kind kind = Integer;
+  bool negative = false;
+  std::string_view digits; // Integer and Float: the spelling without the sign
+  unsigned line = 0, col = 0;
+
+  /// The literal as text, sign included: "-1.5", "inf", "true".
+  std::string text() const;
+};
+
+/// `dense<...>` as written, before the element type is known.
+struct DenseLiteral {
+  enum Form : uint8_t { Splat, List, Hex };
+  Form form = Splat;
+  std::vector<ScalarLiteral> elements; // one for a splat
+  std::string_view hex;                // the string token's spelling
+  unsigned line = 0, col = 0;          // of `dense`
+  unsigned hexLine = 0, hexCol = 0;
+};
+
+/// Builds the constant data of `lit` for `type` (static shape required),
+/// reporting problems at the literal's positions in `file`. Null on error.
+DenseRef materializeDense(const DenseLiteral &lit, const TensorType &type, const std::string &file,
+                          Diagnostics &diags);
+
+class Parser {
+public:
+  Parser(std::string_view text, std::string file, Diagnostics &diags)
+      : lex(text), file(std::move(file)), diags(diags) {
+    tok = lex.next();
+  }
+
+  std::unique_ptr<Module> parseModule();
+
+  /// attr := scalar | string | true | false | dtype | '[' list ']' | dense.
+  /// Dense literals are accepted only when `dense` is non-null; they are
+  /// returned there and `out` is left empty.
+  bool parseAttrValue(Attribute &out, std::optional<DenseLiteral> *dense);
+  /// The signature grammar of Ops.def: (['?'] name ':' kind ['=' attr]),*
+  bool parseSignature(std::vector<AttrSpec> &specs);
+  bool atEnd() const { return tok.is(Tok::Eof); }
+
+private:
+  using Scope = std::map<std::string, Value *, std::less<>>;
+  struct PendingDense {
+    size_t attrIndex;
+    DenseLiteral literal;
+  };
+  struct OpText {
+    std::vector<Token> names;
+    Token opTok;
+    OpKind kind{};
+    std::vector<Value *> operands;
+    AttrList attrs;
+    std::vector<PendingDense> dense;
+    std::vector<TensorType> types;
+  };
+
+  // Tokens and errors.
+  void consume() { tok = lex.next(); }
+  Loc locOf(const Token &t) const { return Loc::text(file, t.line, t.col); }
+  Loc locOf(unsigned line, unsigned col) const { return Loc::text(file, line, col); }
+  /// Reports `message` at the current token (or the lexer's own message if
+  /// the token is malformed) and returns false.
+  bool fail(std::string message);
+  bool failAt(const Token &t, std::string message);
+  bool expect(Tok kind, std::string_view message);
+  void skipToNextFunc();
+
+  // Functions and ops (Parser.cpp).
+  std::unique_ptr<Graph> parseFunc();
+  bool parseArguments(Graph &g, Scope &scope);
+  bool parseResultTypes(std::vector<TensorType> &types);
+  bool parseOp(Graph &g, Scope &scope);
+  bool parseOpHead(OpText &op, const Scope &scope);
+  bool parseOperands(OpText &op, const Scope &scope);
+  bool buildOp(Graph &g, Scope &scope, OpText &op);
+  bool resolveDense(OpText &op);
+  bool parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared,
+                   const Token &funcName);
+  bool defineName(const Token &name, const Scope &scope);
+
+  // Types (ParseType.cpp).
+  bool parseType(TensorType &type);
+  bool parseDim(Dim &dim);
+  bool parseLayout(TensorType &type);
+
+  // Attributes (ParseAttribute.cpp).
+  bool parseAttrDict(OpText &op);
+  bool parseScalar(ScalarLiteral &lit, bool allowBool);
+  bool scalarToAttribute(const ScalarLiteral &lit, Attribute &out);
+  bool parseList(Attribute &out);
+  bool parseDense(DenseLiteral &lit);
+
+  Lexer lex;
+  Token tok;
+  std::string file;
+  Diagnostics &diags;
+  std::map<std::string, Loc, std::less<>> funcNames;
+};
+
+} // namespace fusec

@@ -1,0 +1,208 @@
+// Inference for the movement ops (reshape, transpose, slice, concat,
+// broadcast), per docs/ir.md. All produce untagged results.
+//
+// Reshape's element-count check is symbolic: a shape's count is a multiset of
+// named dims times a static product, and two counts are equal when both parts
+// are. A `?` on either side makes the count unknown, so the check is left to
+// run time. A `-1` becomes the quotient of the counts when it is expressible
+// as one dim (a static size, or a single leftover name); otherwise `?`.
+#include "ir/ShapeInferenceUtil.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace fusec {
+
+namespace {
+/// A shape's element count: the product of `names` times `product`.
+struct ElementCount {
+  std::vector<std::string> names; // sorted
+  std::optional<int64_t> product = 1;
+  bool anonymous = false; // a `?` makes the count unknown until run time
+};
+} // namespace
+
+// The count of `shape`, leaving out a reshape's -1.
+static ElementCount countElements(const Shape &shape) {
+  ElementCount c;
+  for (const Dim &d : shape) {
+    if (d.isAnonymous())
+      c.anonymous = true;
+    else if (!d.isStatic())
+      c.names.push_back(d.symbol);
+    else if (d.size != -1 && c.product)
+      c.product = checkedMul(*c.product, d.size);
+  }
+  std::sort(c.names.begin(), c.names.end());
+  return c;
+}
+
+// The dim a -1 stands for, turning count `out` into count `in`; nullopt when
+// no dim can (a name of `out` missing from `in`, or a static remainder).
+static std::optional<Dim> solveMinusOne(const ElementCount &in, const ElementCount &out) {
+  if (in.anonymous || out.anonymous)
+    return Dim::anonymous();
+  std::vector<std::string> leftover;
+  if (!std::includes(in.names.begin(), in.names.end(), out.names.begin(), out.names.end()))
+    return std::nullopt;
+  std::set_difference(in.names.begin(), in.names.end(), out.names.begin(), out.names.end(),
+                      std::back_inserter(leftover));
+  int64_t num = *in.product, den = *out.product;
+  if (den == 0 || (leftover.empty() && num % den != 0))
+    return std::nullopt;
+  if (num == 0 || leftover.empty())
+    return Dim::fixed(num / den);
+  if (leftover.size() == 1 && num == den)
+    return Dim::named(leftover.front());
+  return Dim::anonymous(); // e.g. [batch,seq,8] -> [-1,8]: batch*seq is no single dim
+}
+
+// The target's -1, if any: its index, or reports a malformed target.
+static bool findMinusOne(const Infer &in, const Shape &target, std::optional<size_t> &minusOne) {
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (!target[i].isStatic() || target[i].size >= 0)
+      continue;
+    if (target[i].size != -1)
+      return in.fail("shape " + shapeStr(target) + " has a negative dim");
+    if (minusOne)
+      return in.fail("shape " + shapeStr(target) + " has more than one -1");
+    minusOne = i;
+  }
+  return true;
+}
+
+bool inferReshape(const InferContext &ctx, std::vector<TensorType> &results,
+                  const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  const TensorType &x = in.operand(0);
+  Shape target = ctx.attr("shape").get<Shape>();
+  std::optional<size_t> minusOne;
+  if (!findMinusOne(in, target, minusOne))
+    return false;
+  ElementCount have = countElements(x.shape), want = countElements(target);
+  if (!have.product || !want.product)
+    return in.fail("element count of " + x.str() + " or " + shapeStr(target) + " overflows");
+  if (minusOne) {
+    std::optional<Dim> d = solveMinusOne(have, want);
+    if (!d)
+      return in.fail("cannot infer the -1 of " + shapeStr(target) + " from " + x.str());
+    target[*minusOne] = *d;
+  } else if (!have.anonymous && !want.anonymous &&
+             (have.names != want.names || have.product != want.product)) {
+    return in.fail("element counts of " + x.str() + " and " + shapeStr(target) + " differ");
+  }
+  return in.produce(TensorType{x.dtype, std::move(target), Layout::None});
+}
+
+bool inferTranspose(const InferContext &ctx, std::vector<TensorType> &results,
+                    const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  const TensorType &x = in.operand(0);
+  const std::vector<int64_t> &perm = ctx.getInts("perm");
+  bool isPermutation = perm.size() == x.rank();
+  std::vector<bool> seen(x.rank(), false);
+  Shape shape;
+  for (size_t i = 0; i < perm.size() && isPermutation; ++i) {
+    int64_t p = perm[i];
+    isPermutation = p >= 0 && p < int64_t(x.rank()) && !seen[p];
+    if (isPermutation)
+      shape.push_back(x.shape[p]);
+    if (isPermutation)
+      seen[p] = true;
+  }
+  if (!isPermutation)
+    return in.fail("perm " + intList(perm) + " is not a permutation of the dims of " + x.str());
+  return in.produce(TensorType{x.dtype, std::move(shape), Layout::None});
+}
+
+// Python's slice length for a dim of static size n: bounds count from the
+// end when negative, then clamp to [0, n].
+static int64_t sliceLength(int64_t n, int64_t start, int64_t end, int64_t step) {
+  auto clampBound = [n](int64_t b) { return std::clamp(b < 0 ? b + n : b, int64_t(0), n); };
+  int64_t s = clampBound(start), e = clampBound(end);
+  if (e <= s)
+    return 0;
+  return (e - s) / step + ((e - s) % step != 0);
+}
+
+bool inferSlice(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  TensorType x = in.operand(0);
+  std::optional<unsigned> axis = resolveAxis(in, ctx.getInt("axis"), x);
+  if (!axis)
+    return false;
+  int64_t start = ctx.getInt("start"), end = ctx.getInt("end"), step = ctx.getInt("step");
+  if (step < 1)
+    return in.fail("step must be at least 1, got " + std::to_string(step));
+  Dim &d = x.shape[*axis];
+  if (d.isStatic())
+    d.size = sliceLength(d.size, start, end, step);
+  else if (!(start == 0 && step == 1 && end == std::numeric_limits<int64_t>::max()))
+    d = Dim::anonymous(); // a symbolic dim keeps its name only when sliced whole
+  x.layout = Layout::None;
+  return in.produce(std::move(x));
+}
+
+// The concatenated extent along the axis: a static sum, else `?`.
+static std::optional<Dim> concatExtent(std::span<const TensorType> types, unsigned axis) {
+  if (types.size() == 1)
+    return types.front().shape[axis];
+  std::optional<int64_t> sum = 0;
+  for (const TensorType &t : types) {
+    if (!t.shape[axis].isStatic())
+      return Dim::anonymous();
+    sum = checkedAdd(*sum, t.shape[axis].size);
+    if (!sum)
+      return std::nullopt;
+  }
+  return Dim::fixed(*sum);
+}
+
+bool inferConcat(const InferContext &ctx, std::vector<TensorType> &results,
+                 const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  std::span<const TensorType> types = in.operands();
+  if (!requireOneDType(in, types))
+    return false;
+  TensorType out = types.front();
+  for (const TensorType &t : types)
+    if (t.rank() != out.rank())
+      return in.fail("operands must have one rank, got " + typeList(types));
+  std::optional<unsigned> axis = resolveAxis(in, ctx.getInt("axis"), out);
+  if (!axis)
+    return false;
+  for (const TensorType &t : types.subspan(1)) {
+    for (size_t i = 0; i < out.rank(); ++i) {
+      if (i == *axis || dimsAgree(out.shape[i], t.shape[i]))
+        continue;
+      return in.fail("dim " + std::to_string(i) + " of " + out.str() + " and " + t.str() +
+                     " differ (" + out.shape[i].str() + " vs " + t.shape[i].str() + ")");
+    }
+    for (size_t i = 0; i < out.rank(); ++i)
+      if (out.shape[i].isAnonymous()) // `?` agrees with anything: the other dim wins
+        out.shape[i] = t.shape[i];
+  }
+  std::optional<Dim> extent = concatExtent(types, *axis);
+  if (!extent)
+    return in.fail("concatenated dim " + std::to_string(*axis) + " of " + typeList(types) +
+                   " overflows");
+  out.shape[*axis] = *extent;
+  out.layout = Layout::None;
+  return in.produce(std::move(out));
+}
+
+bool inferBroadcast(const InferContext &ctx, std::vector<TensorType> &results,
+                    const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  const TensorType &x = in.operand(0);
+  const Shape &target = ctx.attr("shape").get<Shape>();
+  for (const Dim &d : target)
+    if (d.isStatic() && d.size < 0)
+      return in.fail("shape " + shapeStr(target) + " has a negative dim");
+  std::optional<Shape> shape = broadcastTo(x.shape, target);
+  if (!shape)
+    return in.fail("cannot broadcast " + x.str() + " to " + shapeStr(target));
+  return in.produce(TensorType{x.dtype, std::move(*shape), Layout::None});
+}
+
+} // namespace fusec

@@ -1,0 +1,23 @@
+// dce: erases ops none of whose results are used, in one backward sweep.
+//
+// Walking the ops in reverse visits every user before its producers, so one
+// sweep removes whole dead chains. Graph inputs are never removed (they are
+// the function's signature); ops have no side effects, so any unused op may go.
+#include "ir/Graph.h"
+
+namespace fusec {
+
+bool runDeadCodeElimination(Graph &g, Diagnostics &) {
+  std::vector<Op *> ops = g.opsSnapshot();
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Op *op = *it;
+    bool used = false;
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      used |= op->result(i)->hasUses();
+    if (!used)
+      g.erase(op);
+  }
+  return true;
+}
+
+} // namespace fusec

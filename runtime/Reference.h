@@ -1,0 +1,37 @@
+// The CPU reference executor: runs any verified graph on the host. It is
+// the oracle for every GPU and pass test, so it is written to be obviously
+// right first: values are stored in their dtype (f16/bf16 rounded to nearest
+// even), pointwise math is done in double and rounded on store (what f32
+// hardware arithmetic gives for + - * / sqrt), and reductions and
+// contractions accumulate in double.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+#include "runtime/Tensor.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+/// Symbol name -> size, from binding a graph's input types to actual shapes.
+using DimBindings = std::map<std::string, int64_t>;
+
+/// Binds the graph's symbolic input dims to the given tensors' shapes,
+/// reporting dtype, rank or size mismatches (named dims must agree across
+/// inputs). Returns false on error.
+bool bindInputs(const Graph &g, const std::vector<Tensor> &inputs, DimBindings &bindings,
+                Diagnostics &diags);
+
+/// The static shape of `type` under `bindings`; asserts every symbol is bound.
+std::vector<int64_t> resolveShape(const Shape &shape, const DimBindings &bindings);
+
+/// Runs `g` on `inputs`, filling `outputs` (one per graph output). Errors
+/// (bad inputs, a shape that turns out inconsistent at run time) are
+/// reported at the offending op and make it return false.
+bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+                  Diagnostics &diags);
+
+} // namespace fusec

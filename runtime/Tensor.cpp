@@ -1,0 +1,313 @@
+// Host tensors: element access with the IR's conversion rules, random fill
+// and printing.
+//
+// Elements are little-endian in `bytes` (the host is little-endian; checked
+// below). Conversions follow docs/ir.md's `cast`: floats round to nearest
+// even (straight from double, or from int64 via round-to-odd so that no value
+// is rounded twice), float → integer truncates toward zero and saturates with
+// NaN → 0, integer → integer wraps, anything → bool is `x != 0`.
+#include "runtime/Tensor.h"
+
+#include "ir/Assert.h"
+#include "ir/Numerics.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace fusec {
+
+static_assert(std::endian::native == std::endian::little, "tensor bytes are little-endian");
+
+namespace {
+
+template <typename T> T load(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T> void store(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
+
+/// Truncates toward zero into T's range; NaN → 0.
+template <typename T> T saturatingTrunc(double v) {
+  constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  if (std::isnan(v))
+    return 0;
+  if (v <= double(lo))
+    return lo;
+  if (v >= double(hi)) // double(hi) of int64 is 2^63, itself out of range
+    return hi;
+  return T(v);
+}
+
+/// v as a double, rounded to odd when inexact: a second rounding of the
+/// result to a format of at most 51 significant bits is then correctly
+/// rounded, as if done once from v.
+double int64ToDoubleRoundOdd(int64_t v) {
+  uint64_t mag = v < 0 ? 0 - uint64_t(v) : uint64_t(v);
+  if (mag < (uint64_t(1) << 53))
+    return double(v);
+  unsigned shift = 11 - unsigned(std::countl_zero(mag)); // bits below the top 53
+  uint64_t kept = mag >> shift;
+  if (mag & ((uint64_t(1) << shift) - 1))
+    kept |= 1;
+  double d = std::ldexp(double(kept), int(shift));
+  return v < 0 ? -d : d;
+}
+
+} // namespace
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype(dtype), shape(std::move(shape)) {
+  bytes.assign(numElements() * dtypeSize(dtype), 0);
+}
+
+size_t Tensor::numElements() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    FUSEC_ASSERT(d >= 0, "negative dimension in a tensor shape");
+    bool overflow = __builtin_mul_overflow(n, uint64_t(d), &n);
+    FUSEC_ASSERT(!overflow, "tensor element count overflows");
+  }
+  return size_t(n);
+}
+
+double Tensor::getDouble(size_t i) const {
+  const uint8_t *p = bytes.data() + i * dtypeSize(dtype);
+  switch (dtype) {
+  case DType::F32:
+    return load<float>(p);
+  case DType::F16:
+    return halfToDouble(load<uint16_t>(p));
+  case DType::BF16:
+    return bfloat16ToDouble(load<uint16_t>(p));
+  case DType::F64:
+    return load<double>(p);
+  case DType::I32:
+    return load<int32_t>(p);
+  case DType::I64:
+    return double(load<int64_t>(p));
+  case DType::I8:
+    return load<int8_t>(p);
+  case DType::Bool:
+    return load<uint8_t>(p) != 0;
+  }
+  FUSEC_ASSERT(false, "unknown dtype");
+}
+
+int64_t Tensor::getInt(size_t i) const {
+  const uint8_t *p = bytes.data() + i * dtypeSize(dtype);
+  switch (dtype) {
+  case DType::I32:
+    return load<int32_t>(p);
+  case DType::I64:
+    return load<int64_t>(p);
+  case DType::I8:
+    return load<int8_t>(p);
+  case DType::Bool:
+    return load<uint8_t>(p) != 0;
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+  case DType::F64:
+    return saturatingTrunc<int64_t>(getDouble(i));
+  }
+  FUSEC_ASSERT(false, "unknown dtype");
+}
+
+void Tensor::setDouble(size_t i, double v) {
+  uint8_t *p = bytes.data() + i * dtypeSize(dtype);
+  switch (dtype) {
+  case DType::F32:
+    return store(p, doubleToFloat(v));
+  case DType::F16:
+    return store(p, doubleToHalf(v));
+  case DType::BF16:
+    return store(p, doubleToBFloat16(v));
+  case DType::F64:
+    return store(p, v);
+  case DType::I32:
+    return store(p, saturatingTrunc<int32_t>(v));
+  case DType::I64:
+    return store(p, saturatingTrunc<int64_t>(v));
+  case DType::I8:
+    return store(p, saturatingTrunc<int8_t>(v));
+  case DType::Bool:
+    return store(p, uint8_t(v != 0));
+  }
+}
+
+void Tensor::setInt(size_t i, int64_t v) {
+  uint8_t *p = bytes.data() + i * dtypeSize(dtype);
+  switch (dtype) {
+  case DType::F32:
+    return store(p, static_cast<float>(v)); // one rounding, to nearest even
+  case DType::F16:
+    return store(p, doubleToHalf(int64ToDoubleRoundOdd(v)));
+  case DType::BF16:
+    return store(p, doubleToBFloat16(int64ToDoubleRoundOdd(v)));
+  case DType::F64:
+    return store(p, static_cast<double>(v));
+  case DType::I32: // two's complement wrap: keep the low bits
+    return store(p, uint32_t(uint64_t(v)));
+  case DType::I64:
+    return store(p, v);
+  case DType::I8:
+    return store(p, uint8_t(uint64_t(v)));
+  case DType::Bool:
+    return store(p, uint8_t(v != 0));
+  }
+}
+
+std::vector<double> Tensor::toDoubles() const {
+  size_t n = numElements();
+  std::vector<double> out(n);
+  const uint8_t *p = bytes.data();
+  switch (dtype) {
+  case DType::F32:
+    for (size_t i = 0; i < n; ++i)
+      out[i] = load<float>(p + 4 * i);
+    return out;
+  case DType::F64:
+    std::memcpy(out.data(), p, n * sizeof(double));
+    return out;
+  default:
+    for (size_t i = 0; i < n; ++i)
+      out[i] = getDouble(i);
+    return out;
+  }
+}
+
+Tensor Tensor::fromDoubles(DType dtype, std::vector<int64_t> shape, const std::vector<double> &v) {
+  Tensor t(dtype, std::move(shape));
+  FUSEC_ASSERT(v.size() == t.numElements(), "fromDoubles: element count does not match shape");
+  uint8_t *p = t.bytes.data();
+  switch (dtype) {
+  case DType::F32:
+    for (size_t i = 0; i < v.size(); ++i)
+      store(p + 4 * i, doubleToFloat(v[i]));
+    return t;
+  case DType::F64:
+    std::memcpy(p, v.data(), v.size() * sizeof(double));
+    return t;
+  default:
+    for (size_t i = 0; i < v.size(); ++i)
+      t.setDouble(i, v[i]);
+    return t;
+  }
+}
+
+std::string Tensor::typeStr() const {
+  std::string s(dtypeName(dtype));
+  s += '[';
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + ']';
+}
+
+namespace {
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+} // namespace
+
+void fillRandom(Tensor &t, uint64_t seed, double lo, double hi) {
+  uint64_t state = seed;
+  size_t n = t.numElements();
+  if (isFloat(t.dtype)) {
+    for (size_t i = 0; i < n; ++i)
+      t.setDouble(i, lo + (hi - lo) * std::ldexp(double(splitmix64(state) >> 11), -53));
+    return;
+  }
+  if (t.dtype == DType::Bool) {
+    for (size_t i = 0; i < n; ++i)
+      t.setInt(i, int64_t(splitmix64(state) >> 63));
+    return;
+  }
+  // Integers: uniform over [trunc(lo), trunc(hi)] by scaling a 64-bit draw.
+  int64_t ilo = int64_t(std::trunc(lo)), ihi = int64_t(std::trunc(hi));
+  FUSEC_ASSERT(ilo <= ihi, "fillRandom: empty integer range");
+  unsigned __int128 span = (unsigned __int128)(uint64_t(ihi) - uint64_t(ilo)) + 1;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t offset = uint64_t((span * splitmix64(state)) >> 64);
+    t.setInt(i, int64_t(uint64_t(ilo) + offset));
+  }
+}
+
+namespace {
+
+/// The element rounded back into its dtype from `text`, compared by bits.
+bool readsBack(const Tensor &t, size_t i, const char *text) {
+  double parsed = std::strtod(text, nullptr);
+  Tensor probe(t.dtype, {1});
+  probe.setDouble(0, parsed);
+  size_t size = dtypeSize(t.dtype);
+  return std::memcmp(probe.bytes.data(), t.bytes.data() + i * size, size) == 0;
+}
+
+std::string formatFloat(const Tensor &t, size_t i) {
+  double v = t.getDouble(i);
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (readsBack(t, i, buf))
+      break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+/// Prints dims [dim, rank) of the block starting at element `first`.
+void printBlock(const Tensor &t, std::ostream &os, size_t dim, size_t first, size_t &budget) {
+  if (dim == t.shape.size()) {
+    os << formatElement(t, first);
+    --budget;
+    return;
+  }
+  size_t stride = 1;
+  for (size_t d = dim + 1; d < t.shape.size(); ++d)
+    stride *= size_t(t.shape[d]);
+  os << '[';
+  for (int64_t j = 0; j < t.shape[dim]; ++j) {
+    if (j > 0)
+      os << ", ";
+    if (budget == 0) {
+      os << "...";
+      break;
+    }
+    printBlock(t, os, dim + 1, first + size_t(j) * stride, budget);
+  }
+  os << ']';
+}
+
+} // namespace
+
+std::string formatElement(const Tensor &t, size_t i) {
+  if (isFloat(t.dtype))
+    return formatFloat(t, i);
+  if (t.dtype == DType::Bool)
+    return t.getInt(i) ? "true" : "false";
+  return std::to_string(t.getInt(i));
+}
+
+void printTensor(const Tensor &t, std::ostream &os, size_t maxElements) {
+  size_t budget = t.shape.empty() ? 1 : maxElements; // a scalar is always shown
+  printBlock(t, os, 0, 0, budget);
+  os << '\n';
+}
+
+} // namespace fusec

@@ -1,0 +1,75 @@
+// Shared command-line tool helpers.
+#include "tools/ToolSupport.h"
+
+#include "frontend/ModelFile.h"
+#include "ir/TextFormat.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <iostream>
+#include <sstream>
+
+namespace fusec {
+
+int reportAndExit(const Diagnostics &diags, int code) {
+  diags.print(std::cerr);
+  return code;
+}
+
+std::unique_ptr<Module> loadInput(const std::string &path, Diagnostics &diags) {
+  if (path != "-")
+    return loadAnyModel(path, diags);
+  auto buf = llvm::MemoryBuffer::getSTDIN();
+  if (!buf) {
+    diags.error(Loc{}, "cannot read standard input: " + buf.getError().message());
+    return nullptr;
+  }
+  return parseModule((*buf)->getBuffer(), "<stdin>", diags);
+}
+
+bool writeTextOutput(const std::string &path, const std::function<void(std::ostream &)> &emit,
+                     Diagnostics &diags) {
+  if (path == "-") {
+    emit(std::cout);
+    std::cout.flush();
+    return bool(std::cout);
+  }
+  std::ostringstream text;
+  emit(text);
+  // Write a temporary beside the target, then rename: never a half-written file.
+  std::string tmp = path + ".tmp%%%%%%";
+  int fd;
+  llvm::SmallString<256> tmpPath;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(tmp, fd, tmpPath)) {
+    diags.error(Loc{}, "cannot write '" + path + "': " + ec.message());
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << text.str();
+    os.close();
+    if (os.has_error()) {
+      diags.error(Loc{}, "cannot write '" + path + "': " + os.error().message());
+      os.clear_error();
+      llvm::sys::fs::remove(tmpPath);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmpPath, path)) {
+    diags.error(Loc{}, "cannot write '" + path + "': " + ec.message());
+    llvm::sys::fs::remove(tmpPath);
+    return false;
+  }
+  return true;
+}
+
+bool sameFile(const std::string &a, const std::string &b) {
+  llvm::sys::fs::UniqueID ia, ib;
+  if (llvm::sys::fs::getUniqueID(a, ia) || llvm::sys::fs::getUniqueID(b, ib))
+    return false;
+  return ia == ib;
+}
+
+} // namespace fusec

@@ -1,0 +1,30 @@
+// Helpers shared by the fusec and fusec-opt command-line tools: exit codes,
+// reading input from a file or stdin, writing output, printing diagnostics.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+namespace fusec {
+
+enum ExitCode { kExitOk = 0, kExitUserError = 1, kExitUsage = 2 };
+
+/// Prints the diagnostics to stderr and returns `code`.
+int reportAndExit(const Diagnostics &diags, int code);
+
+/// Loads a .fir or model file ("-" reads .fir text from stdin).
+std::unique_ptr<Module> loadInput(const std::string &path, Diagnostics &diags);
+
+/// Writes through `emit` to `path` ("-" is stdout), atomically for files.
+bool writeTextOutput(const std::string &path, const std::function<void(std::ostream &)> &emit,
+                     Diagnostics &diags);
+
+/// True when `a` and `b` name the same existing file.
+bool sameFile(const std::string &a, const std::string &b);
+
+} // namespace fusec

@@ -1,0 +1,16 @@
+// The subcommands of `fusec`. Each lives in its own file with its options
+// (registered on its llvm::cl::SubCommand) and a function that runs it.
+#pragma once
+
+#include "llvm/Support/CommandLine.h"
+
+namespace fusec {
+
+extern llvm::cl::SubCommand convertCommand;
+extern llvm::cl::SubCommand runCommand;
+extern llvm::cl::OptionCategory toolCategory;
+
+int runConvert();
+int runRun();
+
+} // namespace fusec

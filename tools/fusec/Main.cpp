@@ -1,0 +1,31 @@
+// fusec: the command-line driver. Subcommands: convert, run.
+//
+// Exit codes: 0 success, 1 bad input (diagnostics on stderr), 2 bad usage.
+#include "tools/ToolSupport.h"
+#include "tools/fusec/Commands.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace fusec;
+namespace cl = llvm::cl;
+
+namespace fusec {
+cl::OptionCategory toolCategory("fusec options");
+} // namespace fusec
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(toolCategory);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "fusec: a kernel-fusion compiler for NVIDIA GPUs\n\n"
+                                   "  fusec convert IN OUT   convert between .fir and .fb\n"
+                                   "  fusec run FILE         run a model on the CPU reference\n\n"
+                                   "  fusec SUBCOMMAND --help for the options of each\n",
+                                   &llvm::errs()))
+    return kExitUsage;
+  if (convertCommand)
+    return runConvert();
+  if (runCommand)
+    return runRun();
+  llvm::errs() << "fusec: no subcommand given (see 'fusec --help')\n";
+  return kExitUsage;
+}
