@@ -101,6 +101,7 @@ private:
   bool parseOp(Graph &g, Scope &scope);
   bool parseOpHead(OpText &op, const Scope &scope);
   bool parseOperands(OpText &op, const Scope &scope);
+  bool checkOperandCount(const OpText &op);
   bool buildOp(Graph &g, Scope &scope, OpText &op);
   bool resolveDense(OpText &op);
   bool parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared,

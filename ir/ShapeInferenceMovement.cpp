@@ -94,24 +94,28 @@ bool inferReshape(const InferContext &ctx, std::vector<TensorType> &results,
   return in.produce(TensorType{x.dtype, std::move(target), Layout::None});
 }
 
+static bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
+  if (perm.size() != rank)
+    return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(rank) || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
 bool inferTranspose(const InferContext &ctx, std::vector<TensorType> &results,
                     const ErrorFn &error) {
   Infer in(ctx, results, error);
   const TensorType &x = in.operand(0);
   const std::vector<int64_t> &perm = ctx.getInts("perm");
-  bool isPermutation = perm.size() == x.rank();
-  std::vector<bool> seen(x.rank(), false);
-  Shape shape;
-  for (size_t i = 0; i < perm.size() && isPermutation; ++i) {
-    int64_t p = perm[i];
-    isPermutation = p >= 0 && p < int64_t(x.rank()) && !seen[p];
-    if (isPermutation)
-      shape.push_back(x.shape[p]);
-    if (isPermutation)
-      seen[p] = true;
-  }
-  if (!isPermutation)
+  if (!isPermutation(perm, x.rank()))
     return in.fail("perm " + intList(perm) + " is not a permutation of the dims of " + x.str());
+  Shape shape;
+  for (int64_t p : perm)
+    shape.push_back(x.shape[p]);
   return in.produce(TensorType{x.dtype, std::move(shape), Layout::None});
 }
 

@@ -2,11 +2,11 @@
 #include "tools/ToolSupport.h"
 
 #include "frontend/ModelFile.h"
+#include "ir/FileIO.h"
 #include "ir/TextFormat.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
 #include <sstream>
@@ -38,31 +38,7 @@ bool writeTextOutput(const std::string &path, const std::function<void(std::ostr
   }
   std::ostringstream text;
   emit(text);
-  // Write a temporary beside the target, then rename: never a half-written file.
-  std::string tmp = path + ".tmp%%%%%%";
-  int fd;
-  llvm::SmallString<256> tmpPath;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(tmp, fd, tmpPath)) {
-    diags.error(Loc{}, "cannot write '" + path + "': " + ec.message());
-    return false;
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text.str();
-    os.close();
-    if (os.has_error()) {
-      diags.error(Loc{}, "cannot write '" + path + "': " + os.error().message());
-      os.clear_error();
-      llvm::sys::fs::remove(tmpPath);
-      return false;
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmpPath, path)) {
-    diags.error(Loc{}, "cannot write '" + path + "': " + ec.message());
-    llvm::sys::fs::remove(tmpPath);
-    return false;
-  }
-  return true;
+  return writeFileAtomically(path, text.str(), diags);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

@@ -3,7 +3,7 @@ import os
 import lit.formats
 
 config.name = "fusec"
-config.test_format = lit.formats.ShTest(execute_external=False)
+config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".fir", ".test"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
@@ -14,3 +14,4 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%examples", os.path.join(config.fusec_src_root, "examples")))
 config.substitutions.append(("%built_examples", os.path.join(config.fusec_obj_root, "examples")))
 config.substitutions.append(("%python", config.python))
+config.substitutions.append(("%fusec_src", config.fusec_src_root))

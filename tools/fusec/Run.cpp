@@ -110,7 +110,8 @@ bool gatherInputs(const Graph &g, std::vector<Tensor> &inputs, Diagnostics &diag
     const Value &v = *g.input(i);
     Tensor t;
     auto file = files.find(v.name());
-    bool ok = file != files.end() ? readNpy(file->second, t, diags)
+    bool ok = file != files.end()
+                  ? readNpy(file->second, t, diags, {v.type().dtype == DType::BF16})
                                   : randomInput(v, dims, seed * 1000003 + i, t, diags);
     if (!ok)
       return false;

@@ -1,0 +1,309 @@
+// Parsing of functions and ops of the .fir text form, and the public entry
+// point parseModule. Types are in ParseType.cpp, attribute literals in
+// ParseAttribute.cpp, dense data in DenseLiteral.cpp.
+//
+// Each op is checked as it is read (names defined once and before use, the
+// attributes against the op's signature, result types inferred when not
+// written) so that later ops see well-typed operands; everything else about
+// the graph is left to the verifier, which runs once the module is complete.
+#include "ir/Parser.h"
+
+#include "ir/TextFormat.h"
+#include "ir/Verifier.h"
+
+namespace fusec {
+
+bool Parser::failAt(const Token &t, std::string message) {
+  if (t.is(Tok::Error))
+    message = t.error;
+  diags.error(locOf(t), std::move(message));
+  return false;
+}
+
+bool Parser::fail(std::string message) { return failAt(tok, std::move(message)); }
+
+bool Parser::expect(Tok kind, std::string_view message) {
+  if (!tok.is(kind))
+    return fail(std::string(message));
+  consume();
+  return true;
+}
+
+// Resynchronizes after an error at the next `func @name`.
+void Parser::skipToNextFunc() {
+  while (!tok.is(Tok::Eof) && !(tok.isIdent("func") && lex.peek().is(Tok::GraphName)))
+    consume();
+}
+
+std::unique_ptr<Module> Parser::parseModule() {
+  auto module = std::make_unique<Module>();
+  if (tok.is(Tok::Eof)) {
+    fail("expected 'func'");
+    return nullptr;
+  }
+  size_t errorsBefore = diags.errorCount();
+  while (!tok.is(Tok::Eof)) {
+    std::unique_ptr<Graph> g = parseFunc();
+    if (g)
+      module->graphs.push_back(std::move(g));
+    else
+      skipToNextFunc();
+  }
+  if (diags.errorCount() != errorsBefore)
+    return nullptr;
+  return module;
+}
+
+// func := 'func' '@' name '(' args ')' '->' results '{' op* ret '}'
+std::unique_ptr<Graph> Parser::parseFunc() {
+  Token funcTok = tok;
+  if (!tok.isIdent("func"))
+    return fail("expected 'func'"), nullptr;
+  consume();
+  Token nameTok = tok;
+  if (!tok.is(Tok::GraphName))
+    return fail("expected function name after 'func'"), nullptr;
+  std::string name(nameTok.name());
+  if (funcNames.count(name))
+    return fail("redefinition of function '@" + name + "'"), nullptr;
+  funcNames.emplace(name, locOf(nameTok));
+  consume();
+
+  auto g = std::make_unique<Graph>(name);
+  g->setLoc(locOf(funcTok));
+  Scope scope;
+  std::vector<TensorType> declared;
+  if (!parseArguments(*g, scope) || !expect(Tok::Arrow, "expected '->' after arguments") ||
+      !parseResultTypes(declared) || !expect(Tok::LBrace, "expected '{' before function body"))
+    return nullptr;
+  while (!tok.isIdent("return")) {
+    if (!tok.is(Tok::ValueName))
+      return fail("expected an op or 'return'"), nullptr;
+    if (!parseOp(*g, scope))
+      return nullptr;
+  }
+  if (!parseReturn(*g, scope, declared, nameTok) ||
+      !expect(Tok::RBrace, "expected '}' after return"))
+    return nullptr;
+  return g;
+}
+
+bool Parser::defineName(const Token &name, const Scope &scope) {
+  if (scope.count(name.name()))
+    return failAt(name, "redefinition of value '" + std::string(name.spelling) + "'");
+  return true;
+}
+
+// '(' (arg (',' arg)*)? ')' with arg := '%' name ':' type
+bool Parser::parseArguments(Graph &g, Scope &scope) {
+  if (!expect(Tok::LParen, "expected '(' after function name"))
+    return false;
+  if (tok.is(Tok::RParen)) {
+    consume();
+    return true;
+  }
+  while (true) {
+    Token name = tok;
+    if (!tok.is(Tok::ValueName))
+      return fail("expected argument name");
+    if (!defineName(name, scope))
+      return false;
+    consume();
+    TensorType type;
+    if (!expect(Tok::Colon, "expected ':' after argument name") || !parseType(type))
+      return false;
+    scope.emplace(std::string(name.name()), g.addInput(std::string(name.name()), type));
+    if (tok.is(Tok::RParen))
+      break;
+    if (!expect(Tok::Comma, "expected ')' after arguments"))
+      return false;
+  }
+  consume();
+  return true;
+}
+
+// results := type | '(' (type (',' type)*)? ')'
+bool Parser::parseResultTypes(std::vector<TensorType> &types) {
+  if (!tok.is(Tok::LParen)) {
+    types.emplace_back();
+    return parseType(types.back());
+  }
+  consume();
+  while (!tok.is(Tok::RParen)) {
+    types.emplace_back();
+    if (!parseType(types.back()))
+      return false;
+    if (tok.is(Tok::RParen))
+      break;
+    if (!expect(Tok::Comma, "expected ')' after result types"))
+      return false;
+  }
+  consume();
+  return true;
+}
+
+// op := names '=' opname '(' operands ')' attrs? (':' type (',' type)*)?
+bool Parser::parseOp(Graph &g, Scope &scope) {
+  OpText op;
+  if (!parseOpHead(op, scope) || !parseOperands(op, scope))
+    return false;
+  if (tok.is(Tok::LBrace) && !parseAttrDict(op))
+    return false;
+  if (tok.is(Tok::Colon)) {
+    do {
+      consume();
+      op.types.emplace_back();
+      if (!parseType(op.types.back()))
+        return false;
+    } while (tok.is(Tok::Comma));
+  }
+  return buildOp(g, scope, op);
+}
+
+// names '=' opname
+bool Parser::parseOpHead(OpText &op, const Scope &scope) {
+  while (true) {
+    if (!tok.is(Tok::ValueName))
+      return fail("expected result name");
+    for (const Token &prev : op.names)
+      if (prev.spelling == tok.spelling)
+        return fail("redefinition of value '" + std::string(tok.spelling) + "'");
+    if (!defineName(tok, scope))
+      return false;
+    op.names.push_back(tok);
+    consume();
+    if (!tok.is(Tok::Comma))
+      break;
+    consume();
+  }
+  if (!expect(Tok::Equal, "expected '=' after result names"))
+    return false;
+  op.opTok = tok;
+  if (!tok.is(Tok::Ident))
+    return fail("expected op name");
+  std::optional<OpKind> kind = lookupOp(tok.spelling);
+  if (!kind)
+    return fail("unknown op '" + std::string(tok.spelling) + "'");
+  op.kind = *kind;
+  consume();
+  return true;
+}
+
+// '(' ('%' name (',' '%' name)*)? ')'
+bool Parser::parseOperands(OpText &op, const Scope &scope) {
+  if (!expect(Tok::LParen, "expected '(' after op name"))
+    return false;
+  while (!tok.is(Tok::RParen)) {
+    if (!tok.is(Tok::ValueName))
+      return fail(op.operands.empty() ? "expected operand or ')'" : "expected operand");
+    auto it = scope.find(tok.name());
+    if (it == scope.end())
+      return fail("use of undefined value '" + std::string(tok.spelling) + "'");
+    op.operands.push_back(it->second);
+    consume();
+    if (tok.is(Tok::RParen))
+      break;
+    if (!expect(Tok::Comma, "expected ')' after operands"))
+      return false;
+  }
+  consume();
+  return true;
+}
+
+// Turns each dense literal into data of the op's first result type.
+bool Parser::resolveDense(OpText &op) {
+  for (PendingDense &p : op.dense) {
+    if (op.types.empty())
+      return failAt(op.opTok, "dense literal needs an explicit result type");
+    DenseRef data = materializeDense(p.literal, op.types[0], file, diags);
+    if (!data)
+      return false;
+    op.attrs[p.attrIndex].value = Attribute(std::move(data));
+  }
+  return true;
+}
+
+// Inference functions index their operands, so the count is checked first.
+// (With written types the verifier checks it, like everything else.)
+bool Parser::checkOperandCount(const OpText &op) {
+  const OpInfo &info = opInfo(op.kind);
+  int count = int(op.operands.size());
+  if (count >= info.minOperands && (info.maxOperands < 0 || count <= info.maxOperands))
+    return true;
+  std::string want = std::to_string(info.minOperands);
+  if (info.maxOperands < 0)
+    want = "at least " + want;
+  else if (info.maxOperands != info.minOperands)
+    want += " to " + std::to_string(info.maxOperands);
+  return failAt(op.opTok, "'" + std::string(info.spelling) + "' takes " + want +
+                              " operand(s) but " + std::to_string(count) + " were given");
+}
+
+bool Parser::buildOp(Graph &g, Scope &scope, OpText &op) {
+  Loc loc = locOf(op.opTok);
+  std::string opName(op.opTok.spelling);
+  if (op.kind == OpKind::Const && op.types.empty())
+    return failAt(op.opTok, "'const' needs an explicit result type");
+  if (!resolveDense(op) || !checkAttributes(op.kind, op.attrs, loc, diags))
+    return false;
+  if (op.types.empty()) {
+    if (!checkOperandCount(op))
+      return false;
+    std::vector<TensorType> operandTypes;
+    for (Value *v : op.operands)
+      operandTypes.push_back(v->type());
+    if (!inferResultTypes(op.kind, operandTypes, op.attrs, loc, diags, op.types))
+      return false;
+  }
+  if (op.types.size() != op.names.size())
+    return failAt(op.opTok, "'" + opName + "' has " + std::to_string(op.types.size()) +
+                                " result(s) but " + std::to_string(op.names.size()) +
+                                " name(s) are bound");
+  Op *created = g.createOp(op.kind, op.operands, op.types, std::move(op.attrs), loc);
+  for (size_t i = 0; i < op.names.size(); ++i) {
+    std::string name(op.names[i].name());
+    created->result(unsigned(i))->setName(name);
+    scope.emplace(std::move(name), created->result(unsigned(i)));
+  }
+  return true;
+}
+
+// ret := 'return' ('%' name (',' '%' name)*)?, matching the declared types.
+bool Parser::parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared,
+                         const Token &funcName) {
+  Token returnTok = tok;
+  consume();
+  std::vector<Value *> values;
+  while (tok.is(Tok::ValueName)) {
+    auto it = scope.find(tok.name());
+    if (it == scope.end())
+      return fail("use of undefined value '" + std::string(tok.spelling) + "'");
+    if (values.size() < declared.size() && it->second->type() != declared[values.size()])
+      return fail("return value " + std::string(tok.spelling) + " has type " +
+                  it->second->type().str() + " but " + std::string(funcName.spelling) +
+                  " declares " + declared[values.size()].str());
+    values.push_back(it->second);
+    consume();
+    if (!tok.is(Tok::Comma))
+      break;
+    consume();
+  }
+  if (values.size() != declared.size())
+    return failAt(returnTok, "return has " + std::to_string(values.size()) + " value(s) but " +
+                                 std::string(funcName.spelling) + " declares " +
+                                 std::to_string(declared.size()) + " result(s)");
+  g.setOutputs(values);
+  return true;
+}
+
+std::unique_ptr<Module> parseModule(std::string_view text, const std::string &file,
+                                    Diagnostics &diags) {
+  diags.addSource(file, std::string(text));
+  Parser parser(text, file, diags);
+  std::unique_ptr<Module> module = parser.parseModule();
+  if (!module || !verify(*module, diags))
+    return nullptr;
+  return module;
+}
+
+} // namespace fusec

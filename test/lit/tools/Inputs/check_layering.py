@@ -1,0 +1,28 @@
+"""Checks that each folder includes only the folders below it (STYLE.md)."""
+import pathlib
+import re
+import sys
+
+ALLOWED = {
+    "ir": {"ir"},
+    "frontend": {"ir", "frontend"},
+    "passes": {"ir", "passes"},
+    "codegen": {"ir", "codegen"},
+    "runtime": {"ir", "codegen", "passes", "runtime"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_-]+)/')
+
+root = pathlib.Path(sys.argv[1])
+bad = []
+for folder, allowed in ALLOWED.items():
+    for path in sorted((root / folder).rglob("*")):
+        if path.suffix not in (".h", ".cpp", ".def", ".cuh"):
+            continue
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            m = INCLUDE.match(line)
+            if m and m.group(1) not in allowed:
+                bad.append(f"{path.relative_to(root)}:{lineno}: {folder}/ may not include {m.group(1)}/")
+for b in bad:
+    print(b)
+print(f"checked {len(ALLOWED)} folders: {len(bad)} layering violations")
+sys.exit(1 if bad else 0)
