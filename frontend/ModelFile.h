@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace fusec {
 
@@ -29,10 +30,13 @@ std::unique_ptr<Module> loadModelBuffer(std::span<const uint8_t> bytes, const st
 /// Reads and loads a model file.
 std::unique_ptr<Module> loadModelFile(const std::string &path, Diagnostics &diags);
 
-/// Serializes a verified module. Returns the bytes of the model file; with
-/// external data, also writes `externalDataPath` (must be non-empty then).
+/// Writes a verified module to `path`, and its constants of at least
+/// opts.externalDataThreshold bytes to `path + ".data"`, each file through a
+/// temporary file renamed over the target. False after reporting
+/// "cannot write 'path': why" (or constants too large to keep inline).
 bool writeModelFile(const Module &m, const std::string &path, const ModelWriteOptions &opts,
                     Diagnostics &diags);
+/// The model-file bytes of a verified module, every constant inline.
 std::vector<uint8_t> serializeModel(const Module &m);
 
 /// Loads `.fir` text or a model file, chosen by content (the flatbuffers file

@@ -8,34 +8,6 @@
 
 namespace fusec {
 
-std::string_view tokName(Tok t) {
-  switch (t) {
-  case Tok::Eof: return "end of file";
-  case Tok::Error: return "invalid token";
-  case Tok::Ident: return "identifier";
-  case Tok::ValueName: return "value name";
-  case Tok::GraphName: return "function name";
-  case Tok::Integer: return "integer";
-  case Tok::Float: return "float";
-  case Tok::String: return "string";
-  case Tok::LParen: return "'('";
-  case Tok::RParen: return "')'";
-  case Tok::LBrace: return "'{'";
-  case Tok::RBrace: return "'}'";
-  case Tok::LSquare: return "'['";
-  case Tok::RSquare: return "']'";
-  case Tok::Less: return "'<'";
-  case Tok::Greater: return "'>'";
-  case Tok::Comma: return "','";
-  case Tok::Colon: return "':'";
-  case Tok::Equal: return "'='";
-  case Tok::Question: return "'?'";
-  case Tok::Minus: return "'-'";
-  case Tok::Arrow: return "'->'";
-  }
-  return "token";
-}
-
 static bool isDigit(char c) { return c >= '0' && c <= '9'; }
 static bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 static int hexValue(char c) {
@@ -97,7 +69,8 @@ void Lexer::skipTrivia() {
 }
 
 Token Lexer::make(Tok kind, Pos start) const {
-  return Token{kind, src.substr(start.offset, pos.offset - start.offset), start.line, start.col, {}};
+  return Token{
+      kind, src.substr(start.offset, pos.offset - start.offset), start.line, start.col, {}};
 }
 
 Token Lexer::fail(Pos start, std::string message) const {
@@ -106,9 +79,11 @@ Token Lexer::fail(Pos start, std::string message) const {
   return t;
 }
 
-Token Lexer::peek() {
+Token Lexer::peek(unsigned ahead) {
   Pos saved = pos;
-  Token t = next();
+  Token t;
+  for (unsigned i = 0; i < ahead; ++i)
+    t = next();
   pos = saved;
   return t;
 }
@@ -129,24 +104,37 @@ Token Lexer::next() {
     return lexString(start);
   advance();
   switch (c) {
-  case '(': return make(Tok::LParen, start);
-  case ')': return make(Tok::RParen, start);
-  case '{': return make(Tok::LBrace, start);
-  case '}': return make(Tok::RBrace, start);
-  case '[': return make(Tok::LSquare, start);
-  case ']': return make(Tok::RSquare, start);
-  case '<': return make(Tok::Less, start);
-  case '>': return make(Tok::Greater, start);
-  case ',': return make(Tok::Comma, start);
-  case ':': return make(Tok::Colon, start);
-  case '=': return make(Tok::Equal, start);
-  case '?': return make(Tok::Question, start);
+  case '(':
+    return make(Tok::LParen, start);
+  case ')':
+    return make(Tok::RParen, start);
+  case '{':
+    return make(Tok::LBrace, start);
+  case '}':
+    return make(Tok::RBrace, start);
+  case '[':
+    return make(Tok::LSquare, start);
+  case ']':
+    return make(Tok::RSquare, start);
+  case '<':
+    return make(Tok::Less, start);
+  case '>':
+    return make(Tok::Greater, start);
+  case ',':
+    return make(Tok::Comma, start);
+  case ':':
+    return make(Tok::Colon, start);
+  case '=':
+    return make(Tok::Equal, start);
+  case '?':
+    return make(Tok::Question, start);
   case '-':
     if (cur() != '>')
       return make(Tok::Minus, start);
     advance();
     return make(Tok::Arrow, start);
-  default: break;
+  default:
+    break;
   }
   if (std::isprint(static_cast<unsigned char>(c)))
     return fail(start, "unexpected character '" + std::string(1, c) + "'");

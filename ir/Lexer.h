@@ -1,5 +1,5 @@
 // The lexer of the .fir text form (internal to the parser): turns source text
-// into tokens with 1-based line and column, one token of lookahead at a time.
+// into tokens with 1-based line and column, on demand; lookahead re-lexes.
 //
 // Token classes: bare identifiers (keywords, op names, dtypes, dim and
 // attribute names), `%value` and `@graph` names, integer and float literals
@@ -41,9 +41,6 @@ enum class Tok : uint8_t {
   Arrow
 };
 
-/// A human name for a token class, as used in "expected ..." messages.
-std::string_view tokName(Tok t);
-
 struct Token {
   Tok kind = Tok::Eof;
   std::string_view spelling; // the exact source text
@@ -69,8 +66,9 @@ public:
 
   /// Lexes and consumes the next token.
   Token next();
-  /// The token that next() would return, without consuming it.
-  Token peek();
+  /// The token that the `ahead`-th call of next() would return, without
+  /// consuming anything.
+  Token peek(unsigned ahead = 1);
 
 private:
   struct Pos {

@@ -100,10 +100,9 @@ double narrowToDouble(uint64_t bits, NarrowFormat f) {
     return std::bit_cast<double>(out); // infinity when mant == 0, else NaN
   }
   int minNormalExp = 1 - f.bias();
-  double magnitude = expField == 0
-                         ? std::ldexp(double(mant), minNormalExp - int(f.mantBits))
-                         : std::ldexp(double(mant | (mantMask + 1)),
-                                      int(expField) - f.bias() - int(f.mantBits));
+  double magnitude = expField == 0 ? std::ldexp(double(mant), minNormalExp - int(f.mantBits))
+                                   : std::ldexp(double(mant | (mantMask + 1)),
+                                                int(expField) - f.bias() - int(f.mantBits));
   return negative ? -magnitude : magnitude;
 }
 

@@ -1,11 +1,10 @@
 // Parsing of tensor types: dtype '[' dims ']' ('{' layout '}')?
 //
 // Static dims must be >= 0 and fit int64; nothing is allocated from a dim's
-// value. A '{' after a type is a layout tag only when a name other than
-// `return` follows it, since a function's body also opens with '{' right
-// after its result type.
+// value. A function's body opens with '{' right after its result type, so
+// a '{' after a type starts a layout tag only when a name other than
+// `return` and then '}' follow it.
 #include "ir/Parser.h"
-
 #include "ir/TextLiterals.h"
 
 namespace fusec {
@@ -20,20 +19,14 @@ bool Parser::parseType(TensorType &type) {
   consume();
   if (!expect(Tok::LSquare, "expected '[' after dtype"))
     return false;
-  while (!tok.is(Tok::RSquare)) {
+  bool ok = parseCommaList(Tok::RSquare, "expected ']' after dims", [&] {
     type.shape.emplace_back();
-    if (!parseDim(type.shape.back()))
-      return false;
-    if (tok.is(Tok::RSquare))
-      break;
-    if (!expect(Tok::Comma, "expected ']' after dims"))
-      return false;
-  }
-  consume();
-  if (!tok.is(Tok::LBrace))
-    return true;
-  Token next = lex.peek();
-  if (!next.is(Tok::Ident) || next.spelling == "return")
+    return parseDim(type.shape.back());
+  });
+  if (!ok || !tok.is(Tok::LBrace))
+    return ok;
+  Token name = lex.peek(1);
+  if (!name.is(Tok::Ident) || name.spelling == "return" || !lex.peek(2).is(Tok::RBrace))
     return true;
   return parseLayout(type);
 }
@@ -58,7 +51,8 @@ bool Parser::parseDim(Dim &dim) {
   return true;
 }
 
-// '{' layout '}', the current token being the '{'.
+// '{' layout '}', the current token being the '{' (and the caller having
+// seen the name and the '}').
 bool Parser::parseLayout(TensorType &type) {
   consume();
   std::optional<Layout> layout = fusec::parseLayout(tok.spelling);
@@ -69,7 +63,8 @@ bool Parser::parseLayout(TensorType &type) {
                 type.str());
   type.layout = *layout;
   consume();
-  return expect(Tok::RBrace, "expected '}' after layout");
+  consume();
+  return true;
 }
 
 } // namespace fusec

@@ -43,8 +43,8 @@ std::unique_ptr<Module> Parser::parseModule() {
   }
   size_t errorsBefore = diags.errorCount();
   while (!tok.is(Tok::Eof)) {
-    std::unique_ptr<Graph> g = parseFunc();
-    if (g)
+    std::unique_ptr<Graph> g;
+    if (parseFunc(g))
       module->graphs.push_back(std::move(g));
     else
       skipToNextFunc();
@@ -54,38 +54,38 @@ std::unique_ptr<Module> Parser::parseModule() {
   return module;
 }
 
-// func := 'func' '@' name '(' args ')' '->' results '{' op* ret '}'
-std::unique_ptr<Graph> Parser::parseFunc() {
+// 'func' '@' name: creates the graph.
+bool Parser::parseFuncName(std::unique_ptr<Graph> &g) {
   Token funcTok = tok;
   if (!tok.isIdent("func"))
-    return fail("expected 'func'"), nullptr;
+    return fail("expected 'func'");
   consume();
-  Token nameTok = tok;
   if (!tok.is(Tok::GraphName))
-    return fail("expected function name after 'func'"), nullptr;
-  std::string name(nameTok.name());
-  if (funcNames.count(name))
-    return fail("redefinition of function '@" + name + "'"), nullptr;
-  funcNames.emplace(name, locOf(nameTok));
+    return fail("expected function name after 'func'");
+  std::string name(tok.name());
+  if (!funcNames.insert(name).second)
+    return fail("redefinition of function '@" + name + "'");
   consume();
-
-  auto g = std::make_unique<Graph>(name);
+  g = std::make_unique<Graph>(name);
   g->setLoc(locOf(funcTok));
+  return true;
+}
+
+// func := 'func' '@' name '(' args ')' '->' results '{' op* ret '}'
+bool Parser::parseFunc(std::unique_ptr<Graph> &g) {
   Scope scope;
   std::vector<TensorType> declared;
-  if (!parseArguments(*g, scope) || !expect(Tok::Arrow, "expected '->' after arguments") ||
-      !parseResultTypes(declared) || !expect(Tok::LBrace, "expected '{' before function body"))
-    return nullptr;
+  if (!parseFuncName(g) || !parseArguments(*g, scope) ||
+      !expect(Tok::Arrow, "expected '->' after arguments") || !parseResultTypes(declared) ||
+      !expect(Tok::LBrace, "expected '{' before function body"))
+    return false;
   while (!tok.isIdent("return")) {
     if (!tok.is(Tok::ValueName))
-      return fail("expected an op or 'return'"), nullptr;
+      return fail("expected an op or 'return'");
     if (!parseOp(*g, scope))
-      return nullptr;
+      return false;
   }
-  if (!parseReturn(*g, scope, declared, nameTok) ||
-      !expect(Tok::RBrace, "expected '}' after return"))
-    return nullptr;
-  return g;
+  return parseReturn(*g, scope, declared) && expect(Tok::RBrace, "expected '}' after return");
 }
 
 bool Parser::defineName(const Token &name, const Scope &scope) {
@@ -98,11 +98,7 @@ bool Parser::defineName(const Token &name, const Scope &scope) {
 bool Parser::parseArguments(Graph &g, Scope &scope) {
   if (!expect(Tok::LParen, "expected '(' after function name"))
     return false;
-  if (tok.is(Tok::RParen)) {
-    consume();
-    return true;
-  }
-  while (true) {
+  return parseCommaList(Tok::RParen, "expected ')' after arguments", [&] {
     Token name = tok;
     if (!tok.is(Tok::ValueName))
       return fail("expected argument name");
@@ -113,13 +109,8 @@ bool Parser::parseArguments(Graph &g, Scope &scope) {
     if (!expect(Tok::Colon, "expected ':' after argument name") || !parseType(type))
       return false;
     scope.emplace(std::string(name.name()), g.addInput(std::string(name.name()), type));
-    if (tok.is(Tok::RParen))
-      break;
-    if (!expect(Tok::Comma, "expected ')' after arguments"))
-      return false;
-  }
-  consume();
-  return true;
+    return true;
+  });
 }
 
 // results := type | '(' (type (',' type)*)? ')'
@@ -129,17 +120,10 @@ bool Parser::parseResultTypes(std::vector<TensorType> &types) {
     return parseType(types.back());
   }
   consume();
-  while (!tok.is(Tok::RParen)) {
+  return parseCommaList(Tok::RParen, "expected ')' after result types", [&] {
     types.emplace_back();
-    if (!parseType(types.back()))
-      return false;
-    if (tok.is(Tok::RParen))
-      break;
-    if (!expect(Tok::Comma, "expected ')' after result types"))
-      return false;
-  }
-  consume();
-  return true;
+    return parseType(types.back());
+  });
 }
 
 // op := names '=' opname '(' operands ')' attrs? (':' type (',' type)*)?
@@ -193,21 +177,16 @@ bool Parser::parseOpHead(OpText &op, const Scope &scope) {
 bool Parser::parseOperands(OpText &op, const Scope &scope) {
   if (!expect(Tok::LParen, "expected '(' after op name"))
     return false;
-  while (!tok.is(Tok::RParen)) {
+  return parseCommaList(Tok::RParen, "expected ')' after operands", [&] {
     if (!tok.is(Tok::ValueName))
-      return fail(op.operands.empty() ? "expected operand or ')'" : "expected operand");
+      return fail("expected operand");
     auto it = scope.find(tok.name());
     if (it == scope.end())
       return fail("use of undefined value '" + std::string(tok.spelling) + "'");
     op.operands.push_back(it->second);
     consume();
-    if (tok.is(Tok::RParen))
-      break;
-    if (!expect(Tok::Comma, "expected ')' after operands"))
-      return false;
-  }
-  consume();
-  return true;
+    return true;
+  });
 }
 
 // Turns each dense literal into data of the op's first result type.
@@ -223,32 +202,13 @@ bool Parser::resolveDense(OpText &op) {
   return true;
 }
 
-// Inference functions index their operands, so the count is checked first.
-// (With written types the verifier checks it, like everything else.)
-bool Parser::checkOperandCount(const OpText &op) {
-  const OpInfo &info = opInfo(op.kind);
-  int count = int(op.operands.size());
-  if (count >= info.minOperands && (info.maxOperands < 0 || count <= info.maxOperands))
-    return true;
-  std::string want = std::to_string(info.minOperands);
-  if (info.maxOperands < 0)
-    want = "at least " + want;
-  else if (info.maxOperands != info.minOperands)
-    want += " to " + std::to_string(info.maxOperands);
-  return failAt(op.opTok, "'" + std::string(info.spelling) + "' takes " + want +
-                              " operand(s) but " + std::to_string(count) + " were given");
-}
-
 bool Parser::buildOp(Graph &g, Scope &scope, OpText &op) {
   Loc loc = locOf(op.opTok);
-  std::string opName(op.opTok.spelling);
   if (op.kind == OpKind::Const && op.types.empty())
     return failAt(op.opTok, "'const' needs an explicit result type");
   if (!resolveDense(op) || !checkAttributes(op.kind, op.attrs, loc, diags))
     return false;
   if (op.types.empty()) {
-    if (!checkOperandCount(op))
-      return false;
     std::vector<TensorType> operandTypes;
     for (Value *v : op.operands)
       operandTypes.push_back(v->type());
@@ -256,9 +216,9 @@ bool Parser::buildOp(Graph &g, Scope &scope, OpText &op) {
       return false;
   }
   if (op.types.size() != op.names.size())
-    return failAt(op.opTok, "'" + opName + "' has " + std::to_string(op.types.size()) +
-                                " result(s) but " + std::to_string(op.names.size()) +
-                                " name(s) are bound");
+    return failAt(op.opTok, "'" + std::string(op.opTok.spelling) + "' has " +
+                                std::to_string(op.types.size()) + " result(s) but " +
+                                std::to_string(op.names.size()) + " name(s) are bound");
   Op *created = g.createOp(op.kind, op.operands, op.types, std::move(op.attrs), loc);
   for (size_t i = 0; i < op.names.size(); ++i) {
     std::string name(op.names[i].name());
@@ -268,30 +228,42 @@ bool Parser::buildOp(Graph &g, Scope &scope, OpText &op) {
   return true;
 }
 
-// ret := 'return' ('%' name (',' '%' name)*)?, matching the declared types.
-bool Parser::parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared,
-                         const Token &funcName) {
+// One value of a return, of the type the function declares in its place.
+bool Parser::parseReturnValue(const Graph &g, const Scope &scope,
+                              const std::vector<TensorType> &declared,
+                              std::vector<Value *> &values) {
+  if (!tok.is(Tok::ValueName))
+    return fail("expected return value");
+  auto it = scope.find(tok.name());
+  if (it == scope.end())
+    return fail("use of undefined value '" + std::string(tok.spelling) + "'");
+  const TensorType &type = it->second->type();
+  if (values.size() < declared.size() && type != declared[values.size()])
+    return fail("return value " + std::string(tok.spelling) + " has type " + type.str() + " but @" +
+                g.name() + " declares " + declared[values.size()].str());
+  values.push_back(it->second);
+  consume();
+  return true;
+}
+
+// ret := 'return' ('%' name (',' '%' name)*)?
+bool Parser::parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared) {
   Token returnTok = tok;
   consume();
   std::vector<Value *> values;
-  while (tok.is(Tok::ValueName)) {
-    auto it = scope.find(tok.name());
-    if (it == scope.end())
-      return fail("use of undefined value '" + std::string(tok.spelling) + "'");
-    if (values.size() < declared.size() && it->second->type() != declared[values.size()])
-      return fail("return value " + std::string(tok.spelling) + " has type " +
-                  it->second->type().str() + " but " + std::string(funcName.spelling) +
-                  " declares " + declared[values.size()].str());
-    values.push_back(it->second);
-    consume();
-    if (!tok.is(Tok::Comma))
-      break;
-    consume();
+  if (tok.is(Tok::ValueName)) {
+    while (true) {
+      if (!parseReturnValue(g, scope, declared, values))
+        return false;
+      if (!tok.is(Tok::Comma))
+        break;
+      consume();
+    }
   }
   if (values.size() != declared.size())
     return failAt(returnTok, "return has " + std::to_string(values.size()) + " value(s) but " +
-                                 std::string(funcName.spelling) + " declares " +
-                                 std::to_string(declared.size()) + " result(s)");
+                                 "@" + g.name() + " declares " + std::to_string(declared.size()) +
+                                 " result(s)");
   g.setOutputs(values);
   return true;
 }

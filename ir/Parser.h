@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,20 +93,37 @@ private:
   bool fail(std::string message);
   bool failAt(const Token &t, std::string message);
   bool expect(Tok kind, std::string_view message);
+  /// list := (elem (',' elem)*)? close, the opening bracket already consumed.
+  /// `message` is reported when neither ',' nor `close` follows an element.
+  template <typename ParseElement>
+  bool parseCommaList(Tok close, std::string_view message, ParseElement parseElement) {
+    if (tok.is(close)) {
+      consume();
+      return true;
+    }
+    while (true) {
+      if (!parseElement())
+        return false;
+      if (!tok.is(Tok::Comma))
+        return expect(close, message);
+      consume();
+    }
+  }
   void skipToNextFunc();
 
   // Functions and ops (Parser.cpp).
-  std::unique_ptr<Graph> parseFunc();
+  bool parseFuncName(std::unique_ptr<Graph> &g);
+  bool parseFunc(std::unique_ptr<Graph> &g);
   bool parseArguments(Graph &g, Scope &scope);
   bool parseResultTypes(std::vector<TensorType> &types);
   bool parseOp(Graph &g, Scope &scope);
   bool parseOpHead(OpText &op, const Scope &scope);
   bool parseOperands(OpText &op, const Scope &scope);
-  bool checkOperandCount(const OpText &op);
   bool buildOp(Graph &g, Scope &scope, OpText &op);
   bool resolveDense(OpText &op);
-  bool parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared,
-                   const Token &funcName);
+  bool parseReturnValue(const Graph &g, const Scope &scope, const std::vector<TensorType> &declared,
+                        std::vector<Value *> &values);
+  bool parseReturn(Graph &g, const Scope &scope, const std::vector<TensorType> &declared);
   bool defineName(const Token &name, const Scope &scope);
 
   // Types (ParseType.cpp).
@@ -117,6 +135,7 @@ private:
   bool parseAttrDict(OpText &op);
   bool parseScalar(ScalarLiteral &lit, bool allowBool);
   bool scalarToAttribute(const ScalarLiteral &lit, Attribute &out);
+  bool parseListInt(int64_t &value);
   bool parseList(Attribute &out);
   bool parseDense(DenseLiteral &lit);
 
@@ -124,7 +143,7 @@ private:
   Token tok;
   std::string file;
   Diagnostics &diags;
-  std::map<std::string, Loc, std::less<>> funcNames;
+  std::set<std::string, std::less<>> funcNames;
 };
 
 } // namespace fusec

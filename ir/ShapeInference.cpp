@@ -97,8 +97,7 @@ bool inferBinary(const InferContext &ctx, std::vector<TensorType> &results, cons
   return producePointwise(in, in.operands(), in.operand(0).dtype);
 }
 
-bool inferCompare(const InferContext &ctx, std::vector<TensorType> &results,
-                  const ErrorFn &error) {
+bool inferCompare(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
   Infer in(ctx, results, error);
   if (!requireOneDType(in, in.operands()))
     return false;
@@ -181,8 +180,7 @@ bool inferLayerNorm(const InferContext &ctx, std::vector<TensorType> &results,
   return in.produce(x);
 }
 
-bool inferSoftmax(const InferContext &ctx, std::vector<TensorType> &results,
-                  const ErrorFn &error) {
+bool inferSoftmax(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
   Infer in(ctx, results, error);
   if (!requireFloatOperands(in) || !resolveAxis(in, ctx.getInt("axis"), in.operand(0)))
     return false;

@@ -21,8 +21,8 @@ bool dimsAgree(const Dim &a, const Dim &b);
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
 
 // The inference functions named in Ops.def; see InferFn in ir/OpTable.h.
-#define OP(Id, spelling, cls, minOperands, maxOperands, infer, attrs)                             \
-  bool infer(const InferContext &ctx, std::vector<TensorType> &results,                          \
+#define OP(Id, spelling, cls, minOperands, maxOperands, infer, attrs)                              \
+  bool infer(const InferContext &ctx, std::vector<TensorType> &results,                            \
              const std::function<void(std::string)> &error);
 #include "ir/Ops.def"
 

@@ -71,8 +71,7 @@ static bool findMinusOne(const Infer &in, const Shape &target, std::optional<siz
   return true;
 }
 
-bool inferReshape(const InferContext &ctx, std::vector<TensorType> &results,
-                  const ErrorFn &error) {
+bool inferReshape(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
   Infer in(ctx, results, error);
   const TensorType &x = in.operand(0);
   Shape target = ctx.attr("shape").get<Shape>();
@@ -162,8 +161,7 @@ static std::optional<Dim> concatExtent(std::span<const TensorType> types, unsign
   return Dim::fixed(*sum);
 }
 
-bool inferConcat(const InferContext &ctx, std::vector<TensorType> &results,
-                 const ErrorFn &error) {
+bool inferConcat(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
   Infer in(ctx, results, error);
   std::span<const TensorType> types = in.operands();
   if (!requireOneDType(in, types))

@@ -17,9 +17,7 @@ bool Infer::produce(TensorType t) {
   return true;
 }
 
-bool dimsAgree(const Dim &a, const Dim &b) {
-  return a.isAnonymous() || b.isAnonymous() || a == b;
-}
+bool dimsAgree(const Dim &a, const Dim &b) { return a.isAnonymous() || b.isAnonymous() || a == b; }
 
 // Precision order: static over named over `?`. Two agreeing dims are either
 // equal or one is `?`, so "the other wins" picks the non-anonymous one.
@@ -103,8 +101,10 @@ static bool requireAll(const Infer &in, std::span<const TensorType> types, bool 
   return true;
 }
 
+static bool isNumeric(DType t) { return t != DType::Bool; }
+
 bool requireNumeric(const Infer &in, std::span<const TensorType> types) {
-  return requireAll(in, types, [](DType t) { return t != DType::Bool; }, "numeric");
+  return requireAll(in, types, isNumeric, "numeric");
 }
 
 bool requireFloat(const Infer &in, std::span<const TensorType> types) {

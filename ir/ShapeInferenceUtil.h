@@ -56,8 +56,7 @@ bool requireFloat(const Infer &in, std::span<const TensorType> types);
 /// The layout tag of a pointwise-like result of rank `rank`: the operands'
 /// common tag (untagged operands are compatible with any tag), dropped when
 /// the result is not rank 4. Reports operands tagged differently.
-std::optional<Layout> mergeLayouts(const Infer &in, std::span<const TensorType> types,
-                                   size_t rank);
+std::optional<Layout> mergeLayouts(const Infer &in, std::span<const TensorType> types, size_t rank);
 
 /// Resolves `axis` (negative counts from the end) against t's rank; reports
 /// "axis 3 is out of range for f32[2,3]".

@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <bit>
 #include <charconv>
@@ -19,11 +20,16 @@ namespace fusec {
 
 static const llvm::fltSemantics &semanticsOf(DType dt) {
   switch (dt) {
-  case DType::F16: return llvm::APFloat::IEEEhalf();
-  case DType::BF16: return llvm::APFloat::BFloat();
-  case DType::F32: return llvm::APFloat::IEEEsingle();
-  case DType::F64: return llvm::APFloat::IEEEdouble();
-  default: break;
+  case DType::F16:
+    return llvm::APFloat::IEEEhalf();
+  case DType::BF16:
+    return llvm::APFloat::BFloat();
+  case DType::F32:
+    return llvm::APFloat::IEEEsingle();
+  case DType::F64:
+    return llvm::APFloat::IEEEdouble();
+  default:
+    break;
   }
   FUSEC_ASSERT(false, "float semantics requested for a non-float dtype");
   return llvm::APFloat::IEEEdouble();
@@ -53,8 +59,14 @@ template <typename T> static std::string shortest(T v) {
 
 std::string formatDouble(double v) { return shortest(v); }
 
-// f16 and bf16 have no std::to_chars: try 1, 2, ... significant digits of the
-// exact value until one reads back to the same bits.
+static bool readsBackAs(const std::string &s, DType dt, uint64_t bits) {
+  uint64_t back = 0;
+  return parseFloatBits(s, dt, back) == FloatParse::Ok && back == bits;
+}
+
+// f16 and bf16 have no std::to_chars: round the exact value to 1, 2, ...
+// significant digits until one reads back to the same bits, then spell that
+// decimal the way to_chars would (fixed or scientific, whichever is shorter).
 static std::string formatNarrowFloat(DType dt, uint64_t bits) {
   llvm::APFloat f = fromBits(dt, bits);
   bool lost = false;
@@ -64,11 +76,14 @@ static std::string formatNarrowFloat(DType dt, uint64_t bits) {
     return shortest(v);
   char buf[64];
   for (int digits = 1; digits <= 17; ++digits) {
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits);
-    std::string s = withPoint(std::string(buf, r.ptr));
-    uint64_t back = 0;
-    if (parseFloatBits(s, dt, back) == FloatParse::Ok && back == bits)
-      return s;
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, digits - 1);
+    std::string s(buf, r.ptr);
+    if (!readsBackAs(s, dt, bits))
+      continue;
+    double rounded = 0;
+    std::from_chars(s.data(), s.data() + s.size(), rounded);
+    std::string nicer = shortest(rounded);
+    return readsBackAs(nicer, dt, bits) ? nicer : s;
   }
   return shortest(v); // exact, so it always reads back
 }
@@ -132,14 +147,21 @@ bool isNaNBits(DType dt, uint64_t bits) { return isFloat(dt) && fromBits(dt, bit
 std::string formatElement(const DenseData &d, size_t i) {
   uint64_t bits = elementBits(d, i);
   switch (d.dtype) {
-  case DType::Bool: return bits ? "true" : "false";
-  case DType::I8: return std::to_string(int8_t(uint8_t(bits)));
-  case DType::I32: return std::to_string(int32_t(uint32_t(bits)));
-  case DType::I64: return std::to_string(int64_t(bits));
-  case DType::F64: return shortest(std::bit_cast<double>(bits));
-  case DType::F32: return shortest(std::bit_cast<float>(uint32_t(bits)));
+  case DType::Bool:
+    return bits ? "true" : "false";
+  case DType::I8:
+    return std::to_string(int8_t(uint8_t(bits)));
+  case DType::I32:
+    return std::to_string(int32_t(uint32_t(bits)));
+  case DType::I64:
+    return std::to_string(int64_t(bits));
+  case DType::F64:
+    return shortest(std::bit_cast<double>(bits));
+  case DType::F32:
+    return shortest(std::bit_cast<float>(uint32_t(bits)));
   case DType::F16:
-  case DType::BF16: return formatNarrowFloat(d.dtype, bits);
+  case DType::BF16:
+    return formatNarrowFloat(d.dtype, bits);
   }
   return "?";
 }

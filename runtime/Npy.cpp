@@ -10,10 +10,7 @@
 #include "runtime/Npy.h"
 
 #include "ir/Assert.h"
-
-#include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/raw_ostream.h"
+#include "ir/FileIO.h"
 
 #include <cctype>
 #include <cstring>
@@ -31,8 +28,8 @@ struct DescrName {
   DType dtype;
   const char *descr;
 };
-constexpr DescrName kDescrs[] = {{DType::F32, "<f4"}, {DType::F16, "<f2"}, {DType::F64, "<f8"},
-                                 {DType::I32, "<i4"}, {DType::I64, "<i8"}, {DType::I8, "|i1"},
+constexpr DescrName kDescrs[] = {{DType::F32, "<f4"},  {DType::F16, "<f2"}, {DType::F64, "<f8"},
+                                 {DType::I32, "<i4"},  {DType::I64, "<i8"}, {DType::I8, "|i1"},
                                  {DType::Bool, "|b1"}, {DType::BF16, "<u2"}};
 
 std::optional<DType> dtypeOfDescr(const std::string &descr, const NpyReadOptions &opts) {
@@ -183,8 +180,8 @@ bool readPreamble(std::span<const uint8_t> bytes, size_t &headerStart, size_t &h
   }
   unsigned major = bytes[6], minor = bytes[7];
   if (minor != 0 || major < 1 || major > 3) {
-    problem = "unsupported .npy format version " + std::to_string(major) + "." +
-              std::to_string(minor);
+    problem =
+        "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor);
     return false;
   }
   size_t lenBytes = major == 1 ? 2 : 4;
@@ -207,48 +204,53 @@ bool readPreamble(std::span<const uint8_t> bytes, size_t &headerStart, size_t &h
   return true;
 }
 
+/// Checks the parsed header against the `have` data bytes that follow it.
+/// Returns the problem, or "" after setting `dtype`.
+std::string checkHeader(const NpyHeader &h, uint64_t have, const NpyReadOptions &opts,
+                        DType &dtype) {
+  std::optional<DType> dt = dtypeOfDescr(h.descr, opts);
+  if (!dt)
+    return "unsupported .npy dtype '" + h.descr + "'" +
+           (h.descr == "<u2" ? " (only a bf16 input reads '<u2', as raw bf16 bits)" : "");
+  if (*h.fortranOrder)
+    return "Fortran-order .npy data is not supported (save it in C order)";
+  std::optional<uint64_t> need = dataSize(*h.shape, dtypeSize(*dt));
+  if (need && *need == have) {
+    dtype = *dt;
+    return "";
+  }
+  std::string what = !need || *need > have ? "truncated data" : "data size mismatch";
+  std::string needText = need ? std::to_string(*need) + " bytes" : "more bytes than exist";
+  return what + ": shape " + shapeText(*h.shape) + " of '" + h.descr + "' needs " + needText +
+         ", the file has " + std::to_string(have);
+}
+
+bool fail(Diagnostics &diags, const std::string &file, const std::string &problem) {
+  diags.error(Loc::text(file, 0, 0), problem);
+  return false;
+}
+
 } // namespace
 
 bool parseNpy(std::span<const uint8_t> bytes, const std::string &file, Tensor &out,
               Diagnostics &diags, const NpyReadOptions &opts) {
-  Loc loc{file};
   size_t headerStart = 0, headerSize = 0;
   std::string problem;
-  if (!readPreamble(bytes, headerStart, headerSize, problem)) {
-    diags.error(loc, problem);
-    return false;
-  }
-  std::string_view text(reinterpret_cast<const char *>(bytes.data()) + headerStart, headerSize);
+  if (!readPreamble(bytes, headerStart, headerSize, problem))
+    return fail(diags, file, problem);
   NpyHeader header;
-  HeaderParser parser(text);
-  if (!parser.parse(header)) {
-    diags.error(loc, "malformed .npy header: " + parser.problem);
-    return false;
-  }
-  std::optional<DType> dtype = dtypeOfDescr(header.descr, opts);
-  if (!dtype) {
-    std::string hint = header.descr == "<u2" ? " (bf16 data is read from '<u2' only for bf16)" : "";
-    diags.error(loc, "unsupported .npy dtype '" + header.descr + "'" + hint);
-    return false;
-  }
-  if (*header.fortranOrder) {
-    diags.error(loc, "Fortran-order .npy data is not supported (save it in C order)");
-    return false;
-  }
-  const std::vector<int64_t> &shape = *header.shape;
-  std::optional<uint64_t> need = dataSize(shape, dtypeSize(*dtype));
-  uint64_t have = bytes.size() - headerStart - headerSize;
-  if (!need || *need != have) {
-    std::string needText = need ? std::to_string(*need) + " bytes" : "more bytes than exist";
-    diags.error(loc, std::string(need && *need > have ? "truncated data" : "data size mismatch") +
-                         ": shape " + shapeText(shape) + " of '" + header.descr + "' needs " +
-                         needText + ", the file has " + std::to_string(have));
-    return false;
-  }
-  const uint8_t *data = bytes.data() + headerStart + headerSize;
-  out.dtype = *dtype;
-  out.shape = shape;
-  out.bytes.assign(data, data + *need);
+  HeaderParser parser(
+      std::string_view(reinterpret_cast<const char *>(bytes.data()) + headerStart, headerSize));
+  if (!parser.parse(header))
+    return fail(diags, file, "malformed .npy header: " + parser.problem);
+  size_t dataStart = headerStart + headerSize;
+  DType dtype = DType::F32;
+  problem = checkHeader(header, bytes.size() - dataStart, opts, dtype);
+  if (!problem.empty())
+    return fail(diags, file, problem);
+  out.dtype = dtype;
+  out.shape = *header.shape;
+  out.bytes.assign(bytes.begin() + long(dataStart), bytes.end());
   if (out.dtype == DType::Bool) // NumPy writes 0/1; anything else is true
     for (uint8_t &b : out.bytes)
       b = b != 0;
@@ -257,15 +259,8 @@ bool parseNpy(std::span<const uint8_t> bytes, const std::string &file, Tensor &o
 
 bool readNpy(const std::string &path, Tensor &out, Diagnostics &diags,
              const NpyReadOptions &opts) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    diags.error(Loc{path}, "cannot read .npy file: " + buffer.getError().message());
-    return false;
-  }
-  llvm::StringRef data = (*buffer)->getBuffer();
-  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t *>(data.data()), data.size());
-  return parseNpy(bytes, path, out, diags, opts);
+  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
+  return bytes && parseNpy(*bytes, path, out, diags, opts);
 }
 
 std::vector<uint8_t> serializeNpy(const Tensor &t) {
@@ -283,24 +278,18 @@ std::vector<uint8_t> serializeNpy(const Tensor &t) {
   header += '\n';
   FUSEC_ASSERT(header.size() <= 0xffff, "a version 1.0 header fits 16 bits");
 
-  std::vector<uint8_t> out(kMagic, kMagic + kMagicSize);
-  out.insert(out.end(), {1, 0, uint8_t(header.size() & 0xff), uint8_t(header.size() >> 8)});
+  std::string start(kMagic, kMagicSize);
+  start += {char(1), char(0), char(header.size() & 0xff), char(header.size() >> 8)};
+  std::vector<uint8_t> out;
+  out.reserve(total + t.bytes.size());
+  out.insert(out.end(), start.begin(), start.end());
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), t.bytes.begin(), t.bytes.end());
   return out;
 }
 
 bool writeNpy(const std::string &path, const Tensor &t, Diagnostics &diags) {
-  std::vector<uint8_t> bytes = serializeNpy(t);
-  llvm::Error err = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    return llvm::Error::success();
-  });
-  if (err) {
-    diags.error(Loc{path}, "cannot write .npy file: " + llvm::toString(std::move(err)));
-    return false;
-  }
-  return true;
+  return writeFileAtomically(path, serializeNpy(t), diags);
 }
 
 } // namespace fusec

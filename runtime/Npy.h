@@ -9,7 +9,8 @@
 // Files are untrusted: a bad file is a diagnostic naming the file and the
 // problem (bad magic, unsupported version, dtype or Fortran order, a header
 // over 64 KiB or malformed, data that does not match the shape), and the data
-// size is checked against the file size before anything is allocated.
+// size the header implies is checked against the file before the tensor is
+// allocated, so a lying header cannot ask for a huge allocation.
 #pragma once
 
 #include "ir/Diagnostics.h"
@@ -27,7 +28,8 @@ struct NpyReadOptions {
   bool u2AsBFloat16 = false;
 };
 
-/// Reads a .npy file into `out`. Returns false after reporting an error.
+/// Reads a .npy file into `out`. Returns false after reporting an error
+/// (the file's bytes are read whole; see ir/FileIO.h).
 bool readNpy(const std::string &path, Tensor &out, Diagnostics &diags,
              const NpyReadOptions &opts = {});
 

@@ -12,8 +12,8 @@
 #include "ir/Numerics.h"
 
 #include <bit>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -244,13 +244,20 @@ void fillRandom(Tensor &t, uint64_t seed, double lo, double hi) {
 
 namespace {
 
-/// The element rounded back into its dtype from `text`, compared by bits.
-bool readsBack(const Tensor &t, size_t i, const char *text) {
-  double parsed = std::strtod(text, nullptr);
+/// Whether `text` rounds to element i's bits in its dtype.
+bool readsBack(const Tensor &t, size_t i, const std::string &text) {
   Tensor probe(t.dtype, {1});
-  probe.setDouble(0, parsed);
+  probe.setDouble(0, std::strtod(text.c_str(), nullptr));
   size_t size = dtypeSize(t.dtype);
   return std::memcmp(probe.bytes.data(), t.bytes.data() + i * size, size) == 0;
+}
+
+/// std::to_chars' shortest round-trip form, marked as a float with ".0" when
+/// it looks like an integer — the spelling of floats in the text IR.
+template <typename T> std::string shortest(T v) {
+  char buf[64];
+  std::string s(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
 }
 
 std::string formatFloat(const Tensor &t, size_t i) {
@@ -259,16 +266,30 @@ std::string formatFloat(const Tensor &t, size_t i) {
     return "nan";
   if (std::isinf(v))
     return v < 0 ? "-inf" : "inf";
-  char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (readsBack(t, i, buf))
-      break;
+  if (t.dtype == DType::F32)
+    return shortest(float(v));
+  if (t.dtype == DType::F64)
+    return shortest(v);
+  // f16 and bf16 have no to_chars: find the fewest significant digits that
+  // read back, then let the double of that decimal pick fixed or scientific
+  // (its own shortest form has exactly those digits).
+  char buf[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, digits - 1);
+    std::string s(buf, r.ptr);
+    if (readsBack(t, i, s))
+      return shortest(std::strtod(s.c_str(), nullptr));
   }
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return s;
+  return shortest(v); // exact, so it always reads back
+}
+
+/// One element as printTensor writes it.
+std::string formatElement(const Tensor &t, size_t i) {
+  if (isFloat(t.dtype))
+    return formatFloat(t, i);
+  if (t.dtype == DType::Bool)
+    return t.getInt(i) ? "true" : "false";
+  return std::to_string(t.getInt(i));
 }
 
 /// Prints dims [dim, rank) of the block starting at element `first`.
@@ -295,14 +316,6 @@ void printBlock(const Tensor &t, std::ostream &os, size_t dim, size_t first, siz
 }
 
 } // namespace
-
-std::string formatElement(const Tensor &t, size_t i) {
-  if (isFloat(t.dtype))
-    return formatFloat(t, i);
-  if (t.dtype == DType::Bool)
-    return t.getInt(i) ? "true" : "false";
-  return std::to_string(t.getInt(i));
-}
 
 void printTensor(const Tensor &t, std::ostream &os, size_t maxElements) {
   size_t budget = t.shape.empty() ? 1 : maxElements; // a scalar is always shown

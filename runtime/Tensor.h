@@ -52,7 +52,4 @@ void fillRandom(Tensor &t, uint64_t seed, double lo = -1.0, double hi = 1.0);
 /// and the open lists are closed: `[[1.0, 2.0], [3.0, ...]]`.
 void printTensor(const Tensor &t, std::ostream &os, size_t maxElements);
 
-/// One element as printTensor writes it.
-std::string formatElement(const Tensor &t, size_t i);
-
 } // namespace fusec

@@ -66,9 +66,12 @@ TEST(OpTable, EveryRowIsConsistent) {
   for (const OpInfo &info : allOps()) {
     EXPECT_EQ(lookupOp(info.spelling), info.kind) << info.spelling;
     EXPECT_TRUE(info.maxOperands == -1 || info.maxOperands >= info.minOperands) << info.spelling;
-    for (const AttrSpec &spec : info.attrs)
-      if (spec.deflt) // a default must have the declared kind
-        EXPECT_EQ(spec.deflt->kind(), spec.kind) << info.spelling << "." << spec.name;
+    for (const AttrSpec &spec : info.attrs) {
+      if (!spec.deflt)
+        continue;
+      // A default must have the declared kind.
+      EXPECT_EQ(spec.deflt->kind(), spec.kind) << info.spelling << "." << spec.name;
+    }
   }
   EXPECT_FALSE(lookupOp("nonexistent"));
 }

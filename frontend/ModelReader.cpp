@@ -1,0 +1,273 @@
+// Loading model files (schema/model.fbs). Nothing in the bytes is trusted:
+//
+//  1. The envelope, before any field is read: the size within what
+//     flatbuffers can address, the file identifier, then flatbuffers'
+//     Verifier over the whole buffer (every offset, vector and string in
+//     bounds, table nesting and count bounded). Then the format version and
+//     the recorded file size, which catches a truncation that only cut
+//     trailing padding.
+//  2. Constants: dtype in range, dims >= 0, byte length == numel * dtype
+//     size with checked arithmetic, bool bytes 0 or 1; external ranges
+//     aligned and inside the data file, whose size is checked before
+//     anything is allocated or read, and of which only those ranges are read.
+//  3. Graphs (ModelGraphReader.cpp), then the IR verifier.
+//
+// Loading stops at the first problem: a model file is machine-written, so one
+// precise message is worth more than a cascade of consequences.
+#include "frontend/LoadContext.h"
+#include "frontend/ModelFile.h"
+#include "frontend/ModelSchema.h"
+#include "ir/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+namespace fusec {
+namespace modelfile {
+
+bool LoadContext::charge(uint64_t bytes) {
+  if (bytes <= budget) {
+    budget -= bytes;
+    return true;
+  }
+  return fail("'" + file + "' is corrupt: its objects overlap");
+}
+
+std::string quote(std::string_view s) {
+  constexpr size_t kMaxShown = 64;
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << '\'';
+  llvm::printEscapedString(llvm::StringRef(s.data(), std::min(s.size(), kMaxShown)), os);
+  os << (s.size() > kMaxShown ? "...'" : "'");
+  return out;
+}
+
+bool isValueName(std::string_view s) {
+  auto nameChar = [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$'; };
+  return !s.empty() && std::all_of(s.begin(), s.end(), nameChar);
+}
+
+bool isIdentifier(std::string_view s) { return isValueName(s) && !llvm::isDigit(s[0]); }
+
+namespace {
+
+/// The external data file, opened on first use. Reads only the ranges
+/// asked for, after checking them against the file's actual size.
+class ExternalData {
+public:
+  ExternalData(std::string path, uint64_t expectedSize)
+      : path(std::move(path)), expectedSize(expectedSize) {}
+  ~ExternalData() {
+    if (fd)
+      llvm::sys::fs::closeFile(*fd);
+  }
+
+  /// Reads [offset, offset + length) of the file into `out`.
+  bool read(uint64_t offset, uint64_t length, std::vector<uint8_t> &out, const Where &where,
+            LoadContext &ctx);
+
+private:
+  bool open(LoadContext &ctx);
+
+  std::string path;
+  uint64_t expectedSize;
+  std::optional<llvm::sys::fs::file_t> fd;
+  uint64_t size = 0;
+  uint64_t unread = 0; // Note [Read budget], for the data file
+};
+
+bool ExternalData::open(LoadContext &ctx) {
+  if (path.empty())
+    return ctx.fail("'" + ctx.file + "' has external data, but no data file was given");
+  llvm::Expected<llvm::sys::fs::file_t> file = llvm::sys::fs::openNativeFileForRead(path);
+  if (!file)
+    return ctx.fail("cannot open '" + path + "': " + llvm::toString(file.takeError()));
+  fd = *file;
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(*fd, status))
+    return ctx.fail("cannot open '" + path + "': " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return ctx.fail("cannot open '" + path + "': not a regular file");
+  size = unread = status.getSize();
+  if (expectedSize != 0 && size != expectedSize)
+    return ctx.fail("'" + path + "' has " + std::to_string(size) + " bytes, but '" + ctx.file +
+                    "' was written with " + std::to_string(expectedSize));
+  return true;
+}
+
+bool ExternalData::read(uint64_t offset, uint64_t length, std::vector<uint8_t> &out,
+                        const Where &where, LoadContext &ctx) {
+  if (!fd && !open(ctx))
+    return false;
+  if (offset % kDataAlignment != 0)
+    return ctx.fail(where, "external data offset " + std::to_string(offset) +
+                               " is not a multiple of " + std::to_string(kDataAlignment));
+  if (offset > size || length > size - offset)
+    return ctx.fail(where, "external data [" + std::to_string(offset) + ", +" +
+                               std::to_string(length) + ") lies outside '" + path + "' (" +
+                               std::to_string(size) + " bytes)");
+  if (length > unread)
+    return ctx.fail(where, "external data overlaps another constant's");
+  unread -= length;
+  out.resize(length);
+  for (uint64_t done = 0; done < length;) {
+    llvm::MutableArrayRef<char> into(reinterpret_cast<char *>(out.data()) + done, length - done);
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFileSlice(*fd, into, offset + done);
+    if (!n)
+      return ctx.fail("cannot read '" + path + "': " + llvm::toString(n.takeError()));
+    if (*n == 0)
+      return ctx.fail("cannot read '" + path + "': the file shrank while being read");
+    done += *n;
+  }
+  return true;
+}
+
+/// The byte length of a constant of `dtype` and `shape`, with checked arithmetic.
+bool constantByteSize(DType dtype, const std::vector<int64_t> &shape, const Where &where,
+                      LoadContext &ctx, uint64_t &bytes) {
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return ctx.fail(where, "negative dimension " + std::to_string(d));
+    if (__builtin_mul_overflow(numel, d, &numel))
+      return ctx.fail(where, "element count overflows");
+  }
+  if (__builtin_mul_overflow(uint64_t(numel), uint64_t(dtypeSize(dtype)), &bytes))
+    return ctx.fail(where, "byte size overflows");
+  return true;
+}
+
+/// Reads the constant's bytes, inline or external, once their length is right.
+bool readConstantBytes(const fb::Constant &c, DenseData &data, const Where &where,
+                       ExternalData &external, LoadContext &ctx) {
+  uint64_t bytes = 0;
+  if (!constantByteSize(data.dtype, data.shape, where, ctx, bytes))
+    return false;
+  const fb::ExternalData *ext = c.external();
+  if (ext && c.data())
+    return ctx.fail(where, "has both inline and external data");
+  uint64_t stored = ext ? ext->length() : count(c.data());
+  if (stored != bytes) {
+    std::string type = TensorType{data.dtype, staticShape(data.shape), Layout::None}.str();
+    return ctx.fail(where, "has " + std::to_string(stored) + " bytes of data, but " + type +
+                               " needs " + std::to_string(bytes));
+  }
+  if (ext)
+    return external.read(ext->offset(), ext->length(), data.bytes, where, ctx);
+  if (!ctx.take(c.data()))
+    return false;
+  if (c.data())
+    data.bytes.assign(c.data()->begin(), c.data()->end());
+  return true;
+}
+
+bool readConstant(const fb::Constant &c, unsigned index, ExternalData &external, LoadContext &ctx,
+                  DenseRef &out) {
+  Where where{ctx.fileLoc(), "constant " + std::to_string(index) + ": "};
+  std::optional<DType> dtype = fromSchema(c.dtype());
+  if (!dtype)
+    return ctx.fail(where, "unknown dtype " + std::to_string(unsigned(c.dtype())));
+  if (!ctx.take(c.shape()))
+    return false;
+  auto data = std::make_shared<DenseData>();
+  data->dtype = *dtype;
+  if (c.shape())
+    data->shape.assign(c.shape()->begin(), c.shape()->end());
+  if (!readConstantBytes(c, *data, where, external, ctx))
+    return false;
+  if (*dtype == DType::Bool) {
+    auto bad =
+        std::find_if(data->bytes.begin(), data->bytes.end(), [](uint8_t b) { return b > 1; });
+    if (bad != data->bytes.end())
+      return ctx.fail(where, "bool element " + std::to_string(bad - data->bytes.begin()) + " is " +
+                                 std::to_string(*bad) + ", not 0 or 1");
+  }
+  out = std::move(data);
+  return true;
+}
+
+/// Checks the envelope of `bytes` and points `model` at its verified root.
+bool openModel(std::span<const uint8_t> bytes, LoadContext &ctx, const fb::Model *&model) {
+  const std::string name = "'" + ctx.file + "'";
+  if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return ctx.fail(name + " is too large for a model file");
+  if (!hasModelIdentifier(bytes.data(), bytes.size()))
+    return ctx.fail(name + " is not a fusec model file (bad identifier)");
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 16; // the schema nests tables 6 deep
+  opts.max_tables = flatbuffers::uoffset_t(bytes.size() / sizeof(flatbuffers::soffset_t));
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), opts);
+  if (!fb::VerifyModelBuffer(verifier))
+    return ctx.fail(name + " is truncated or corrupt: flatbuffers verification failed");
+  model = fb::GetModel(bytes.data());
+  uint32_t version = model->schema_version();
+  if (version == 0)
+    return ctx.fail(name + " does not record its model format version");
+  if (version > kSchemaVersion)
+    return ctx.fail(name + " has model format version " + std::to_string(version) +
+                    "; this fusec reads versions up to " + std::to_string(kSchemaVersion));
+  uint64_t recorded = model->file_size();
+  if (recorded != 0 && recorded != bytes.size())
+    return ctx.fail(name + " is truncated or corrupt: it has " + std::to_string(bytes.size()) +
+                    " bytes, but was written with " + std::to_string(recorded));
+  return true;
+}
+
+std::unique_ptr<Module> readModel(const fb::Model &model, const std::string &externalDataPath,
+                                  LoadContext &ctx) {
+  if (!ctx.take(model.constants()) || !ctx.take(model.graphs()))
+    return nullptr;
+  ExternalData external(externalDataPath, model.external_data_size());
+  std::vector<DenseRef> constants(count(model.constants()));
+  for (uint32_t i = 0; i < constants.size(); ++i)
+    if (!readConstant(*model.constants()->Get(i), i, external, ctx, constants[i]))
+      return nullptr;
+  if (count(model.graphs()) == 0) {
+    ctx.fail("'" + ctx.file + "' holds no graphs");
+    return nullptr;
+  }
+  auto module = std::make_unique<Module>();
+  llvm::StringSet<> names;
+  for (uint32_t i = 0; i < model.graphs()->size(); ++i) {
+    std::unique_ptr<Graph> graph = readGraph(*model.graphs()->Get(i), i, constants, ctx);
+    if (!graph)
+      return nullptr;
+    if (!names.insert(graph->name()).second) {
+      ctx.fail("graph " + std::to_string(i) + ": duplicate graph name " + quote(graph->name()));
+      return nullptr;
+    }
+    module->graphs.push_back(std::move(graph));
+  }
+  return module;
+}
+
+} // namespace
+} // namespace modelfile
+
+std::unique_ptr<Module> loadModelBuffer(std::span<const uint8_t> bytes, const std::string &file,
+                                        const std::string &externalDataPath, Diagnostics &diags) {
+  // Flatbuffers reads scalars in place; give it an 8-byte aligned copy when
+  // the caller's buffer is not (its own checks are relative to the start).
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
+    aligned.resize(bytes.size() / sizeof(uint64_t) + 1);
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    bytes = {reinterpret_cast<const uint8_t *>(aligned.data()), bytes.size()};
+  }
+  modelfile::LoadContext ctx(file, bytes.size(), diags);
+  const fb::Model *model = nullptr;
+  if (!modelfile::openModel(bytes, ctx, model))
+    return nullptr;
+  std::unique_ptr<Module> module = modelfile::readModel(*model, externalDataPath, ctx);
+  if (!module || !verify(*module, diags))
+    return nullptr;
+  return module;
+}
+
+} // namespace fusec

@@ -1,0 +1,163 @@
+// The printer of the .fir text form. Output is canonical: one op per line,
+// attributes in the order of the op's signature (then any the signature does
+// not know, in stored order), every result type written, floats in their
+// shortest exact form. Parsing printed text and printing it again gives the
+// same bytes; the lit tests under test/lit/roundtrip check that.
+//
+// Dense data is printed as a splat when every element has the same bits, as
+// a list when it has at most kMaxListElements elements and no NaN, and as
+// little-endian hex otherwise (exact for any bits, NaN payloads included).
+#include "ir/Assert.h"
+#include "ir/TextFormat.h"
+#include "ir/TextLiterals.h"
+
+#include <sstream>
+
+namespace fusec {
+
+namespace {
+
+constexpr size_t kMaxListElements = 16;
+
+// A NaN other than the one the literal `nan` reads as cannot be a splat.
+bool isSplat(const DenseData &d) {
+  size_t n = d.numElements();
+  if (n == 0)
+    return false;
+  uint64_t first = elementBits(d, 0);
+  if (isNaNBits(d.dtype, first) && first != canonicalNaNBits(d.dtype))
+    return false;
+  for (size_t i = 1; i < n; ++i)
+    if (elementBits(d, i) != first)
+      return false;
+  return true;
+}
+
+bool hasNaN(const DenseData &d) {
+  for (size_t i = 0, n = d.numElements(); i < n; ++i)
+    if (isNaNBits(d.dtype, elementBits(d, i)))
+      return true;
+  return false;
+}
+
+std::string formatDense(const DenseData &d) {
+  size_t n = d.numElements();
+  if (isSplat(d))
+    return "dense<" + formatElement(d, 0) + ">";
+  if (n <= kMaxListElements && !hasNaN(d)) {
+    std::string out = "dense<[";
+    for (size_t i = 0; i < n; ++i)
+      out += (i ? ", " : "") + formatElement(d, i);
+    return out + "]>";
+  }
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "dense<\"0x";
+  out.reserve(out.size() + 2 * d.bytes.size() + 2);
+  for (uint8_t b : d.bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out + "\">";
+}
+
+template <typename T, typename F> std::string joinList(const std::vector<T> &items, F format) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + format(items[i]);
+  return out + "]";
+}
+
+void printAttrs(const Op &op, std::ostream &os) {
+  std::vector<const NamedAttr *> ordered;
+  for (const AttrSpec &spec : op.info().attrs)
+    for (const NamedAttr &a : op.attrs())
+      if (a.name == spec.name)
+        ordered.push_back(&a);
+  for (const NamedAttr &a : op.attrs())
+    if (!op.info().findAttr(a.name))
+      ordered.push_back(&a);
+  if (ordered.empty())
+    return;
+  os << " {";
+  for (size_t i = 0; i < ordered.size(); ++i)
+    os << (i ? ", " : "") << ordered[i]->name << " = " << toString(ordered[i]->value);
+  os << "}";
+}
+
+void printOp(const Op &op, std::ostream &os) {
+  os << "  ";
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    os << (i ? ", %" : "%") << op.result(i)->name();
+  os << " = " << op.name() << "(";
+  for (unsigned i = 0; i < op.numOperands(); ++i)
+    os << (i ? ", %" : "%") << op.operand(i)->name();
+  os << ")";
+  printAttrs(op, os);
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    os << (i ? ", " : " : ") << op.result(i)->type().str();
+  os << "\n";
+}
+
+} // namespace
+
+std::string toString(const Attribute &a) {
+  switch (a.kind()) {
+  case AttrKind::Int:
+    return std::to_string(a.get<int64_t>());
+  case AttrKind::Float:
+    return formatDouble(a.get<double>());
+  case AttrKind::String:
+    return quoteString(a.get<std::string>());
+  case AttrKind::Bool:
+    return a.get<bool>() ? "true" : "false";
+  case AttrKind::Ints:
+    return joinList(a.get<std::vector<int64_t>>(), [](int64_t v) { return std::to_string(v); });
+  case AttrKind::DType:
+    return std::string(dtypeName(a.get<DType>()));
+  case AttrKind::Shape:
+    return joinList(a.get<Shape>(), [](const Dim &d) { return d.str(); });
+  case AttrKind::Dense:
+    FUSEC_ASSERT(a.get<DenseRef>(), "dense attribute without data");
+    return formatDense(*a.get<DenseRef>());
+  }
+  return "";
+}
+
+void printGraph(const Graph &g, std::ostream &os) {
+  os << "func @" << g.name() << "(";
+  for (unsigned i = 0; i < g.numInputs(); ++i)
+    os << (i ? ", %" : "%") << g.input(i)->name() << ": " << g.input(i)->type().str();
+  os << ") -> ";
+  const std::vector<Value *> &outs = g.outputs();
+  if (outs.size() == 1) {
+    os << outs[0]->type().str();
+  } else {
+    os << "(";
+    for (size_t i = 0; i < outs.size(); ++i)
+      os << (i ? ", " : "") << outs[i]->type().str();
+    os << ")";
+  }
+  os << " {\n";
+  for (const auto &op : g.ops())
+    printOp(*op, os);
+  os << "  return";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << (i ? ", %" : " %") << outs[i]->name();
+  os << "\n}\n";
+}
+
+void printModule(const Module &m, std::ostream &os) {
+  for (size_t i = 0; i < m.graphs.size(); ++i) {
+    if (i)
+      os << "\n";
+    printGraph(*m.graphs[i], os);
+  }
+}
+
+std::string toString(const Graph &g) {
+  std::ostringstream os;
+  printGraph(g, os);
+  return os.str();
+}
+
+} // namespace fusec

@@ -1,0 +1,264 @@
+// The CPU reference executor's driver: binds inputs, walks the ops in order,
+// dispatches each to its kernel (ReferenceOps.h), checks the result against
+// the op's declared type, and frees every intermediate after its last use.
+//
+// Dispatch is one switch over OpKind with no default, so that an op added
+// to ir/Ops.def without a kernel does not compile. Symbolic dims are bound
+// from the inputs; a named dim first produced by an op (say by `broadcast`)
+// is bound from that op's actual result, and every later appearance must
+// match. `?` dims are checked by the kernels, which see the actual shapes.
+#include "runtime/Reference.h"
+
+#include "ir/Assert.h"
+#include "runtime/ReferenceOps.h"
+
+#include <unordered_map>
+
+namespace fusec {
+
+namespace {
+
+std::string inputName(const Graph &g, unsigned i) { return "'%" + g.input(i)->name() + "'"; }
+
+/// Binds or checks the symbolic dims of `type` against `shape`. `what`
+/// names the value in messages.
+bool bindShape(const TensorType &type, const std::vector<int64_t> &shape, const std::string &what,
+               DimBindings &bindings, std::string &problem) {
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const Dim &dim = type.shape[d];
+    if (dim.isAnonymous())
+      continue;
+    if (dim.isStatic() && dim.size != shape[d]) {
+      problem = what + " dim " + std::to_string(d) + " is " + std::to_string(shape[d]) +
+                " but its type says " + std::to_string(dim.size);
+      return false;
+    }
+    if (dim.isStatic())
+      continue;
+    auto [it, inserted] = bindings.emplace(dim.symbol, shape[d]);
+    if (!inserted && it->second != shape[d]) {
+      problem = what + " dim " + std::to_string(d) + " is " + std::to_string(shape[d]) + " but '" +
+                dim.symbol + "' is already " + std::to_string(it->second);
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool bindInputs(const Graph &g, const std::vector<Tensor> &inputs, DimBindings &bindings,
+                Diagnostics &diags) {
+  if (inputs.size() != g.numInputs()) {
+    diags.error(g.loc(), "graph '@" + g.name() + "' takes " + std::to_string(g.numInputs()) +
+                             " inputs, got " + std::to_string(inputs.size()));
+    return false;
+  }
+  for (unsigned i = 0; i < g.numInputs(); ++i) {
+    const TensorType &type = g.input(i)->type();
+    const Tensor &t = inputs[i];
+    std::string what = "input " + inputName(g, i) + " of type " + type.str();
+    if (t.dtype != type.dtype || t.shape.size() != type.rank()) {
+      diags.error(g.loc(), what + " was given " + t.typeStr());
+      return false;
+    }
+    std::string problem;
+    if (!bindShape(type, t.shape, what + " given " + t.typeStr() + ":", bindings, problem)) {
+      diags.error(g.loc(), problem);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> resolveShape(const Shape &shape, const DimBindings &bindings) {
+  std::vector<int64_t> sizes;
+  for (const Dim &d : shape) {
+    if (d.isStatic()) {
+      sizes.push_back(d.size);
+      continue;
+    }
+    auto it = bindings.find(d.symbol);
+    FUSEC_ASSERT(it != bindings.end(), "resolveShape: unbound symbolic dim");
+    sizes.push_back(it->second);
+  }
+  return sizes;
+}
+
+namespace {
+
+bool runKernel(const ref::OpContext &ctx, Tensor &out) {
+  using namespace ref;
+  switch (ctx.op.kind()) {
+  case OpKind::Const:
+    return runConst(ctx, out);
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+  case OpKind::Sigmoid:
+  case OpKind::Relu:
+  case OpKind::Gelu:
+  case OpKind::Silu:
+    return runUnary(ctx, out);
+  case OpKind::Cast:
+    return runCast(ctx, out);
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Max:
+  case OpKind::Min:
+    return runBinary(ctx, out);
+  case OpKind::Eq:
+  case OpKind::Ne:
+  case OpKind::Lt:
+  case OpKind::Le:
+  case OpKind::Gt:
+  case OpKind::Ge:
+    return runCompare(ctx, out);
+  case OpKind::Where:
+    return runWhere(ctx, out);
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceMean:
+    return runReduce(ctx, out);
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return runLayerNorm(ctx, out);
+  case OpKind::Softmax:
+    return runSoftmax(ctx, out);
+  case OpKind::BatchNorm:
+    return runBatchNorm(ctx, out);
+  case OpKind::MatMul:
+    return runMatMul(ctx, out);
+  case OpKind::Linear:
+    return runLinear(ctx, out);
+  case OpKind::Attention:
+    return runAttention(ctx, out);
+  case OpKind::Reshape:
+    return runReshape(ctx, out);
+  case OpKind::Transpose:
+    return runTranspose(ctx, out);
+  case OpKind::Slice:
+    return runSlice(ctx, out);
+  case OpKind::Concat:
+    return runConcat(ctx, out);
+  case OpKind::Broadcast:
+    return runBroadcast(ctx, out);
+  case OpKind::Conv2d:
+    return runConv2d(ctx, out);
+  case OpKind::MaxPool2d:
+  case OpKind::AvgPool2d:
+    return runPool2d(ctx, out);
+  }
+  FUSEC_ASSERT(false, "unknown op kind");
+}
+
+/// Runs one graph: a slot per value, holding either a pointer to a caller's
+/// input or the tensor an op produced.
+class Executor {
+public:
+  Executor(const Graph &g, const std::vector<Tensor> &inputs, DimBindings bindings,
+           Diagnostics &diags)
+      : graph(g), bindings(std::move(bindings)), diags(diags) {
+    for (unsigned i = 0; i < g.numInputs(); ++i)
+      slotOf(g.input(i)).view = &inputs[i];
+  }
+
+  bool run(std::vector<Tensor> &outputs) {
+    computeLastUses();
+    size_t index = 0;
+    for (const auto &op : graph.ops())
+      if (!runOp(*op, index++))
+        return false;
+    outputs.clear();
+    for (Value *v : graph.outputs())
+      outputs.push_back(*slotOf(v).view);
+    return true;
+  }
+
+private:
+  struct Slot {
+    Tensor owned;
+    const Tensor *view = nullptr;
+    size_t lastUse = 0; // index of the last op reading it; SIZE_MAX: a graph output
+  };
+
+  Slot &slotOf(const Value *v) { return slots[v]; }
+
+  void computeLastUses() {
+    size_t index = 0;
+    for (const auto &op : graph.ops()) {
+      for (Value *v : op->operands())
+        slotOf(v).lastUse = index;
+      slotOf(op->result()).lastUse = index; // unused results die at once
+      ++index;
+    }
+    for (Value *v : graph.outputs())
+      slotOf(v).lastUse = SIZE_MAX;
+  }
+
+  bool runOp(const Op &op, size_t index) {
+    FUSEC_ASSERT(op.numResults() == 1, "every op of the table has one result");
+    ref::OpContext ctx{op, {}, bindings, diags};
+    for (Value *v : op.operands()) {
+      FUSEC_ASSERT(slotOf(v).view, "operand used before it is defined or after it is freed");
+      ctx.operands.push_back(slotOf(v).view);
+    }
+    Tensor out;
+    if (!runKernel(ctx, out) || !checkResult(op, out))
+      return false;
+    Slot &result = slotOf(op.result());
+    result.owned = std::move(out);
+    result.view = &result.owned;
+    for (Value *v : op.operands())
+      release(v, index);
+    release(op.result(), index);
+    return true;
+  }
+
+  /// Frees a value's tensor once op `index` was its last reader.
+  void release(const Value *v, size_t index) {
+    Slot &s = slotOf(v);
+    if (s.lastUse != index || v->isGraphInput())
+      return;
+    s.owned = Tensor();
+    s.view = nullptr;
+  }
+
+  bool checkResult(const Op &op, const Tensor &t) {
+    const TensorType &type = op.result()->type();
+    FUSEC_ASSERT(t.dtype == type.dtype && t.shape.size() == type.rank(),
+                 "a kernel's result dtype or rank differs from the inferred type");
+    std::string problem;
+    std::string what = "'" + std::string(op.name()) + "' result of type " + type.str();
+    if (bindShape(type, t.shape, what + " computed as " + t.typeStr() + ":", bindings, problem))
+      return true;
+    diags.error(op.loc(), problem);
+    return false;
+  }
+
+  const Graph &graph;
+  DimBindings bindings;
+  Diagnostics &diags;
+  std::unordered_map<const Value *, Slot> slots;
+};
+
+} // namespace
+
+bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+                  Diagnostics &diags) {
+  DimBindings bindings;
+  if (!bindInputs(g, inputs, bindings, diags))
+    return false;
+  return Executor(g, inputs, std::move(bindings), diags).run(outputs);
+}
+
+} // namespace fusec
