@@ -41,6 +41,7 @@ public:
     diags.error(where.loc, where.prefix + message);
     return false;
   }
+  Diagnostics &diagnostics() { return diags; }
   /// Reports a problem of the file as a whole.
   bool fail(const std::string &message) { return fail(Where{fileLoc(), {}}, message); }
   /// The location of the file as a whole.

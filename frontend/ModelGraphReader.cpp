@@ -1,13 +1,15 @@
 // Reading one graph of a verified model file into the IR. Every field is
 // checked before use: names well-formed, value names unique within the graph
 // and defined before use, enums in range, dims >= 0, op spellings in the op
-// table, attribute kinds known, constant indices in range. What needs the op
-// table's signatures (arity, attribute names and kinds, result types) is left
+// table, attribute kinds known, constant indices in range. Attributes are
+// then checked against the op's signature (and coerced as the text parser
+// coerces them); what else needs the op table (arity, result types) is left
 // to the IR verifier, which runs on the finished module.
 //
 // Problems in a node are reported at Loc::modelNode (the node's index in its
 // graph and its first result's name); problems elsewhere at the file.
 #include "frontend/LoadContext.h"
+#include "ir/Verifier.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -285,6 +287,11 @@ bool GraphReader::readNode(const fb::Node &n, int index, Graph &graph) {
   AttrList attrs;
   if (!readOperands(n, where, operands) || !readResults(n, where, names, types) ||
       !readAttrs(n, where, attrs))
+    return false;
+  // As the text parser does: check the attributes against the op's signature
+  // and coerce what the signature allows (an int where a float is expected),
+  // so that the op holds exactly the kinds its accessors will ask for.
+  if (!checkAttributes(*kind, attrs, where.loc, ctx.diagnostics()))
     return false;
   Op *op = graph.createOp(*kind, operands, types, std::move(attrs), where.loc);
   for (unsigned i = 0; i < op->numResults(); ++i) {

@@ -3,11 +3,11 @@
 // Walking the ops in reverse visits every user before its producers, so one
 // sweep removes whole dead chains. Graph inputs are never removed (they are
 // the function's signature); ops have no side effects, so any unused op may go.
-#include "ir/Graph.h"
+#include "passes/PassManager.h"
 
 namespace fusec {
 
-bool runDeadCodeElimination(Graph &g, Diagnostics &) {
+bool runDeadCodeElimination(Graph &g, const PassOptions &, Diagnostics &) {
   std::vector<Op *> ops = g.opsSnapshot();
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     Op *op = *it;
