@@ -5,6 +5,8 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
+#include "llvm/Support/CommandLine.h"
+
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -26,5 +28,21 @@ bool writeTextOutput(const std::string &path, const std::function<void(std::ostr
 
 /// True when `a` and `b` name the same existing file.
 bool sameFile(const std::string &a, const std::string &b);
+
+/// An llvm::cl enum parser whose error for a bad value lists the valid ones:
+/// "for the --layout option: 'nhw' is not valid (valid: auto, nchw, nhwc)".
+template <typename T> class ChoiceParser : public llvm::cl::parser<T> {
+public:
+  using llvm::cl::parser<T>::parser;
+  bool parse(llvm::cl::Option &o, llvm::StringRef name, llvm::StringRef arg, T &value) {
+    std::string valid;
+    for (unsigned i = 0, e = this->getNumOptions(); i != e; ++i) {
+      if (arg == this->getOption(i))
+        return llvm::cl::parser<T>::parse(o, name, arg, value);
+      valid += (i ? ", " : "") + std::string(this->getOption(i));
+    }
+    return o.error("'" + arg + "' is not valid (valid: " + valid + ")");
+  }
+};
 
 } // namespace fusec

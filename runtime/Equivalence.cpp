@@ -1,0 +1,123 @@
+// The equivalence check: the same seeded random inputs through the CPU
+// reference before and after a rewrite; outputs compared elementwise.
+//
+// The error of an element is |got − want| / max(1, |want|): relative for
+// large values, absolute near zero (where relative error is meaningless for
+// values that cancel). Two NaNs agree; a NaN against a number does not.
+#include "runtime/Equivalence.h"
+
+#include "runtime/Reference.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace fusec {
+
+double toleranceFor(DType t) {
+  return t == DType::F16 || t == DType::BF16 ? 1e-2 : 1e-5;
+}
+
+namespace {
+
+/// The lowest-precision float dtype any value of `g` is stored in.
+DType lowestPrecision(const Graph &g) {
+  DType lowest = DType::F64;
+  auto visit = [&](DType t) {
+    if (toleranceFor(t) > toleranceFor(lowest) && isFloat(t))
+      lowest = t;
+  };
+  for (Value *v : g.inputs())
+    visit(v->type().dtype);
+  for (const auto &op : g.ops())
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      visit(op->result(i)->type().dtype);
+  return lowest;
+}
+
+/// Seeded random inputs; every symbolic dim of one name gets one size.
+void makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tensor> &inputs) {
+  for (unsigned i = 0; i < g.numInputs(); ++i) {
+    std::vector<int64_t> shape;
+    for (const Dim &d : g.input(i)->type().shape) {
+      auto it = opts.dims.find(d.symbol);
+      shape.push_back(d.isStatic() ? d.size : it != opts.dims.end() ? it->second
+                                                                    : opts.defaultDimSize);
+    }
+    Tensor t(g.input(i)->type().dtype, shape);
+    fillRandom(t, opts.seed * 7919 + i);
+    inputs.push_back(std::move(t));
+  }
+}
+
+std::string indexStr(const std::vector<int64_t> &shape, size_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] ? int64_t(flat) % shape[d] : 0;
+    flat = shape[d] ? flat / size_t(shape[d]) : flat;
+  }
+  std::string s = "[";
+  for (size_t d = 0; d < idx.size(); ++d)
+    s += (d ? "," : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+double elementError(double want, double got) {
+  if (std::isnan(want) || std::isnan(got))
+    return std::isnan(want) && std::isnan(got) ? 0 : INFINITY;
+  if (want == got) // equal infinities
+    return 0;
+  return std::fabs(got - want) / std::max(1.0, std::fabs(want));
+}
+
+void compareOutput(const Graph &g, unsigned k, const Tensor &want, const Tensor &got,
+                   EquivalenceResult &r) {
+  for (size_t i = 0; i < want.numElements(); ++i) {
+    double a = want.getDouble(i), b = got.getDouble(i);
+    double err = elementError(a, b);
+    if (!(err > r.worstError) && !r.worstWhere.empty())
+      continue;
+    r.worstError = err;
+    std::ostringstream where;
+    where << "output " << k << " (%" << g.outputs()[k]->name() << ") at "
+          << indexStr(want.shape, i) << ": want " << a << ", got " << b;
+    r.worstWhere = where.str();
+  }
+}
+
+} // namespace
+
+EquivalenceResult checkEquivalence(const Graph &before, const Graph &after,
+                                   const EquivalenceOptions &opts, Diagnostics &diags) {
+  EquivalenceResult r;
+  r.tolerance = toleranceFor(lowestPrecision(after));
+  std::vector<Tensor> inputs, want, got;
+  if (before.numInputs() != after.numInputs() ||
+      before.outputs().size() != after.outputs().size()) {
+    diags.error(after.loc(), "equivalence check: @" + after.name() +
+                                 " changed its signature (inputs or outputs)");
+    return r;
+  }
+  makeInputs(before, opts, inputs);
+  if (!runReference(before, inputs, want, diags) ||
+      !runReference(after, inputs, got, diags))
+    return r;
+  for (unsigned k = 0; k < want.size(); ++k) {
+    if (want[k].shape != got[k].shape || want[k].dtype != got[k].dtype) {
+      diags.error(after.loc(), "equivalence check: @" + after.name() + " output " +
+                                   std::to_string(k) + " changed type from " +
+                                   want[k].typeStr() + " to " + got[k].typeStr());
+      return r;
+    }
+    compareOutput(after, k, want[k], got[k], r);
+  }
+  r.equivalent = r.worstError <= r.tolerance;
+  if (!r.equivalent) {
+    std::ostringstream msg;
+    msg << "equivalence check failed for @" << after.name() << ": " << r.worstWhere
+        << " (error " << r.worstError << " > tolerance " << r.tolerance << ")";
+    diags.error(after.loc(), msg.str());
+  }
+  return r;
+}
+
+} // namespace fusec
