@@ -36,6 +36,10 @@ void Value::setName(std::string n) {
   nm = std::move(n);
 }
 
+Op::~Op() = default;
+
+void Op::setBody(std::unique_ptr<Graph> body) { bodyGraph = std::move(body); }
+
 void Op::setOperand(unsigned i, Value *v) {
   FUSEC_ASSERT(i < ins.size() && v, "bad operand index or null value");
   ins[i]->removeUse({this, i});
@@ -176,6 +180,8 @@ std::unique_ptr<Graph> Graph::clone() const {
     for (const auto &r : op->outs)
       types.push_back(r->type());
     Op *copy = g->createOp(op->k, operands, types, op->attributes, op->location);
+    if (op->bodyGraph)
+      copy->setBody(op->bodyGraph->clone());
     for (unsigned i = 0; i < copy->numResults(); ++i) {
       copy->result(i)->setName(op->result(i)->name());
       map[op->result(i)] = copy->result(i);

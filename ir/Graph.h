@@ -2,7 +2,9 @@
 // ops in SSA form, and outputs. Values know their uses (including uses as a
 // graph output) so that replace-all-uses and erase are cheap and safe.
 //
-// Ownership: a Graph owns its ops and input values; an op owns its results.
+// Ownership: a Graph owns its ops and input values; an op owns its results
+// and its body graph, if it has one (a `kernel` op does). A body is isolated:
+// its ops use only its own inputs and values, never the enclosing graph's.
 // Op order is a linked list so that insert and erase do not move other ops.
 #pragma once
 
@@ -65,6 +67,7 @@ private:
 
 class Op {
 public:
+  ~Op();
   OpKind kind() const { return k; }
   const OpInfo &info() const { return opInfo(k); }
   std::string_view name() const { return info().spelling; }
@@ -98,6 +101,11 @@ public:
   const Shape &getShape(std::string_view n) const { return attr(n).get<Shape>(); }
   const DenseData &getDense(std::string_view n) const { return *attr(n).get<DenseRef>(); }
 
+  /// The body graph (a `kernel` op's), or null.
+  Graph *body() const { return bodyGraph.get(); }
+  /// Gives the op a body, replacing any it had (null: none).
+  void setBody(std::unique_ptr<Graph> body);
+
 private:
   friend class Graph;
   friend class Value;
@@ -109,6 +117,7 @@ private:
   std::vector<Value *> ins;
   std::vector<std::unique_ptr<Value>> outs;
   AttrList attributes;
+  std::unique_ptr<Graph> bodyGraph;
   std::list<std::unique_ptr<Op>>::iterator pos;
 };
 
@@ -151,7 +160,7 @@ public:
   /// hint.2, ...; with no hint, the next free number.
   std::string uniqueName(std::string_view hint = "");
 
-  /// Deep copy; constant data is shared (it is immutable).
+  /// Deep copy, bodies included; constant data is shared (it is immutable).
   std::unique_ptr<Graph> clone() const;
 
 private:

@@ -13,6 +13,8 @@
 
 namespace fusec {
 
+class Graph;
+
 enum class OpKind : uint16_t {
 #define OP(Id, spelling, cls, minOperands, maxOperands, infer, attrs) Id,
 #include "ir/Ops.def"
@@ -42,6 +44,8 @@ struct InferContext {
   OpKind kind;
   std::span<const TensorType> operands;
   const AttrList &attrs;
+  /// The op's body graph (a `kernel` op's), or null.
+  const Graph *body = nullptr;
 
   std::string_view name() const;
   /// The attribute or its default; asserts that one of them exists.

@@ -75,14 +75,14 @@ bool Parser::parseFuncName(std::unique_ptr<Graph> &g) {
 bool Parser::parseFunc(std::unique_ptr<Graph> &g) {
   Scope scope;
   std::vector<TensorType> declared;
-  if (!parseFuncName(g) || !parseArguments(*g, scope) ||
+  if (!parseFuncName(g) || !parseArguments(*g, scope, "expected '(' after function name") ||
       !expect(Tok::Arrow, "expected '->' after arguments") || !parseResultTypes(declared) ||
       !expect(Tok::LBrace, "expected '{' before function body"))
     return false;
   while (!tok.isIdent("return")) {
     if (!tok.is(Tok::ValueName))
       return fail("expected an op or 'return'");
-    if (!parseOp(*g, scope))
+    if (!parseOp(*g, scope, false))
       return false;
   }
   return parseReturn(*g, scope, declared) && expect(Tok::RBrace, "expected '}' after return");
@@ -95,8 +95,8 @@ bool Parser::defineName(const Token &name, const Scope &scope) {
 }
 
 // '(' (arg (',' arg)*)? ')' with arg := '%' name ':' type
-bool Parser::parseArguments(Graph &g, Scope &scope) {
-  if (!expect(Tok::LParen, "expected '(' after function name"))
+bool Parser::parseArguments(Graph &g, Scope &scope, std::string_view openMessage) {
+  if (!expect(Tok::LParen, openMessage))
     return false;
   return parseCommaList(Tok::RParen, "expected ')' after arguments", [&] {
     Token name = tok;
@@ -126,12 +126,12 @@ bool Parser::parseResultTypes(std::vector<TensorType> &types) {
   });
 }
 
-// op := names '=' opname '(' operands ')' attrs? (':' type (',' type)*)?
-bool Parser::parseOp(Graph &g, Scope &scope) {
+// op := names '=' opname '(' operands ')' attrs? (':' type (',' type)*)? body?
+bool Parser::parseOp(Graph &g, Scope &scope, bool inBody) {
   OpText op;
   if (!parseOpHead(op, scope) || !parseOperands(op, scope))
     return false;
-  if (tok.is(Tok::LBrace) && !parseAttrDict(op))
+  if (tok.is(Tok::LBrace) && !startsBody() && !parseAttrDict(op))
     return false;
   if (tok.is(Tok::Colon)) {
     do {
@@ -141,7 +141,56 @@ bool Parser::parseOp(Graph &g, Scope &scope) {
         return false;
     } while (tok.is(Tok::Comma));
   }
+  bool isKernel = op.kind == OpKind::Kernel;
+  if (isKernel && inBody)
+    return failAt(op.opTok, "'kernel' cannot be nested in another kernel's body");
+  if (isKernel && !startsBody())
+    return failAt(op.opTok, "'kernel' needs a body: '{' and 'body' after its result types");
+  if (!isKernel && startsBody())
+    return fail("only 'kernel' has a body");
+  if (isKernel && !parseBody(op))
+    return false;
   return buildOp(g, scope, op);
+}
+
+// A '{' followed by `body` opens a kernel's body; any other '{' attributes.
+bool Parser::startsBody() { return tok.is(Tok::LBrace) && lex.peek().isIdent("body"); }
+
+// body := '{' 'body' '(' (arg (',' arg)*)? ')' ':' op* 'return' names '}'
+// The body has a scope of its own: it sees only its arguments.
+bool Parser::parseBody(OpText &op) {
+  consume(); // '{'
+  op.body = std::make_unique<Graph>("body");
+  op.body->setLoc(locOf(tok));
+  consume(); // 'body'
+  Scope scope;
+  if (!parseArguments(*op.body, scope, "expected '(' after 'body'") ||
+      !expect(Tok::Colon, "expected ':' after the body's arguments"))
+    return false;
+  while (!tok.isIdent("return")) {
+    if (!tok.is(Tok::ValueName))
+      return fail("expected an op or 'return'");
+    if (!parseOp(*op.body, scope, true))
+      return false;
+  }
+  return parseBodyReturn(*op.body, scope) &&
+         expect(Tok::RBrace, "expected '}' after the body's return");
+}
+
+// 'return' '%' name (',' '%' name)*: the body's outputs are the kernel's
+// results; the verifier compares their types with the written ones.
+bool Parser::parseBodyReturn(Graph &body, const Scope &scope) {
+  consume(); // 'return'
+  std::vector<Value *> values;
+  while (true) {
+    if (!parseReturnValue(body, scope, {}, values))
+      return false;
+    if (!tok.is(Tok::Comma))
+      break;
+    consume();
+  }
+  body.setOutputs(values);
+  return true;
 }
 
 // names '=' opname
@@ -212,7 +261,7 @@ bool Parser::buildOp(Graph &g, Scope &scope, OpText &op) {
     std::vector<TensorType> operandTypes;
     for (Value *v : op.operands)
       operandTypes.push_back(v->type());
-    if (!inferResultTypes(op.kind, operandTypes, op.attrs, loc, diags, op.types))
+    if (!inferResultTypes(op.kind, operandTypes, op.attrs, loc, diags, op.types, op.body.get()))
       return false;
   }
   if (op.types.size() != op.names.size())
@@ -220,6 +269,7 @@ bool Parser::buildOp(Graph &g, Scope &scope, OpText &op) {
                                 std::to_string(op.types.size()) + " result(s) but " +
                                 std::to_string(op.names.size()) + " name(s) are bound");
   Op *created = g.createOp(op.kind, op.operands, op.types, std::move(op.attrs), loc);
+  created->setBody(std::move(op.body));
   for (size_t i = 0; i < op.names.size(); ++i) {
     std::string name(op.names[i].name());
     created->result(unsigned(i))->setName(name);

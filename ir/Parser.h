@@ -2,7 +2,8 @@
 // public entry points are in ir/TextFormat.h and ir/OpTable.h).
 //
 // The grammar has no recursive productions (lists are flat; a nested list is
-// a syntax error), so parsing uses bounded stack depth on any input. Each
+// a syntax error; a kernel's body may not hold a kernel), so parsing uses
+// bounded stack depth on any input. Each
 // function is parsed into a Graph as it is read; the first error in a
 // function stops it, and the parser skips to the next `func` to report
 // errors there too. Dense literals are read as text and materialized only
@@ -82,6 +83,7 @@ private:
     AttrList attrs;
     std::vector<PendingDense> dense;
     std::vector<TensorType> types;
+    std::unique_ptr<Graph> body;
   };
 
   // Tokens and errors.
@@ -114,9 +116,13 @@ private:
   // Functions and ops (Parser.cpp).
   bool parseFuncName(std::unique_ptr<Graph> &g);
   bool parseFunc(std::unique_ptr<Graph> &g);
-  bool parseArguments(Graph &g, Scope &scope);
+  bool parseArguments(Graph &g, Scope &scope, std::string_view openMessage);
   bool parseResultTypes(std::vector<TensorType> &types);
-  bool parseOp(Graph &g, Scope &scope);
+  /// `inBody`: the op is in a kernel's body, where a kernel may not nest.
+  bool parseOp(Graph &g, Scope &scope, bool inBody);
+  bool startsBody();
+  bool parseBody(OpText &op);
+  bool parseBodyReturn(Graph &body, const Scope &scope);
   bool parseOpHead(OpText &op, const Scope &scope);
   bool parseOperands(OpText &op, const Scope &scope);
   bool buildOp(Graph &g, Scope &scope, OpText &op);

@@ -2,7 +2,9 @@
 // attributes in the order of the op's signature (then any the signature does
 // not know, in stored order), every result type written, floats in their
 // shortest exact form. Parsing printed text and printing it again gives the
-// same bytes; the lit tests under test/lit/roundtrip check that.
+// same bytes; the lit tests under test/lit/roundtrip check that. A kernel's
+// body follows its result types: `{`, a `body(%arg: type, ...):` line, the
+// body's ops and return indented one step further, `}`.
 //
 // Dense data is printed as a splat when every element has the same bits, as
 // a list when it has at most kMaxListElements elements and no NaN, and as
@@ -84,17 +86,39 @@ void printAttrs(const Op &op, std::ostream &os) {
   os << "}";
 }
 
-void printOp(const Op &op, std::ostream &os) {
-  os << "  ";
+void printValueList(const std::vector<Value *> &values, std::ostream &os) {
+  for (size_t i = 0; i < values.size(); ++i)
+    os << (i ? ", %" : "%") << values[i]->name();
+}
+
+void printOp(const Op &op, std::ostream &os, const std::string &indent);
+
+// A kernel's body: its arguments on a `body(...)` line level with the kernel,
+// its ops and return indented one step further.
+void printBody(const Graph &body, std::ostream &os, const std::string &indent) {
+  os << " {\n" << indent << "body(";
+  for (unsigned i = 0; i < body.numInputs(); ++i)
+    os << (i ? ", %" : "%") << body.input(i)->name() << ": " << body.input(i)->type().str();
+  os << "):\n";
+  for (const auto &op : body.ops())
+    printOp(*op, os, indent + "  ");
+  os << indent << "  return ";
+  printValueList(body.outputs(), os);
+  os << "\n" << indent << "}";
+}
+
+void printOp(const Op &op, std::ostream &os, const std::string &indent) {
+  os << indent;
   for (unsigned i = 0; i < op.numResults(); ++i)
     os << (i ? ", %" : "%") << op.result(i)->name();
   os << " = " << op.name() << "(";
-  for (unsigned i = 0; i < op.numOperands(); ++i)
-    os << (i ? ", %" : "%") << op.operand(i)->name();
+  printValueList(op.operands(), os);
   os << ")";
   printAttrs(op, os);
   for (unsigned i = 0; i < op.numResults(); ++i)
     os << (i ? ", " : " : ") << op.result(i)->type().str();
+  if (op.body())
+    printBody(*op.body(), os, indent);
   os << "\n";
 }
 
@@ -139,7 +163,7 @@ void printGraph(const Graph &g, std::ostream &os) {
   }
   os << " {\n";
   for (const auto &op : g.ops())
-    printOp(*op, os);
+    printOp(*op, os, "  ");
   os << "  return";
   for (size_t i = 0; i < outs.size(); ++i)
     os << (i ? ", %" : " %") << outs[i]->name();

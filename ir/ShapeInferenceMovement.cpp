@@ -1,5 +1,6 @@
 // Inference for the movement ops (reshape, transpose, slice, concat,
-// broadcast), per docs/ir.md. All produce untagged results.
+// broadcast), per docs/ir.md. All produce untagged results except a
+// transpose between the two layouts, which carries the tag across.
 //
 // Reshape's element-count check is symbolic: a shape's count is a multiset of
 // named dims times a static product, and two counts are equal when both parts
@@ -105,6 +106,17 @@ static bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
   return true;
 }
 
+// The tag of a transposed tensor: {nchw} by [0, 2, 3, 1] is the same data
+// in NHWC, {nhwc} by [0, 3, 1, 2] the same data in NCHW; any other
+// transpose gives dims that no layout names.
+static Layout transposedLayout(Layout from, const std::vector<int64_t> &perm) {
+  if (from == Layout::NCHW && perm == std::vector<int64_t>{0, 2, 3, 1})
+    return Layout::NHWC;
+  if (from == Layout::NHWC && perm == std::vector<int64_t>{0, 3, 1, 2})
+    return Layout::NCHW;
+  return Layout::None;
+}
+
 bool inferTranspose(const InferContext &ctx, std::vector<TensorType> &results,
                     const ErrorFn &error) {
   Infer in(ctx, results, error);
@@ -115,7 +127,7 @@ bool inferTranspose(const InferContext &ctx, std::vector<TensorType> &results,
   Shape shape;
   for (int64_t p : perm)
     shape.push_back(x.shape[p]);
-  return in.produce(TensorType{x.dtype, std::move(shape), Layout::None});
+  return in.produce(TensorType{x.dtype, std::move(shape), transposedLayout(x.layout, perm)});
 }
 
 // Python's slice length for a dim of static size n: bounds count from the

@@ -5,7 +5,8 @@
 //   func     := 'func' '@' name '(' (arg (',' arg)*)? ')' '->' results '{' op* ret '}'
 //   arg      := '%' name ':' type
 //   results  := type | '(' (type (',' type)*)? ')'
-//   op       := '%' name (',' '%' name)* '=' opname '(' operands? ')' attrs? (':' types)?
+//   op       := '%' name (',' '%' name)* '=' opname '(' operands? ')' attrs? (':' types)? body?
+//   body     := '{' 'body' '(' (arg (',' arg)*)? ')' ':' op* ret '}'   (kernel only; no nesting)
 //   ret      := 'return' ('%' name (',' '%' name)*)?
 //   attrs    := '{' name '=' attr (',' name '=' attr)* '}'
 //   type     := dtype '[' (dim (',' dim)*)? ']' ('{' layout '}')?

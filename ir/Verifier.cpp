@@ -6,7 +6,9 @@
 // result types; each value for a valid type and a unique name; the graph for
 // its outputs. An op's inference runs only when its operands and attributes
 // passed, so that one mistake gives one error rather than a cascade. Errors
-// are reported at the op's location, graph-level ones at the graph's.
+// are reported at the op's location, graph-level ones at the graph's. A
+// kernel's body is verified like a graph, and its type checked only when it
+// verified.
 #include "ir/Verifier.h"
 
 #include "ir/Assert.h"
@@ -49,10 +51,11 @@ static bool checkOperandCount(OpKind kind, size_t count, const Loc &loc, Diagnos
 
 // Runs the inference function; operand count and attributes already passed.
 static bool runInference(OpKind kind, std::span<const TensorType> operands, const AttrList &attrs,
-                         const Loc &loc, Diagnostics &diags, std::vector<TensorType> &results) {
+                         const Graph *body, const Loc &loc, Diagnostics &diags,
+                         std::vector<TensorType> &results) {
   results.clear();
   size_t before = diags.errorCount();
-  InferContext ctx{kind, operands, attrs};
+  InferContext ctx{kind, operands, attrs, body};
   bool ok = opInfo(kind).infer(ctx, results,
                                [&](std::string message) { diags.error(loc, std::move(message)); });
   FUSEC_ASSERT(ok || diags.errorCount() > before, "inference failed without an error");
@@ -61,7 +64,7 @@ static bool runInference(OpKind kind, std::span<const TensorType> operands, cons
 
 bool inferResultTypes(OpKind kind, const std::vector<TensorType> &operandTypes,
                       const AttrList &attrs, const Loc &loc, Diagnostics &diags,
-                      std::vector<TensorType> &results) {
+                      std::vector<TensorType> &results, const Graph *body) {
   size_t before = diags.errorCount();
   checkOperandCount(kind, operandTypes.size(), loc, diags);
   for (const TensorType &t : operandTypes)
@@ -71,7 +74,7 @@ bool inferResultTypes(OpKind kind, const std::vector<TensorType> &operandTypes,
   checkAttributes(kind, checked, loc, diags);
   if (diags.errorCount() != before)
     return false;
-  return runInference(kind, operandTypes, checked, loc, diags, results);
+  return runInference(kind, operandTypes, checked, body, loc, diags, results);
 }
 
 static std::string attrNames(const OpInfo &info) {
@@ -86,13 +89,17 @@ static std::string attrNames(const OpInfo &info) {
 static std::string attributeProblem(const OpInfo &info, AttrList &attrs, size_t i) {
   NamedAttr &a = attrs[i];
   const AttrSpec *spec = info.findAttr(a.name);
-  if (!spec && info.attrs.empty())
+  // `plan.*` names discardable annotations (memory-plan's offsets): any op, any kind.
+  bool annotation = !spec && std::string_view(a.name).starts_with("plan.");
+  if (!spec && !annotation && info.attrs.empty())
     return "takes no attributes, got '" + a.name + "'";
-  if (!spec)
+  if (!spec && !annotation)
     return "has no attribute '" + a.name + "' (valid: " + attrNames(info) + ")";
   for (size_t j = 0; j < i; ++j)
     if (attrs[j].name == a.name)
       return "attribute '" + a.name + "' is given twice";
+  if (annotation)
+    return "";
   Attribute coerced = a.value;
   if (!coerced.coerceTo(spec->kind))
     return "attribute '" + a.name + "' must be " + std::string(attrKindName(spec->kind)) +
@@ -121,10 +128,13 @@ bool checkAttributes(OpKind kind, AttrList &attrs, const Loc &loc, Diagnostics &
 
 namespace {
 
-/// Checks one graph, reporting every error and carrying on.
+/// Checks one graph, reporting every error and carrying on. `isBody`: the
+/// graph is a kernel's body, which may hold no kernel (so nesting, and this
+/// recursion, stop at depth one).
 class GraphVerifier {
 public:
-  GraphVerifier(const Graph &g, Diagnostics &diags) : g(g), diags(diags) {}
+  GraphVerifier(const Graph &g, Diagnostics &diags, bool isBody = false)
+      : g(g), diags(diags), isBody(isBody) {}
 
   void run() {
     for (Value *v : g.inputs())
@@ -167,20 +177,61 @@ private:
     ok = checkOperandCount(op.kind(), op.numOperands(), op.loc(), diags) && ok;
     AttrList attrs = op.attrs();
     ok = checkAttributes(op.kind(), attrs, op.loc(), diags) && ok;
+    ok = checkStoredKinds(op) && ok;
     bool typesOk = true;
     for (unsigned i = 0; i < op.numResults(); ++i) {
       typesOk = typeProblem(op.result(i)->type()).empty() && typesOk;
       define(*op.result(i), op.loc(), quoted(op.kind()) + " result");
     }
-    if (ok && typesOk)
+    if (checkBody(op) && ok && typesOk)
       checkResultTypes(op, attrs);
+  }
+
+  // Text, model files and the builder coerce literals (int → float) before an
+  // op exists; an op built or edited directly must hold the declared kind,
+  // since the accessors (Op::getFloat, ...) read exactly that kind.
+  bool checkStoredKinds(const Op &op) {
+    bool ok = true;
+    for (const NamedAttr &a : op.attrs()) {
+      const AttrSpec *spec = op.info().findAttr(a.name);
+      if (!spec || a.value.kind() == spec->kind)
+        continue;
+      diags.error(op.loc(), quoted(op.kind()) + " attribute '" + a.name + "' is stored as " +
+                                std::string(attrKindName(a.value.kind())) + ", not " +
+                                std::string(attrKindName(spec->kind)));
+      ok = false;
+    }
+    return ok;
+  }
+
+  // A kernel has a body without kernels, verified as a graph; no other op
+  // has one. The body's match with the operands and results is checked by
+  // inference (inferKernel) and checkResultTypes.
+  bool checkBody(const Op &op) {
+    bool isKernel = op.kind() == OpKind::Kernel;
+    if (isKernel && isBody) {
+      diags.error(op.loc(), "'kernel' cannot be nested in another kernel's body");
+      return false;
+    }
+    if (!op.body()) {
+      if (isKernel)
+        diags.error(op.loc(), "'kernel' has no body");
+      return !isKernel;
+    }
+    if (!isKernel) {
+      diags.error(op.loc(), quoted(op.kind()) + " cannot have a body");
+      return false;
+    }
+    size_t before = diags.errorCount();
+    GraphVerifier(*op.body(), diags, true).run();
+    return diags.errorCount() == before;
   }
 
   void checkResultTypes(const Op &op, const AttrList &attrs) {
     std::vector<TensorType> operandTypes, inferred;
     for (Value *v : op.operands())
       operandTypes.push_back(v->type());
-    if (!runInference(op.kind(), operandTypes, attrs, op.loc(), diags, inferred))
+    if (!runInference(op.kind(), operandTypes, attrs, op.body(), op.loc(), diags, inferred))
       return;
     std::string name = quoted(op.kind());
     if (op.numResults() != inferred.size()) {
@@ -211,6 +262,7 @@ private:
 
   const Graph &g;
   Diagnostics &diags;
+  bool isBody;
   std::unordered_set<const Value *> defined;
   std::unordered_set<std::string> names;
 };

@@ -1,11 +1,47 @@
-// fusion: not written yet (placeholder so the registry builds; running it is an error).
+// fusion: rewrites a graph into `kernel` ops, each holding the ops it fuses
+// as its body and naming the template that runs it (pointwise,
+// row_reduction, gemm, attention).
+//
+// Three stages. (1) Raise (FusionRaise.cpp, FusionAttention.cpp): primitive
+// spellings of softmax, layer_norm, rms_norm, gelu, attention and linear —
+// decompose's forms, which hand-written models use too — become composites,
+// and composites get canonical attributes, so that a model fuses into the
+// same kernels however it was written. (2) Group (FusionGroups.cpp): each
+// contraction, normalization or trailing-axes reduction anchors a group
+// (matmuls sharing their A operand share one grouped-GEMM group); a row
+// reduction takes its pointwise prologue in the input's index space, gemm and
+// attention the casts of their operands; every anchor takes the pointwise
+// epilogue in its result's index space; the remaining pointwise ops form
+// pointwise groups of one index space (broadcast operands welcome). (3)
+// Outline (FusionOutline.cpp): each group becomes a kernel op.
+//
+// Invariants: the graph's meaning is kept (a kernel means its body; raising
+// changes rounding only, never toward less precision); no op is computed by
+// two kernels (a value several kernels read is one kernel's result); kernels
+// do not depend on each other in a cycle; every name survives. With
+// PassOptions::explainFusion set, each producer→consumer edge left between
+// two kernels, or between a kernel and an op outside any, is reported with
+// its reason.
+//
+// Deliberately not done: movement ops (reshape, transpose, slice, concat,
+// broadcast), windowed ops, batch_norm and reductions over leading axes stay
+// outside kernels — no template holds them (layout sinks and cancels
+// transposes before fusion; canonicalize folds reshape chains). Ops already in
+// kernels are left alone, so running fusion twice changes nothing. A rank-1
+// linear is not raised from its reshaped decomposed form.
+#include "passes/Fusion.h"
 #include "passes/PassManager.h"
 
 namespace fusec {
 
-bool runFusion(Graph &g, const PassOptions &, Diagnostics &diags) {
-  diags.error(g.loc(), "pass 'fusion' is not implemented yet");
-  return false;
+bool runFusion(Graph &g, const PassOptions &opts, Diagnostics &) {
+  fusion::raiseComposites(g);
+  fusion::Plan plan(g);
+  plan.build();
+  if (opts.explainFusion)
+    fusion::explainUnfused(g, plan, *opts.explainFusion);
+  fusion::outlineGroups(g, plan);
+  return true;
 }
 
 } // namespace fusec

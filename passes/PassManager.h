@@ -24,6 +24,9 @@ struct PassOptions {
   PrecisionChoice precision = PrecisionChoice::FP32;
   /// Where fusion explains each producer→consumer edge it left unfused; null: silent.
   std::ostream *explainFusion = nullptr;
+  /// Evaluates `op` on constant operands for canonicalize's constant folding:
+  /// the result's data, or null when it cannot or will not fold. Null: no folding.
+  std::function<DenseRef(const Op &op, const std::vector<DenseRef> &operands)> foldConstant;
 };
 
 /// A pass rewrites `g` in place and must keep its meaning. It returns false

@@ -1,11 +1,302 @@
-// precision: not written yet (placeholder so the registry builds; running it is an error).
+// precision: autocast an f32 graph to f16 or bf16 (`--precision`), keeping
+// its inputs, outputs and meaning (within the low type's tolerance).
+//
+// One forward sweep decides, per op, where its f32 values are stored:
+//  - contractions (matmul, linear, conv2d, attention) take every operand in
+//    the low type and produce it, with `acc = f32` on the op: compiled code
+//    accumulates in f32 (the reference accumulates in f64 in any case);
+//  - reduce_sum and reduce_mean keep f32 results, their operands cast up to
+//    f32: a sum or mean is a statistic, and storing it rounded would cancel
+//    badly in x − mean. reduce_max and reduce_min follow their operand's
+//    storage like pointwise ops: rounding is monotonic, so the max of
+//    rounded values is the rounded max;
+//  - pointwise, movement, normalization and pooling ops whose f32 operands
+//    are all available in the low type (values already lowered, constants,
+//    casts from the low type; at least one not a constant) run on the low
+//    type: storage is low, and codegen computes in f32 registers (the
+//    reference in f64). Normalizations keep their statistics in f32 inside
+//    the op: that is codegen's contract, as the reference's f64 is. Any other
+//    such op runs in f32, its lowered operands cast back up;
+//  - a cast reads its operand in whatever type it is stored in: widening a
+//    lowered value to f32 is exact, so casting it to any type from the low
+//    type gives what casting its f32 copy would;
+//  - every other op (constants, kernels) is left as it was.
+// A value is cast to another type at most once (casts are memoized and put
+// before the first op that needs them); constants are converted, not cast.
+// Lowered graph outputs are cast back to f32 at the end.
+//
+// Then: tensor-core alignment (PrecisionAlign.cpp) pads the static K and N
+// dims of low-type matmul, linear and attention ops to multiples of 8, and
+// redundant casts go: cast(x) to x's own type → x, and cast(cast(x, A), T)
+// with x: T and A exactly holding T (bf16 → f32 → bf16) → x. Casts and
+// constants that this pass left unused are erased.
+//
+// Deliberately not done: values that are not f32 (f64, integers, existing
+// f16/bf16) keep their types, though low-type contractions among them get
+// `acc = f32`; kernel bodies are not looked into (precision runs before
+// fusion); general cast folding and constant folding are canonicalize's.
+// `--precision=fp32` changes nothing. Running the pass twice gives the same
+// graph as running it once.
+#include "passes/Precision.h"
+
+#include "ir/Assert.h"
+#include "ir/Builder.h"
+#include "ir/Verifier.h"
 #include "passes/PassManager.h"
+
+#include <unordered_map>
+#include <unordered_set>
 
 namespace fusec {
 
-bool runPrecision(Graph &g, const PassOptions &, Diagnostics &diags) {
-  diags.error(g.loc(), "pass 'precision' is not implemented yet");
-  return false;
+namespace {
+
+bool isLowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+bool isProducedBy(const Value &v, OpKind k) {
+  return v.definingOp() && v.definingOp()->kind() == k;
+}
+
+bool isContraction(OpKind k) {
+  return k == OpKind::MatMul || k == OpKind::Linear || k == OpKind::Attention ||
+         k == OpKind::Conv2d;
+}
+
+// Ops whose result dtype is their operands' and whose math codegen does in
+// f32 registers whatever the storage type.
+bool followsOperandStorage(const Op &op) {
+  switch (op.info().cls) {
+  case OpClass::Pointwise:
+    return op.kind() != OpKind::Cast;
+  case OpClass::Reduction:
+    return op.kind() == OpKind::ReduceMax || op.kind() == OpKind::ReduceMin;
+  case OpClass::Normalization:
+  case OpClass::Movement:
+    return true;
+  case OpClass::Window:
+    return !isContraction(op.kind());
+  default:
+    return false;
+  }
+}
+
+// True when every value of `from` is exactly a value of `to`.
+bool castIsExact(DType from, DType to) {
+  if (from == to)
+    return true;
+  if (isLowFloat(from))
+    return to == DType::F32 || to == DType::F64;
+  return from == DType::F32 && to == DType::F64;
+}
+
+// Re-infers op's result types after its operand types changed.
+void retype(Op &op) {
+  std::vector<TensorType> operandTypes, results;
+  for (Value *v : op.operands())
+    operandTypes.push_back(v->type());
+  Diagnostics scratch;
+  bool ok =
+      inferResultTypes(op.kind(), operandTypes, op.attrs(), op.loc(), scratch, results, op.body());
+  FUSEC_ASSERT(ok && results.size() == op.numResults(), "autocast made an op ill-typed");
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    op.result(i)->setType(results[i]);
+}
+
+/// The autocast sweep over one graph (see the file comment).
+class Autocast {
+public:
+  Autocast(Graph &g, DType low) : g(g), low(low), builder(g, scratch) {}
+
+  void run() {
+    for (Op *op : g.opsSnapshot())
+      process(*op);
+    for (unsigned i = 0; i < g.outputs().size(); ++i)
+      if (lowered.count(g.outputs()[i]))
+        g.setOutput(i, toF32(g.outputs()[i], nullptr));
+  }
+
+  /// Values this sweep replaced somewhere: their producers may now be dead.
+  std::unordered_set<const Value *> replaced;
+
+private:
+  void process(Op &op) {
+    if (isContraction(op.kind()))
+      return lowerContraction(op);
+    if (op.kind() == OpKind::Cast)
+      return; // reads any storage (see the file comment)
+    if (followsOperandStorage(op) && canRunLow(op))
+      return runLow(op);
+    keepF32(op);
+  }
+
+  bool wasF32(const Value &v) const { return v.type().dtype == DType::F32 || lowered.count(&v); }
+
+  // The value is in the low type already, or can be had in it exactly or for free.
+  bool availableLow(const Value &v) const {
+    if (lowered.count(&v) || isProducedBy(v, OpKind::Const))
+      return true;
+    return isProducedBy(v, OpKind::Cast) && v.definingOp()->operand(0)->type().dtype == low;
+  }
+
+  bool canRunLow(const Op &op) const {
+    bool readsVariable = false;
+    for (const Value *v : op.operands()) {
+      if (!wasF32(*v))
+        continue;
+      if (!availableLow(*v))
+        return false;
+      readsVariable = readsVariable || !isProducedBy(*v, OpKind::Const);
+    }
+    return readsVariable;
+  }
+
+  void lowerContraction(Op &op) {
+    if (op.result()->type().dtype == DType::F32) {
+      for (unsigned i = 0; i < op.numOperands(); ++i)
+        replaceOperand(op, i, toLow(op.operand(i), &op));
+      retype(op);
+      lowered.insert(op.result());
+    }
+    if (isLowFloat(op.result()->type().dtype))
+      op.setAttr("acc", DType::F32);
+  }
+
+  void runLow(Op &op) {
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      if (wasF32(*op.operand(i)))
+        replaceOperand(op, i, toLow(op.operand(i), &op));
+    retype(op);
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (op.result(i)->type().dtype == low)
+        lowered.insert(op.result(i));
+  }
+
+  void keepF32(Op &op) {
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      if (lowered.count(op.operand(i)))
+        replaceOperand(op, i, toF32(op.operand(i), &op));
+  }
+
+  void replaceOperand(Op &op, unsigned i, Value *v) {
+    if (op.operand(i) != v)
+      replaced.insert(op.operand(i));
+    op.setOperand(i, v);
+  }
+
+  // `v` (f32, or lowered from f32) in the low type, made before `at`.
+  Value *toLow(Value *v, Op *at) {
+    if (lowered.count(v))
+      return v;
+    FUSEC_ASSERT(v->type().dtype == DType::F32, "autocasting a value that is not f32");
+    Value *&copy = lowCopies[v];
+    if (copy)
+      return copy;
+    if (isProducedBy(*v, OpKind::Cast) && v->definingOp()->operand(0)->type().dtype == low)
+      return copy = v->definingOp()->operand(0);
+    builder.setInsertionPoint(at);
+    builder.setLoc(at->loc());
+    copy = isProducedBy(*v, OpKind::Const) ? lowConstant(*v) : builder.cast(v, low);
+    FUSEC_ASSERT(copy, "cannot cast to the low type");
+    copy->setName(g.uniqueName(v->name() + "." + std::string(dtypeName(low))));
+    return copy;
+  }
+
+  // A lowered value back in f32, made before `at` (null: at the end).
+  Value *toF32(Value *v, Op *at) {
+    Value *&copy = f32Copies[v];
+    if (copy)
+      return copy;
+    builder.setInsertionPoint(at);
+    builder.setLoc(at ? at->loc() : g.loc());
+    copy = builder.cast(v, DType::F32);
+    FUSEC_ASSERT(copy, "cannot cast back to f32");
+    copy->setName(g.uniqueName(v->name() + ".f32"));
+    return copy;
+  }
+
+  // A constant's data rounded to the low type, layout tag kept.
+  Value *lowConstant(const Value &c) {
+    const DenseData &data = c.definingOp()->getDense("value");
+    std::vector<double> values(data.numElements());
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = data.elementAsDouble(i);
+    Value *copy = builder.constant(low, data.shape, values);
+    TensorType type = copy->type();
+    type.layout = c.type().layout;
+    copy->setType(type);
+    return copy;
+  }
+
+  Graph &g;
+  DType low;
+  Diagnostics scratch; // only bugs fail here, and those assert
+  Builder builder;
+  std::unordered_set<const Value *> lowered; // results retyped from f32 to `low`
+  std::unordered_map<const Value *, Value *> lowCopies, f32Copies;
+};
+
+// cast(x) {to = T} with x: T  →  x
+Value *castToOwnType(const Op &op) {
+  Value *x = op.operand(0);
+  return x->type() == op.result()->type() ? x : nullptr;
+}
+
+// cast(cast(x) {to = A}) {to = T} with x: T and every T exact in A  →  x
+Value *castRoundTrip(const Op &op) {
+  const Op *inner = op.operand(0)->definingOp();
+  if (!inner || inner->kind() != OpKind::Cast)
+    return nullptr;
+  Value *x = inner->operand(0);
+  bool exact = castIsExact(x->type().dtype, inner->getDType("to"));
+  return exact && x->type() == op.result()->type() ? x : nullptr;
+}
+
+void removeRedundantCasts(Graph &g, std::unordered_set<const Value *> &replaced) {
+  for (Op *op : g.opsSnapshot()) {
+    if (op->kind() != OpKind::Cast)
+      continue;
+    Value *x = castToOwnType(*op);
+    if (!x)
+      x = castRoundTrip(*op);
+    if (!x)
+      continue;
+    replaced.insert(op->result());
+    op->result()->replaceAllUsesWith(x);
+  }
+}
+
+// Erases the casts and constants whose results this pass left unused; the
+// reverse sweep meets a dead cast before the dead cast or constant it reads.
+void eraseLeftovers(Graph &g, std::unordered_set<const Value *> &replaced) {
+  std::vector<Op *> ops = g.opsSnapshot();
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Op *op = *it;
+    bool castOrConst = op->kind() == OpKind::Cast || op->kind() == OpKind::Const;
+    if (!castOrConst || op->result()->hasUses() || !replaced.count(op->result()))
+      continue;
+    if (op->kind() == OpKind::Cast)
+      replaced.insert(op->operand(0));
+    g.erase(op);
+  }
+}
+
+void alignContractions(Graph &g) {
+  for (Op *op : g.opsSnapshot())
+    if (isContraction(op->kind()) && isLowFloat(op->result()->type().dtype))
+      precision::alignForTensorCores(g, *op);
+}
+
+} // namespace
+
+bool runPrecision(Graph &g, const PassOptions &opts, Diagnostics &) {
+  if (opts.precision == PrecisionChoice::FP32)
+    return true;
+  Autocast autocast(g, opts.precision == PrecisionChoice::FP16 ? DType::F16 : DType::BF16);
+  autocast.run();
+  alignContractions(g);
+  removeRedundantCasts(g, autocast.replaced);
+  eraseLeftovers(g, autocast.replaced);
+  return true;
 }
 
 } // namespace fusec

@@ -7,6 +7,8 @@
 // from the inputs; a named dim first produced by an op (say by `broadcast`)
 // is bound from that op's actual result, and every later appearance must
 // match. `?` dims are checked by the kernels, which see the actual shapes.
+// A `kernel` op runs its body as a graph of its own, on its operands'
+// tensors and with the enclosing graph's bindings.
 #include "runtime/Reference.h"
 
 #include "ir/Assert.h"
@@ -157,6 +159,8 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
   case OpKind::MaxPool2d:
   case OpKind::AvgPool2d:
     return runPool2d(ctx, out);
+  case OpKind::Kernel:
+    break; // runs its body (Executor::compute)
   }
   FUSEC_ASSERT(false, "unknown op kind");
 }
@@ -165,11 +169,11 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
 /// input or the tensor an op produced.
 class Executor {
 public:
-  Executor(const Graph &g, const std::vector<Tensor> &inputs, DimBindings bindings,
+  Executor(const Graph &g, const std::vector<const Tensor *> &inputs, DimBindings bindings,
            Diagnostics &diags)
       : graph(g), bindings(std::move(bindings)), diags(diags) {
     for (unsigned i = 0; i < g.numInputs(); ++i)
-      slotOf(g.input(i)).view = &inputs[i];
+      slotOf(g.input(i)).view = inputs[i];
   }
 
   bool run(std::vector<Tensor> &outputs) {
@@ -198,7 +202,8 @@ private:
     for (const auto &op : graph.ops()) {
       for (Value *v : op->operands())
         slotOf(v).lastUse = index;
-      slotOf(op->result()).lastUse = index; // unused results die at once
+      for (unsigned i = 0; i < op->numResults(); ++i)
+        slotOf(op->result(i)).lastUse = index; // unused results die at once
       ++index;
     }
     for (Value *v : graph.outputs())
@@ -206,22 +211,36 @@ private:
   }
 
   bool runOp(const Op &op, size_t index) {
-    FUSEC_ASSERT(op.numResults() == 1, "every op of the table has one result");
-    ref::OpContext ctx{op, {}, bindings, diags};
+    std::vector<const Tensor *> operands;
     for (Value *v : op.operands()) {
       FUSEC_ASSERT(slotOf(v).view, "operand used before it is defined or after it is freed");
-      ctx.operands.push_back(slotOf(v).view);
+      operands.push_back(slotOf(v).view);
     }
-    Tensor out;
-    if (!runKernel(ctx, out) || !checkResult(op, out))
+    std::vector<Tensor> results;
+    if (!compute(op, operands, results))
       return false;
-    Slot &result = slotOf(op.result());
-    result.owned = std::move(out);
-    result.view = &result.owned;
+    FUSEC_ASSERT(results.size() == op.numResults(), "an op computed the wrong number of results");
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      if (!checkResult(op, i, results[i]))
+        return false;
+      Slot &result = slotOf(op.result(i));
+      result.owned = std::move(results[i]);
+      result.view = &result.owned;
+    }
     for (Value *v : op.operands())
       release(v, index);
-    release(op.result(), index);
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      release(op.result(i), index);
     return true;
+  }
+
+  /// A kernel op runs its body; every other op its one kernel.
+  bool compute(const Op &op, const std::vector<const Tensor *> &operands,
+               std::vector<Tensor> &results) {
+    if (op.body())
+      return Executor(*op.body(), operands, bindings, diags).run(results);
+    results.resize(1);
+    return runKernel(ref::OpContext{op, operands, bindings, diags}, results[0]);
   }
 
   /// Frees a value's tensor once op `index` was its last reader.
@@ -233,8 +252,8 @@ private:
     s.view = nullptr;
   }
 
-  bool checkResult(const Op &op, const Tensor &t) {
-    const TensorType &type = op.result()->type();
+  bool checkResult(const Op &op, unsigned i, const Tensor &t) {
+    const TensorType &type = op.result(i)->type();
     FUSEC_ASSERT(t.dtype == type.dtype && t.shape.size() == type.rank(),
                  "a kernel's result dtype or rank differs from the inferred type");
     std::string problem;
@@ -258,7 +277,10 @@ bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector
   DimBindings bindings;
   if (!bindInputs(g, inputs, bindings, diags))
     return false;
-  return Executor(g, inputs, std::move(bindings), diags).run(outputs);
+  std::vector<const Tensor *> views;
+  for (const Tensor &t : inputs)
+    views.push_back(&t);
+  return Executor(g, views, std::move(bindings), diags).run(outputs);
 }
 
 } // namespace fusec

@@ -105,3 +105,19 @@ TEST_F(GraphTest, VerifierCatchesUseBeforeDefinition) {
 }
 
 } // namespace
+
+namespace {
+// An op built directly with an int where the signature says float passes
+// through no coercion; the verifier must report it rather than let a later
+// getFloat() read the wrong alternative.
+TEST_F(GraphTest, VerifierReportsAttributeStoredAsTheWrongKind) {
+  Value *n = b.softmax(x);
+  g.setOutputs({n});
+  Op *ln = g.createOp(OpKind::LayerNorm, {x}, {x->type()}, {{"epsilon", int64_t(1)}});
+  g.setOutputs({ln->result()});
+  EXPECT_FALSE(verify(g, diags));
+  ASSERT_FALSE(diags.all().empty());
+  EXPECT_EQ(diags.all().back().message,
+            "'layer_norm' attribute 'epsilon' is stored as int, not float");
+}
+} // namespace

@@ -152,9 +152,13 @@ TEST(Infer, Movement) {
             "error: 'reshape' element counts of f32[2,3] and [4,2] differ");
   EXPECT_EQ(reshape("f32[b,3]", {n(3), sym("s")}),
             "error: 'reshape' element counts of f32[b,3] and [3,s] differ");
+  // A transpose between the two layouts carries the tag; any other drops it.
   EXPECT_EQ(infer(OpKind::Transpose, {"f32[1,2,3,4]{nchw}"},
                   {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}),
-            "f32[1,3,4,2]");
+            "f32[1,3,4,2]{nhwc}");
+  EXPECT_EQ(infer(OpKind::Transpose, {"f32[1,2,3,4]{nchw}"},
+                  {{"perm", std::vector<int64_t>{0, 3, 2, 1}}}),
+            "f32[1,4,3,2]");
   int64_t end = std::numeric_limits<int64_t>::max();
   EXPECT_EQ(infer(OpKind::Slice, {"f32[10,b]"}, {{"axis", 0}, {"start", -3}, {"end", end}}),
             "f32[3,b]");

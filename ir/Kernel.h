@@ -1,0 +1,27 @@
+// Facts about `kernel` ops shared by the verifier, the fusion pass and
+// codegen: the templates a kernel may name. A kernel's body is an ordinary
+// graph (Op::body); docs/ir.md "Kernels" gives the text form.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fusec {
+
+/// The code template that runs a kernel, named by its `template` attribute.
+enum class KernelTemplate {
+  Pointwise,    ///< pointwise ops over one index space, broadcast operands allowed
+  RowReduction, ///< one reduction or normalization over trailing dims, with prologue and epilogue
+  Gemm,         ///< matmul/linear (several sharing their A operand) with epilogue
+  Attention,    ///< one attention op, with cast prologue and pointwise epilogue
+};
+
+/// The attribute spelling: "pointwise", "row_reduction", "gemm", "attention".
+std::string_view kernelTemplateName(KernelTemplate t);
+/// The template named `name`, or nullopt when there is none.
+std::optional<KernelTemplate> lookupKernelTemplate(std::string_view name);
+/// "\"pointwise\", \"row_reduction\", \"gemm\" or \"attention\"" for messages.
+std::string kernelTemplateNames();
+
+} // namespace fusec

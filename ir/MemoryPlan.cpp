@@ -1,0 +1,205 @@
+// Arena memory planning (ir/MemoryPlan.h): collect buffers in op order,
+// merging in-place chains, then place them greedily by size with best fit.
+//
+// Invariant of the result: two values whose byte ranges overlap are never
+// live at the same program point, except a value and the operand whose
+// buffer it took over, at the op that reads one and writes the other.
+#include "ir/MemoryPlan.h"
+
+#include "ir/Assert.h"
+#include "ir/Kernel.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace fusec {
+
+namespace {
+
+int64_t alignUp(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+// Bytes of `t` with named dims bound by `dims`; nullopt when a dim is unbound
+// or the product overflows.
+std::optional<int64_t> typeBytes(const TensorType &t, const std::map<std::string, int64_t> &dims) {
+  int64_t bytes = dtypeSize(t.dtype);
+  for (const Dim &d : t.shape) {
+    int64_t size = d.size;
+    if (!d.isStatic()) {
+      auto it = dims.find(d.symbol);
+      if (d.isAnonymous() || it == dims.end())
+        return std::nullopt;
+      size = it->second;
+    }
+    if (size < 0 || (size > 0 && bytes > std::numeric_limits<int64_t>::max() / size))
+      return std::nullopt;
+    bytes *= size;
+  }
+  return bytes;
+}
+
+// A `pointwise` kernel whose body holds only pointwise ops and constants.
+bool isPointwiseKernel(const Op &op) {
+  if (op.kind() != OpKind::Kernel || !op.body() ||
+      lookupKernelTemplate(op.getString("template")) != KernelTemplate::Pointwise)
+    return false;
+  for (const auto &inner : op.body()->ops())
+    if (inner->info().cls != OpClass::Pointwise && inner->kind() != OpKind::Const)
+      return false;
+  return true;
+}
+
+// Ops that compute result element i from element i of each same-sized
+// operand (or from none), so the result may be written over such an operand.
+bool writesOverOperand(const Op &op) {
+  return op.info().cls == OpClass::Pointwise || op.kind() == OpKind::Reshape ||
+         isPointwiseKernel(op);
+}
+
+/// Builds one plan: buffers first (collect), then offsets (place).
+class Planner {
+public:
+  Planner(const Graph &g, const ByteSizeFn &bytesOf) : g(g), live(g), bytesOf(bytesOf) {}
+
+  // One buffer per value that needs one, in-place chains merged. False, with
+  // `unsized` set, when a value has no size.
+  bool collect(const Value **unsized) {
+    for (const auto &op : g.ops())
+      for (unsigned i = 0; i < op->numResults(); ++i) {
+        const Value &r = *op->result(i);
+        if (!needsArenaBuffer(r))
+          continue;
+        std::optional<int64_t> bytes = bytesOf(r);
+        if (!bytes) {
+          if (unsized)
+            *unsized = &r;
+          return false;
+        }
+        addValue(*op, r, *bytes);
+      }
+    return true;
+  }
+
+  void place() {
+    std::vector<unsigned> order(plan.buffers.size());
+    for (unsigned i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+      return plan.buffers[a].bytes > plan.buffers[b].bytes;
+    });
+    std::vector<const ArenaBuffer *> placed;
+    for (unsigned i : order) {
+      ArenaBuffer &b = plan.buffers[i];
+      b.offset = bestOffset(b, placed);
+      plan.peakBytes = std::max(plan.peakBytes, b.offset + b.bytes);
+      placed.push_back(&b);
+    }
+  }
+
+  MemoryPlan plan;
+
+private:
+  void addValue(const Op &op, const Value &r, int64_t bytes) {
+    if (std::optional<unsigned> reused = reusableBuffer(op, r, bytes)) {
+      ArenaBuffer &b = plan.buffers[*reused];
+      plan.reusedOperand[&r] = b.values.back();
+      b.values.push_back(&r);
+      b.live.last = live.range(r).last;
+      plan.bufferOf[&r] = *reused;
+      return;
+    }
+    plan.bufferOf[&r] = unsigned(plan.buffers.size());
+    plan.buffers.push_back({0, bytes, live.range(r), {&r}});
+  }
+
+  // The buffer of an operand that `r` may take over: planned, dying at `op`,
+  // the same bytes and element size, and not already taken by another result.
+  std::optional<unsigned> reusableBuffer(const Op &op, const Value &r, int64_t bytes) const {
+    if (!writesOverOperand(op) || !spansIndexSpace(op, r, bytes))
+      return std::nullopt;
+    for (const Value *u : op.operands()) {
+      auto it = plan.bufferOf.find(u);
+      if (it == plan.bufferOf.end() || !live.diesAt(*u, op))
+        continue;
+      const ArenaBuffer &b = plan.buffers[it->second];
+      if (b.bytes == bytes && b.values.back() == u &&
+          dtypeSize(u->type().dtype) == dtypeSize(r.type().dtype))
+        return it->second;
+    }
+    return std::nullopt;
+  }
+
+  // A kernel with results of several sizes runs over the largest: a smaller
+  // result's element is read by many threads, so only a result as large as
+  // the index space may overlay an operand (a plain op's one result always is).
+  bool spansIndexSpace(const Op &op, const Value &r, int64_t bytes) const {
+    int64_t elements = bytes / dtypeSize(r.type().dtype);
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      const Value &other = *op.result(i);
+      std::optional<int64_t> otherBytes = bytesOf(other);
+      if (!otherBytes || *otherBytes / dtypeSize(other.type().dtype) > elements)
+        return false;
+    }
+    return true;
+  }
+
+  // The lowest-waste aligned gap for `b` among placed buffers live with it,
+  // else the first aligned offset above all of them.
+  static int64_t bestOffset(const ArenaBuffer &b, const std::vector<const ArenaBuffer *> &placed) {
+    std::vector<const ArenaBuffer *> conflicts;
+    for (const ArenaBuffer *p : placed)
+      if (p->live.overlaps(b.live))
+        conflicts.push_back(p);
+    std::sort(conflicts.begin(), conflicts.end(),
+              [](const ArenaBuffer *x, const ArenaBuffer *y) { return x->offset < y->offset; });
+    int64_t cursor = 0, best = -1, bestGap = std::numeric_limits<int64_t>::max();
+    for (const ArenaBuffer *c : conflicts) {
+      int64_t start = alignUp(cursor);
+      int64_t gap = c->offset - start;
+      if (gap >= b.bytes && gap < bestGap) {
+        best = start;
+        bestGap = gap;
+      }
+      cursor = std::max(cursor, c->offset + c->bytes);
+    }
+    return best >= 0 ? best : alignUp(cursor);
+  }
+
+  const Graph &g;
+  Liveness live;
+  const ByteSizeFn &bytesOf;
+};
+
+} // namespace
+
+std::optional<int64_t> MemoryPlan::offsetOf(const Value &v) const {
+  auto it = bufferOf.find(&v);
+  if (it == bufferOf.end())
+    return std::nullopt;
+  return buffers[it->second].offset;
+}
+
+bool needsArenaBuffer(const Value &v) {
+  if (v.isGraphInput() || v.definingOp()->kind() == OpKind::Const)
+    return false;
+  for (const Use &u : v.uses())
+    if (!u.user)
+      return false; // a graph output: the caller's buffer
+  return true;
+}
+
+std::optional<MemoryPlan> planMemory(const Graph &g, const ByteSizeFn &bytesOf,
+                                     const Value **unsized) {
+  Planner planner(g, bytesOf);
+  if (!planner.collect(unsized))
+    return std::nullopt;
+  planner.place();
+  return std::move(planner.plan);
+}
+
+std::optional<MemoryPlan> planMemory(const Graph &g, const std::map<std::string, int64_t> &dims,
+                                     const Value **unsized) {
+  return planMemory(
+      g, [&](const Value &v) { return typeBytes(v.type(), dims); }, unsized);
+}
+
+} // namespace fusec

@@ -1,0 +1,236 @@
+// The local rewrites of canonicalize: algebraic identities and shape-op
+// simplifications, one short function each with its formula above it, and
+// the table that says which op kind each applies to.
+//
+// A pattern looks only at its op and the producers of its operands, never at
+// users, so the driver's forward sweep meets every pattern's inputs already
+// canonical. Patterns that build a new op (cast of cast, transpose and reshape
+// chains) build the plain merged op and leave it to the identity patterns,
+// which see it next, to remove it when it does nothing. Every rewrite is
+// exact under the semantics of docs/ir.md, except for the sign of a zero
+// sum (Note [Signed zero]); a candidate whose type differs from the op's
+// (say a zero that broadcasts) is dropped by applyPatterns.
+//
+// Note [Signed zero]: x + 0 → x (and x − (−0) → x) differ from the op only
+// for x = −0, where the op gives +0. Like XLA's algebraic simplifier, we take
+// the sign of a zero sum as insignificant; every other identity here is
+// exact, NaN and ±inf included.
+#include "passes/Canonicalize.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace fusec::canonicalize {
+
+namespace {
+
+/// The op defining `v` when it is of kind `k`, else null.
+const Op *producer(const Value *v, OpKind k) {
+  const Op *def = v->definingOp();
+  return def && def->kind() == k ? def : nullptr;
+}
+
+/// True when `v` is a constant whose elements all equal `x` (−0 equals 0).
+bool isSplatConstant(const Value *v, double x) {
+  const Op *c = producer(v, OpKind::Const);
+  if (!c)
+    return false;
+  const DenseData &data = c->getDense("value");
+  for (size_t i = 0; i < data.numElements(); ++i)
+    if (data.elementAsDouble(i) != x)
+      return false;
+  return true;
+}
+
+/// For op(x, e), or op(e, x) when the op commutes: x, when e is a constant
+/// of identity elements and x already has the result's type (an e that
+/// broadcasts x to a larger shape makes the op more than the identity).
+Value *operandBesideIdentity(const Op &op, double identity, bool commutes) {
+  const TensorType &type = op.result()->type();
+  Value *lhs = op.operand(0), *rhs = op.operand(1);
+  if (lhs->type() == type && isSplatConstant(rhs, identity))
+    return lhs;
+  if (commutes && rhs->type() == type && isSplatConstant(lhs, identity))
+    return rhs;
+  return nullptr;
+}
+
+/// True when every value of `from` is exactly a value of `to`, so that a
+/// cast through `to` and on to any dtype equals the direct cast.
+bool castIsExact(DType from, DType to) {
+  if (from == to || from == DType::Bool)
+    return true; // bool is 0 or 1, which every dtype holds
+  switch (from) {
+  case DType::I8: // |x| <= 128 fits f16's 11 and bf16's 8 significant bits
+    return to != DType::Bool;
+  case DType::I32:
+    return to == DType::I64 || to == DType::F64;
+  case DType::F16:
+  case DType::BF16:
+    return to == DType::F32 || to == DType::F64;
+  case DType::F32:
+    return to == DType::F64;
+  default: // i64 and f64 fit nothing wider
+    return false;
+  }
+}
+
+bool isIdentityPerm(const std::vector<int64_t> &perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != int64_t(i))
+      return false;
+  return true;
+}
+
+/// True when a reshape of `input` to `target` has one outcome, fixed by the
+/// element count: each named dim of target is one of input's (so it is bound
+/// whenever input is) and at most one dim (`?` or -1) is left to infer.
+bool reshapeIsDeterminate(const Shape &target, const TensorType &input) {
+  unsigned inferred = 0;
+  for (const Dim &d : target) {
+    if (d.isAnonymous() || d.isStaticValue(-1))
+      ++inferred;
+    else if (!d.isStatic() &&
+             std::find(input.shape.begin(), input.shape.end(), d) == input.shape.end())
+      return false;
+  }
+  return inferred <= 1;
+}
+
+// add(x, 0) → x, add(0, x) → x   (Note [Signed zero])
+Value *addZero(Rewriter &, const Op &op) { return operandBesideIdentity(op, 0.0, true); }
+
+// sub(x, 0) → x   (Note [Signed zero])
+Value *subZero(Rewriter &, const Op &op) { return operandBesideIdentity(op, 0.0, false); }
+
+// mul(x, 1) → x, mul(1, x) → x   (never x · 0 → 0: NaN · 0 and inf · 0 are NaN)
+Value *mulOne(Rewriter &, const Op &op) { return operandBesideIdentity(op, 1.0, true); }
+
+// div(x, 1) → x
+Value *divOne(Rewriter &, const Op &op) { return operandBesideIdentity(op, 1.0, false); }
+
+// neg(neg(x)) → x   (exact for wrapping integers too)
+Value *doubleNegation(Rewriter &, const Op &op) {
+  const Op *inner = producer(op.operand(0), OpKind::Neg);
+  return inner ? inner->operand(0) : nullptr;
+}
+
+// cast(x: T, to = T) → x
+Value *castToOwnDType(Rewriter &, const Op &op) {
+  Value *x = op.operand(0);
+  return x->type().dtype == op.getDType("to") ? x : nullptr;
+}
+
+// cast(cast(x: T0, to = T1), to = T2) → cast(x, to = T2) when T0 → T1 is exact
+Value *castOfExactCast(Rewriter &rw, const Op &op) {
+  const Op *inner = producer(op.operand(0), OpKind::Cast);
+  if (!inner || !castIsExact(inner->operand(0)->type().dtype, inner->getDType("to")))
+    return nullptr;
+  return rw.create(OpKind::Cast, {inner->operand(0)}, {{"to", op.getDType("to")}});
+}
+
+// transpose(x, perm = [0, 1, ..., n-1]) → x
+Value *identityTranspose(Rewriter &, const Op &op) {
+  return isIdentityPerm(op.getInts("perm")) ? op.operand(0) : nullptr;
+}
+
+// transpose(transpose(x, p), q) → transpose(x, r) with r[i] = p[q[i]]
+Value *transposeOfTranspose(Rewriter &rw, const Op &op) {
+  const Op *inner = producer(op.operand(0), OpKind::Transpose);
+  if (!inner)
+    return nullptr;
+  const std::vector<int64_t> &p = inner->getInts("perm");
+  std::vector<int64_t> r;
+  for (int64_t qi : op.getInts("perm"))
+    r.push_back(p[size_t(qi)]);
+  return rw.create(OpKind::Transpose, {inner->operand(0)}, {{"perm", std::move(r)}});
+}
+
+// reshape(x, shape) → x when the result type is x's and the shape is determinate
+Value *identityReshape(Rewriter &, const Op &op) {
+  Value *x = op.operand(0);
+  if (x->type() != op.result()->type() || !reshapeIsDeterminate(op.getShape("shape"), x->type()))
+    return nullptr;
+  return x;
+}
+
+// reshape(reshape(x, s), t) → reshape(x, t) when t is determinate from x
+Value *reshapeOfReshape(Rewriter &rw, const Op &op) {
+  const Op *inner = producer(op.operand(0), OpKind::Reshape);
+  if (!inner || !reshapeIsDeterminate(op.getShape("shape"), inner->operand(0)->type()))
+    return nullptr;
+  return rw.create(OpKind::Reshape, {inner->operand(0)}, {{"shape", op.getShape("shape")}});
+}
+
+// broadcast(x, shape) → x when the result type is x's
+Value *identityBroadcast(Rewriter &, const Op &op) {
+  Value *x = op.operand(0);
+  return x->type() == op.result()->type() ? x : nullptr;
+}
+
+// broadcast(broadcast(x, s), t) → broadcast(x, t) for a static t (a symbolic
+// dim of t may be taken from the operand at run time, which differs)
+Value *broadcastOfBroadcast(Rewriter &rw, const Op &op) {
+  const Op *inner = producer(op.operand(0), OpKind::Broadcast);
+  if (!inner || !isStatic(op.getShape("shape")))
+    return nullptr;
+  return rw.create(OpKind::Broadcast, {inner->operand(0)}, {{"shape", op.getShape("shape")}});
+}
+
+// slice(x, axis, start, end, step) → x when it takes the whole axis
+Value *wholeAxisSlice(Rewriter &, const Op &op) {
+  Value *x = op.operand(0);
+  if (x->type() != op.result()->type())
+    return nullptr;
+  // A static dim keeps its size only when every element is taken; `?` stays
+  // `?` under any slice, so a symbolic axis needs the whole-axis form.
+  const Dim &dim = x->type().shape[*normalizeAxis(op.getInt("axis"), x->type().rank())];
+  bool whole = dim.isStatic() || (op.getInt("start") == 0 && op.getInt("step") == 1 &&
+                                  op.getInt("end") == std::numeric_limits<int64_t>::max());
+  return whole ? x : nullptr;
+}
+
+// concat(x) → x
+Value *singleOperandConcat(Rewriter &, const Op &op) {
+  return op.numOperands() == 1 ? op.operand(0) : nullptr;
+}
+
+struct Rule {
+  OpKind kind;
+  Pattern pattern;
+};
+
+// Identities before merges: a merge builds a new op, an identity does not.
+constexpr Rule kRules[] = {
+    {OpKind::Add, addZero},
+    {OpKind::Sub, subZero},
+    {OpKind::Mul, mulOne},
+    {OpKind::Div, divOne},
+    {OpKind::Neg, doubleNegation},
+    {OpKind::Cast, castToOwnDType},
+    {OpKind::Cast, castOfExactCast},
+    {OpKind::Transpose, identityTranspose},
+    {OpKind::Transpose, transposeOfTranspose},
+    {OpKind::Reshape, identityReshape},
+    {OpKind::Reshape, reshapeOfReshape},
+    {OpKind::Broadcast, identityBroadcast},
+    {OpKind::Broadcast, broadcastOfBroadcast},
+    {OpKind::Slice, wholeAxisSlice},
+    {OpKind::Concat, singleOperandConcat},
+};
+
+} // namespace
+
+Value *applyPatterns(Rewriter &rw, const Op &op) {
+  for (const Rule &rule : kRules) {
+    if (rule.kind != op.kind())
+      continue;
+    Value *v = rule.pattern(rw, op);
+    if (v && v->type() == op.result()->type())
+      return v;
+    rw.discard(); // a rejected candidate leaves nothing behind
+  }
+  return nullptr;
+}
+
+} // namespace fusec::canonicalize

@@ -1,0 +1,308 @@
+// Grouping ops into future kernels: the second stage of fusion.
+//
+// Anchors (contractions, normalizations, reductions over trailing axes) each
+// seed a group, in program order; a matmul or linear sharing its A operand,
+// weight type and attributes with an earlier gemm anchor joins that group
+// instead (one grouped GEMM reading A once, like a fused QKV projection).
+// Each group then grows, in seeding order: a prologue (the pointwise
+// producers of a row reduction's input in the same index space; for gemm and
+// attention, casts of operands used nowhere else), then an epilogue (every
+// later pointwise op in the anchors' result index space that reads the
+// group). Left-over pointwise ops form pointwise groups of one index space,
+// joined along producer→consumer edges. A merge never makes a cycle between
+// kernels; a producer never joins two groups: its other users read it as a
+// kernel result.
+#include "passes/Fusion.h"
+
+#include <unordered_set>
+
+namespace fusec::fusion {
+
+std::string_view reasonText(Reason r) {
+  switch (r) {
+  case Reason::SeveralUsers:
+    return "several users";
+  case Reason::IndexSpaceMismatch:
+    return "index-space mismatch";
+  case Reason::ReductionBoundary:
+    return "reduction boundary";
+  case Reason::CannotHold:
+    return "template cannot hold it";
+  }
+  return "";
+}
+
+bool isFusiblePointwise(const Op &op) { return op.info().cls == OpClass::Pointwise; }
+
+std::optional<KernelTemplate> anchorTemplate(const Op &op) {
+  size_t rank = op.numOperands() ? op.operand(0)->type().rank() : 0;
+  switch (op.kind()) {
+  case OpKind::MatMul:
+  case OpKind::Linear:
+    return KernelTemplate::Gemm;
+  case OpKind::Attention:
+    return KernelTemplate::Attention;
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return KernelTemplate::RowReduction;
+  case OpKind::Softmax:
+    if (normalizeAxis(op.getInt("axis"), rank) == rank - 1)
+      return KernelTemplate::RowReduction;
+    return std::nullopt;
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceMean:
+    if (trailingReductionStart(op))
+      return KernelTemplate::RowReduction;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+Plan::Plan(const Graph &g) : graph(g) {
+  for (const auto &op : g.ops())
+    position.emplace(op.get(), position.size());
+}
+
+const Member *Plan::memberOf(const Op *op) const {
+  auto it = members.find(op);
+  return it == members.end() ? nullptr : &it->second;
+}
+
+void Plan::add(Group &grp, Op *op, Role role, int chain) {
+  members[op] = Member{&grp, role, chain};
+  grp.ops.push_back(op);
+  if (role == Role::Anchor)
+    grp.anchors.push_back(op);
+}
+
+void Plan::seed(Op *anchor, KernelTemplate t) {
+  all.push_back(std::make_unique<Group>(Group{t, {}, {}, anchor->result()->type().shape}));
+  add(*all.back(), anchor, Role::Anchor, 0);
+}
+
+/// Whether two gemm anchors can share one grouped-GEMM kernel: the same A
+/// operand, kind and attributes, and operands and results of equal types.
+static bool areSiblings(const Op &a, const Op &b) {
+  if (a.kind() != b.kind() || a.operand(0) != b.operand(0) || a.numOperands() != b.numOperands() ||
+      a.result()->type() != b.result()->type())
+    return false;
+  for (unsigned i = 1; i < a.numOperands(); ++i)
+    if (a.operand(i)->type() != b.operand(i)->type())
+      return false;
+  for (const AttrSpec &spec : a.info().attrs) {
+    const Attribute *x = a.attrIfPresent(spec.name), *y = b.attrIfPresent(spec.name);
+    if ((x || y) && !(x && y && *x == *y))
+      return false;
+  }
+  return true;
+}
+
+bool Plan::joinSibling(Op *anchor) {
+  for (const auto &grp : all) {
+    if (grp->tmpl != KernelTemplate::Gemm || !areSiblings(*grp->anchors.front(), *anchor) ||
+        createsCycle(grp->ops, {anchor}))
+      continue;
+    add(*grp, anchor, Role::Anchor, int(grp->anchors.size()));
+    return true;
+  }
+  return false;
+}
+
+void Plan::build() {
+  for (const auto &op : graph.ops()) {
+    std::optional<KernelTemplate> t = anchorTemplate(*op);
+    if (t && !(*t == KernelTemplate::Gemm && joinSibling(op.get())))
+      seed(op.get(), *t);
+  }
+  size_t anchored = all.size();
+  for (size_t i = 0; i < anchored; ++i) {
+    growPrologue(*all[i]);
+    growEpilogue(*all[i]);
+  }
+  formPointwiseGroups();
+}
+
+// Row reduction: producers of the anchor's input, then of those producers'
+// operands. Gemm and attention: casts of the anchors' operands, and casts
+// of those casts.
+void Plan::growPrologue(Group &grp) {
+  std::vector<std::pair<Value *, Op *>> work; // (value, the member reading it)
+  for (Op *anchor : grp.anchors)
+    for (Value *v : anchor->operands())
+      if (grp.tmpl != KernelTemplate::RowReduction || v == anchor->operand(0))
+        work.push_back({v, anchor});
+  while (!work.empty()) {
+    auto [v, reader] = work.back();
+    work.pop_back();
+    Op *producer = v->definingOp();
+    if (!producer || members.count(producer) || prologueProblem(grp, *producer, *reader, false))
+      continue;
+    add(grp, producer, Role::Prologue, -1);
+    for (Value *operand : producer->operands())
+      work.push_back({operand, producer});
+  }
+}
+
+std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer,
+                                            const Op &consumer, bool explaining) const {
+  const Member *m = memberOf(&producer);
+  if (m && m->group->hasAnchor()) // another kernel's input is shared; its output is past a boundary
+    return m->role == Role::Prologue ? Reason::SeveralUsers : Reason::ReductionBoundary;
+  if (!isFusiblePointwise(producer))
+    return Reason::CannotHold;
+  if (m && !explaining)
+    return Reason::SeveralUsers;
+  const Op &anchor = *grp.anchors.front();
+  if (grp.tmpl == KernelTemplate::RowReduction) {
+    const TensorType &x = anchor.operand(0)->type();
+    bool feedsInput = &consumer != &anchor || producer.result() == anchor.operand(0);
+    if (!feedsInput || producer.result()->type().shape != x.shape)
+      return Reason::IndexSpaceMismatch;
+  } else {
+    if (producer.kind() != OpKind::Cast)
+      return Reason::CannotHold;
+    for (const Use &u : producer.result()->uses()) {
+      const Member *user = u.user ? memberOf(u.user) : nullptr;
+      if (!user || user->group != &grp)
+        return Reason::SeveralUsers;
+    }
+  }
+  if (createsCycle(grp.ops, {const_cast<Op *>(&producer)}))
+    return Reason::SeveralUsers;
+  return std::nullopt;
+}
+
+void Plan::growEpilogue(Group &grp) {
+  size_t first = SIZE_MAX;
+  for (Op *op : grp.ops)
+    first = std::min(first, position.at(op));
+  for (const auto &op : graph.ops()) {
+    int chain = -1;
+    if (position.at(op.get()) > first && !members.count(op.get()) &&
+        !epilogueProblem(grp, *op, chain, false))
+      add(grp, op.get(), Role::Epilogue, chain);
+  }
+}
+
+std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer, int &chain,
+                                            bool explaining) const {
+  const Member *m = memberOf(&consumer);
+  if (m && m->group->hasAnchor() && grp.hasAnchor())
+    return Reason::ReductionBoundary;
+  if (!isFusiblePointwise(consumer) || (m && !explaining))
+    return Reason::CannotHold;
+  bool reads = false;
+  for (Value *v : consumer.operands()) {
+    const Member *p = v->definingOp() ? memberOf(v->definingOp()) : nullptr;
+    if (!p || p->group != &grp)
+      continue;
+    reads = true;
+    bool prologueValue = p->role == Role::Prologue && grp.tmpl != KernelTemplate::RowReduction;
+    if (prologueValue)
+      return Reason::IndexSpaceMismatch; // a gemm's epilogue sees its output tile only
+    if (p->chain >= 0 && chain >= 0 && p->chain != chain)
+      return Reason::ReductionBoundary; // two GEMM accumulators of one grouped kernel
+    chain = std::max(chain, p->chain);
+  }
+  if (!reads)
+    return Reason::CannotHold;
+  if (consumer.result()->type().shape != grp.space)
+    return Reason::IndexSpaceMismatch;
+  if (createsCycle(grp.ops, {const_cast<Op *>(&consumer)}))
+    return Reason::SeveralUsers;
+  return std::nullopt;
+}
+
+// Each left-over pointwise op joins the pointwise groups of its producers
+// in its index space (merging them when it joins several), or starts one.
+void Plan::formPointwiseGroups() {
+  for (const auto &op : graph.ops()) {
+    if (members.count(op.get()) || !isFusiblePointwise(*op))
+      continue;
+    Group *target = nullptr;
+    for (Value *v : op->operands()) {
+      const Member *p = v->definingOp() ? memberOf(v->definingOp()) : nullptr;
+      Group *source = p ? p->group : nullptr;
+      if (!source || source->hasAnchor() || source == target ||
+          source->space != op->result()->type().shape)
+        continue;
+      if (!target && !createsCycle(source->ops, {op.get()})) {
+        target = source;
+        add(*target, op.get(), Role::Pointwise, -1);
+      } else if (target && !createsCycle(target->ops, source->ops)) {
+        absorb(*target, *source);
+      }
+    }
+    if (target)
+      continue;
+    all.push_back(std::make_unique<Group>(
+        Group{KernelTemplate::Pointwise, {}, {}, op->result()->type().shape}));
+    add(*all.back(), op.get(), Role::Pointwise, -1);
+  }
+  std::erase_if(all, [](const std::unique_ptr<Group> &g) { return g->ops.empty(); });
+}
+
+void Plan::absorb(Group &into, Group &from) {
+  for (Op *op : from.ops)
+    add(into, op, Role::Pointwise, -1);
+  from.ops.clear();
+}
+
+bool Plan::createsCycle(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
+  return pathOutside(a, b, a) || pathOutside(b, a, b);
+}
+
+// A depth-first walk along users from `from`, through ops in neither set;
+// reaching one member of a group reaches all of them (the group is one
+// kernel). True when it reaches an op of `to`.
+bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to,
+                       const std::vector<Op *> &other) const {
+  std::unordered_set<const Op *> target(to.begin(), to.end()), source(other.begin(), other.end());
+  std::unordered_set<const Op *> seen;
+  std::vector<const Op *> stack;
+  auto pushUsers = [&](const Op *op, bool fromSource) {
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      for (const Use &u : op->result(i)->uses())
+        if (u.user && !(fromSource && target.count(u.user)) && !source.count(u.user))
+          stack.push_back(u.user);
+  };
+  for (const Op *op : from)
+    pushUsers(op, true);
+  while (!stack.empty()) {
+    const Op *op = stack.back();
+    stack.pop_back();
+    if (target.count(op))
+      return true;
+    if (!seen.insert(op).second)
+      continue;
+    const Member *m = memberOf(op);
+    if (!m) {
+      pushUsers(op, false);
+      continue;
+    }
+    for (const Op *peer : m->group->ops) {
+      if (target.count(peer))
+        return true;
+      if (seen.insert(peer).second || peer == op)
+        pushUsers(peer, false);
+    }
+  }
+  return false;
+}
+
+Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
+  const Member *mp = memberOf(&producer), *mc = memberOf(&consumer);
+  if (!mp || !mc)
+    return Reason::CannotHold;
+  if (mc->role == Role::Anchor || mc->role == Role::Prologue)
+    return prologueProblem(*mc->group, producer, consumer, true).value_or(Reason::SeveralUsers);
+  if (mc->group->hasAnchor()) // an epilogue takes no pointwise work from elsewhere
+    return mp->group->hasAnchor() ? Reason::ReductionBoundary : Reason::CannotHold;
+  int chain = -1;
+  return epilogueProblem(*mp->group, consumer, chain, true).value_or(Reason::SeveralUsers);
+}
+
+} // namespace fusec::fusion

@@ -1,0 +1,231 @@
+// Outlining groups into kernel ops, the last stage of fusion, and the
+// --explain-fusion report.
+//
+// A group's members move, in program order, into the body of a new kernel
+// op placed where its last member was. The kernel's operands are the values
+// the members read from outside, the anchors' first (seen through the
+// prologue), then in order of first use, except constants of
+// at most kMaxInlineElements elements or a single repeated value: those are
+// copied into the body (codegen makes them immediates). Its results are the
+// member values read outside the group, in program order. Every name is
+// kept: body inputs are named after the operands they receive, body ops keep
+// theirs, and each kernel result takes the name of the value it replaces.
+// Since a kernel runs where its last member was, a value it produces may now
+// be read before it is computed; a stable topological sort puts every op
+// after its producers again (grouping never makes a cycle, so one exists).
+#include "ir/Assert.h"
+#include "passes/Fusion.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <unordered_set>
+
+namespace fusec::fusion {
+
+namespace {
+
+constexpr size_t kMaxInlineElements = 16;
+
+bool isInlinedConstant(const Value *v) {
+  const Op *c = defOf(v, OpKind::Const);
+  if (!c)
+    return false;
+  const DenseData &d = c->getDense("value");
+  // Every element equal: the bytes repeat with the element's width as period.
+  size_t width = dtypeSize(d.dtype);
+  bool splat = d.bytes.size() >= width &&
+               std::equal(d.bytes.begin() + long(width), d.bytes.end(), d.bytes.begin());
+  return d.numElements() <= kMaxInlineElements || splat;
+}
+
+bool usedOutside(const Value *v, const std::unordered_set<const Op *> &inside) {
+  for (const Use &u : v->uses())
+    if (!u.user || !inside.count(u.user))
+      return true;
+  return false;
+}
+
+/// The op after `op` in g's order, or null when it is the last.
+Op *nextOp(const Graph &g, const Op *op) {
+  bool found = false;
+  for (const auto &o : g.ops()) {
+    if (found)
+      return o.get();
+    found = o.get() == op;
+  }
+  return nullptr;
+}
+
+/// What the body of one group is built from.
+class Outliner {
+public:
+  Outliner(Graph &g, const Group &grp, std::vector<Op *> ops)
+      : graph(g), grp(grp), ops(std::move(ops)), inside(this->ops.begin(), this->ops.end()),
+        body(std::make_unique<Graph>("body")) {}
+
+  void run() {
+    for (Op *anchor : grp.anchors)
+      for (Value *v : anchor->operands())
+        registerInput(v);
+    for (Op *op : ops)
+      cloneIntoBody(*op);
+    std::vector<Value *> results;
+    std::vector<TensorType> types;
+    for (Op *op : ops)
+      for (unsigned i = 0; i < op->numResults(); ++i)
+        if (usedOutside(op->result(i), inside)) {
+          results.push_back(op->result(i));
+          types.push_back(op->result(i)->type());
+        }
+    std::vector<Value *> outputs;
+    for (Value *v : results)
+      outputs.push_back(inBody.at(v));
+    body->setOutputs(outputs);
+    const Op &locOf = grp.hasAnchor() ? *grp.anchors.front() : *ops.front();
+    Op *kernel = graph.createOp(OpKind::Kernel, operands, types,
+                                {{"template", std::string(kernelTemplateName(grp.tmpl))}},
+                                locOf.loc(), nextOp(graph, ops.back()));
+    kernel->setBody(std::move(body));
+    replaceAndErase(*kernel, results);
+  }
+
+private:
+  /// The body's value for an outside value: a new input, or a copied constant.
+  Value *bodyValue(Value *v) {
+    if (auto it = inBody.find(v); it != inBody.end())
+      return it->second;
+    Value *mapped;
+    if (isInlinedConstant(v)) {
+      const Op *c = v->definingOp();
+      mapped = body->createOp(OpKind::Const, {}, {v->type()}, c->attrs(), c->loc())->result();
+      mapped->setName(v->name());
+      copiedConstants.push_back(v->definingOp());
+    } else {
+      operands.push_back(v);
+      mapped = body->addInput(v->name(), v->type());
+    }
+    return inBody[v] = mapped;
+  }
+
+  /// Makes the outside values behind v (through the prologue) inputs now,
+  /// so that a kernel's operands start with its anchors' (a gemm's A, B).
+  void registerInput(Value *v) {
+    Op *def = v->definingOp();
+    if (!def || !inside.count(def)) {
+      bodyValue(v);
+      return;
+    }
+    for (Value *operand : def->operands())
+      registerInput(operand);
+  }
+
+  void cloneIntoBody(const Op &op) {
+    std::vector<Value *> mapped;
+    for (Value *v : op.operands())
+      mapped.push_back(bodyValue(v));
+    std::vector<TensorType> types;
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      types.push_back(op.result(i)->type());
+    Op *copy = body->createOp(op.kind(), mapped, types, op.attrs(), op.loc());
+    canonicalizeCompositeAttrs(*copy);
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      copy->result(i)->setName(op.result(i)->name());
+      inBody[op.result(i)] = copy->result(i);
+    }
+  }
+
+  /// Points outside uses at the kernel, erases the members (users first) and
+  /// the constants nothing reads any more, and gives the results their names.
+  void replaceAndErase(Op &kernel, const std::vector<Value *> &results) {
+    std::vector<std::string> names;
+    for (unsigned i = 0; i < results.size(); ++i) {
+      names.push_back(results[i]->name());
+      std::vector<Use> uses = results[i]->uses();
+      for (const Use &u : uses) {
+        if (!u.user)
+          graph.setOutput(u.index, kernel.result(i));
+        else if (!inside.count(u.user))
+          u.user->setOperand(u.index, kernel.result(i));
+      }
+    }
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+      graph.erase(*it);
+    for (Op *c : copiedConstants)
+      if (!c->result()->hasUses())
+        graph.erase(c);
+    for (unsigned i = 0; i < results.size(); ++i)
+      kernel.result(i)->setName(names[i]);
+  }
+
+  Graph &graph;
+  const Group &grp;
+  std::vector<Op *> ops;
+  std::unordered_set<const Op *> inside;
+  std::unique_ptr<Graph> body;
+  std::unordered_map<const Value *, Value *> inBody;
+  std::vector<Value *> operands;
+  std::vector<Op *> copiedConstants;
+};
+
+/// Reorders g's ops so that each comes after its producers, keeping the
+/// current order wherever it already does (Kahn's algorithm, earliest first).
+void sortTopologically(Graph &g) {
+  std::vector<Op *> ops = g.opsSnapshot();
+  std::unordered_map<const Op *, size_t> index, pending;
+  for (size_t i = 0; i < ops.size(); ++i)
+    index[ops[i]] = i;
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    size_t n = 0;
+    for (Value *v : ops[i]->operands())
+      n += v->definingOp() ? 1 : 0;
+    pending[ops[i]] = n;
+    if (n == 0)
+      ready.push(i);
+  }
+  std::vector<Op *> order;
+  while (!ready.empty()) {
+    Op *op = ops[ready.top()];
+    ready.pop();
+    order.push_back(op);
+    for (unsigned r = 0; r < op->numResults(); ++r)
+      for (const Use &u : op->result(r)->uses())
+        if (u.user && --pending[u.user] == 0)
+          ready.push(index[u.user]);
+  }
+  FUSEC_ASSERT(order.size() == ops.size(), "fusion made a cycle between kernels");
+  for (Op *op : order)
+    g.moveBefore(op, nullptr);
+}
+
+} // namespace
+
+void outlineGroups(Graph &g, const Plan &plan) {
+  for (const auto &grp : plan.groups()) {
+    std::vector<Op *> ops = grp->ops;
+    std::sort(ops.begin(), ops.end(),
+              [&](Op *a, Op *b) { return plan.positionOf(a) < plan.positionOf(b); });
+    Outliner(g, *grp, std::move(ops)).run();
+  }
+  sortTopologically(g);
+}
+
+void explainUnfused(const Graph &g, const Plan &plan, std::ostream &os) {
+  for (const auto &consumer : g.ops()) {
+    std::unordered_set<const Value *> seen;
+    const Member *mc = plan.memberOf(consumer.get());
+    for (const Value *v : consumer->operands()) {
+      const Op *producer = v->definingOp();
+      if (!producer || producer->kind() == OpKind::Const || !seen.insert(v).second)
+        continue;
+      const Member *mp = plan.memberOf(producer);
+      if ((!mp && !mc) || (mp && mc && mp->group == mc->group))
+        continue;
+      os << "fusion: %" << v->name() << " -> %" << consumer->result(0)->name()
+         << " not fused: " << reasonText(plan.whyNotFused(*producer, *consumer)) << "\n";
+    }
+  }
+}
+
+} // namespace fusec::fusion
