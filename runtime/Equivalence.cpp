@@ -34,35 +34,8 @@ DType lowestPrecision(const Graph &g) {
   return lowest;
 }
 
-/// The reduction length K when `v` is the weight operand of a contraction
-/// (matmul's b, linear's w, conv2d's w); 0 when it is not.
-int64_t weightFanIn(const Value &v, const std::vector<int64_t> &shape) {
-  for (const Use &u : v.uses()) {
-    if (!u.user || u.index != 1 || shape.size() < 2)
-      continue;
-    switch (u.user->kind()) {
-    case OpKind::MatMul:
-      return shape[shape.size() - (u.user->getBool("transpose_b") ? 1 : 2)];
-    case OpKind::Linear:
-      return shape.back();
-    case OpKind::Conv2d: {
-      int64_t k = 1;
-      for (size_t d = 1; d < shape.size(); ++d)
-        k *= shape[d];
-      return k;
-    }
-    default:
-      break;
-    }
-  }
-  return 0;
-}
-
-/// Seeded random inputs; every symbolic dim of one name gets one size.
-/// Note [Equivalence inputs]: values are uniform in [-1, 1), except weights
-/// of contractions, which are scaled by 1/√K as real initializers do: with
-/// unscaled weights a deep graph's activations grow to the hundreds, softmax
-/// saturates, and no low-precision rewrite could stay within its tolerance.
+/// Seeded random inputs (randomInput); every symbolic dim of one name gets
+/// one size.
 void makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tensor> &inputs) {
   for (unsigned i = 0; i < g.numInputs(); ++i) {
     std::vector<int64_t> shape;
@@ -71,11 +44,7 @@ void makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tens
       shape.push_back(d.isStatic() ? d.size : it != opts.dims.end() ? it->second
                                                                     : opts.defaultDimSize);
     }
-    Tensor t(g.input(i)->type().dtype, shape);
-    int64_t fanIn = isFloat(t.dtype) ? weightFanIn(*g.input(i), shape) : 0;
-    double bound = fanIn > 0 ? 1.0 / std::sqrt(double(fanIn)) : 1.0;
-    fillRandom(t, opts.seed * 7919 + i, -bound, bound);
-    inputs.push_back(std::move(t));
+    inputs.push_back(randomInput(*g.input(i), shape, opts.seed * 7919 + i));
   }
 }
 

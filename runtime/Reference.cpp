@@ -14,6 +14,7 @@
 #include "ir/Assert.h"
 #include "runtime/ReferenceOps.h"
 
+#include <cmath>
 #include <unordered_map>
 
 namespace fusec {
@@ -281,6 +282,41 @@ bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector
   for (const Tensor &t : inputs)
     views.push_back(&t);
   return Executor(g, views, std::move(bindings), diags).run(outputs);
+}
+
+namespace {
+/// The reduction length K when `v` is the weight operand of a contraction
+/// (matmul's b, linear's w, conv2d's w); 0 when it is not.
+int64_t weightFanIn(const Value &v, const std::vector<int64_t> &shape) {
+  for (const Use &u : v.uses()) {
+    if (!u.user || u.index != 1 || shape.size() < 2)
+      continue;
+    switch (u.user->kind()) {
+    case OpKind::MatMul:
+      return shape[shape.size() - (u.user->getBool("transpose_b") ? 1 : 2)];
+    case OpKind::Linear:
+      return shape.back();
+    case OpKind::Conv2d: {
+      int64_t k = 1;
+      for (size_t d = 1; d < shape.size(); ++d)
+        k *= shape[d];
+      return k;
+    }
+    default:
+      break;
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+Tensor randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed) {
+  Tensor t(input.type().dtype, shape);
+  int64_t fanIn = isFloat(t.dtype) ? weightFanIn(input, shape) : 0;
+  double bound = fanIn > 0 ? 1.0 / std::sqrt(double(fanIn)) : 1.0;
+  fillRandom(t, seed, -bound, bound);
+  return t;
 }
 
 } // namespace fusec

@@ -28,6 +28,14 @@ bool bindInputs(const Graph &g, const std::vector<Tensor> &inputs, DimBindings &
 /// The static shape of `type` under `bindings`; asserts every symbol is bound.
 std::vector<int64_t> resolveShape(const Shape &shape, const DimBindings &bindings);
 
+/// A seeded random value for graph input `input` at the given shape.
+/// Note [Random inputs]: values are uniform in [-1, 1), except weights of
+/// contractions (matmul's b, linear's w, conv2d's w), which are scaled by
+/// 1/√K as real initializers are: with unscaled weights a deep graph's
+/// activations grow to the hundreds, softmax saturates, and no low-precision
+/// rewrite could stay within its tolerance.
+Tensor randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed);
+
 /// Runs `g` on `inputs`, filling `outputs` (one per graph output). Errors
 /// (bad inputs, a shape that turns out inconsistent at run time) are
 /// reported at the offending op and make it return false.

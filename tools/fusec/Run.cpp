@@ -90,8 +90,7 @@ bool randomInput(const Value &v, const DimBindings &dims, uint64_t inputSeed, Te
     }
     shape.push_back(it->second);
   }
-  out = Tensor(v.type().dtype, shape);
-  fillRandom(out, inputSeed);
+  out = randomInput(v, shape, inputSeed);
   return true;
 }
 
