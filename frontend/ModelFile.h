@@ -36,7 +36,12 @@ std::unique_ptr<Module> loadModelFile(const std::string &path, Diagnostics &diag
 /// "cannot write 'path': why" (or constants too large to keep inline).
 bool writeModelFile(const Module &m, const std::string &path, const ModelWriteOptions &opts,
                     Diagnostics &diags);
+/// Whether a model file can store `m`: kernel ops (fusion's output) are not
+/// part of the format; compiled artifacts hold fused graphs.
+bool storableAsModelFile(const Module &m);
+
 /// The model-file bytes of a verified module, every constant inline.
+/// Requires storableAsModelFile(m).
 std::vector<uint8_t> serializeModel(const Module &m);
 
 /// Loads `.fir` text or a model file, chosen by content (the flatbuffers file

@@ -200,9 +200,21 @@ uint64_t inlineConstantBytes(const Module &m, uint64_t threshold) {
   return total;
 }
 
+/// The first kernel op of `m`, or null.
+const Op *findKernel(const Module &m) {
+  for (const auto &g : m.graphs)
+    for (const auto &op : g->ops())
+      if (op->kind() == OpKind::Kernel)
+        return op.get();
+  return nullptr;
+}
+
 } // namespace
 
+bool storableAsModelFile(const Module &m) { return !findKernel(m); }
+
 std::vector<uint8_t> serializeModel(const Module &m) {
+  FUSEC_ASSERT(storableAsModelFile(m), "model files do not store kernel ops");
   FUSEC_ASSERT(inlineConstantBytes(m, 0) <= kMaxInlineConstantBytes,
                "constants too large for an inline model file; use writeModelFile with "
                "an external data threshold");
@@ -211,6 +223,12 @@ std::vector<uint8_t> serializeModel(const Module &m) {
 
 bool writeModelFile(const Module &m, const std::string &path, const ModelWriteOptions &opts,
                     Diagnostics &diags) {
+  if (const Op *kernel = findKernel(m)) {
+    diags.error(kernel->loc(), "cannot write '" + path + "': '@" + kernel->parent()->name() +
+                                   "' holds 'kernel' ops, which model files do not store; "
+                                   "write the graph before fusion");
+    return false;
+  }
   uint64_t inlined = inlineConstantBytes(m, opts.externalDataThreshold);
   if (inlined > kMaxInlineConstantBytes) {
     diags.error(Loc{}, "cannot write '" + path + "': " + std::to_string(inlined) +

@@ -4,15 +4,16 @@
 //
 // Three stages. (1) Raise (FusionRaise.cpp, FusionAttention.cpp): primitive
 // spellings of softmax, layer_norm, rms_norm, gelu, attention and linear —
-// decompose's forms, which hand-written models use too — become composites,
-// and composites get canonical attributes, so that a model fuses into the
-// same kernels however it was written. (2) Group (FusionGroups.cpp): each
+// decompose's forms, which hand-written models use too — become composites
+// (kernel bodies then give them canonical attributes), so that a model fuses
+// into the same kernels however it was written. (2) Group (FusionGroups.cpp): each
 // contraction, normalization or trailing-axes reduction anchors a group
 // (matmuls sharing their A operand share one grouped-GEMM group); a row
 // reduction takes its pointwise prologue in the input's index space, gemm and
 // attention the casts of their operands; every anchor takes the pointwise
-// epilogue in its result's index space; the remaining pointwise ops form
-// pointwise groups of one index space (broadcast operands welcome). (3)
+// epilogue in its result's index space (a row reduction also in its rows'
+// space, with further reductions over the same rows); the remaining pointwise
+// ops form pointwise groups of one index space (broadcast operands welcome). (3)
 // Outline (FusionOutline.cpp): each group becomes a kernel op.
 //
 // Invariants: the graph's meaning is kept (a kernel means its body; raising
@@ -20,8 +21,14 @@
 // two kernels (a value several kernels read is one kernel's result); kernels
 // do not depend on each other in a cycle; every name survives. With
 // PassOptions::explainFusion set, each producer→consumer edge left between
-// two kernels, or between a kernel and an op outside any, is reported with
-// its reason.
+// two kernels, or between a kernel and an op outside any, is reported as
+// `fusion: %a -> %b not fused: REASON`, %a the value and %b the consumer's
+// first result as named before outlining (the names survive in the bodies).
+// REASON: `several users` (the producer also feeds another kernel, or
+// fusing would make a cycle through one), `index-space mismatch` (the two
+// compute over different shapes), `reduction boundary` (both sides hold a
+// contraction or reduction, or two GEMM accumulators meet), `template cannot
+// hold it` (an op no template takes, or a prologue the template lacks).
 //
 // Deliberately not done: movement ops (reshape, transpose, slice, concat,
 // broadcast), windowed ops, batch_norm and reductions over leading axes stay
@@ -30,6 +37,7 @@
 // kernels are left alone, so running fusion twice changes nothing. A rank-1
 // linear is not raised from its reshaped decomposed form.
 #include "passes/Fusion.h"
+
 #include "passes/PassManager.h"
 
 namespace fusec {

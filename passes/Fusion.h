@@ -70,8 +70,13 @@ struct Group {
   KernelTemplate tmpl;
   std::vector<Op *> ops;     // members, in the order they joined
   std::vector<Op *> anchors; // the contraction, normalization or reduction(s)
-  Shape space;               // the epilogue's index space: the anchors' result shape
+  /// The index spaces its epilogue may compute in: the anchors' result
+  /// shapes and, for a row reduction, the shape of its rows.
+  std::vector<Shape> spaces;
+  unsigned rowStart = 0; // row reduction: the first axis its reductions span
+
   bool hasAnchor() const { return !anchors.empty(); }
+  bool computesIn(const Shape &s) const;
 };
 
 struct Member {
@@ -102,6 +107,7 @@ private:
   void add(Group &grp, Op *op, Role role, int chain);
   void growPrologue(Group &grp);
   void growEpilogue(Group &grp);
+  bool joinsRows(const Group &grp, const Op &reduce) const;
   void formPointwiseGroups();
   void absorb(Group &into, Group &from);
   std::optional<Reason> prologueProblem(const Group &grp, const Op &producer, const Op &consumer,
@@ -111,8 +117,7 @@ private:
   /// Whether making `a` and `b` one kernel would make a cycle: a path from
   /// one to the other through an op outside both (whole groups as one node).
   bool createsCycle(const std::vector<Op *> &a, const std::vector<Op *> &b) const;
-  bool pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to,
-                   const std::vector<Op *> &other) const;
+  bool pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to) const;
 
   const Graph &graph;
   std::vector<std::unique_ptr<Group>> all;

@@ -122,19 +122,17 @@ Value *named(Graph &g, Value *v, const Value *standsFor, std::string_view suffix
   return v;
 }
 
-/// k for attention from b = kᵀ: a transpose or cast of b's producer when b
-/// is used only here, else a new transpose.
-Value *keyFrom(Graph &g, Builder &b, Value *kt) {
-  size_t rank = kt->type().rank();
+/// The last two dims of v swapped: the transpose that made v with the swap
+/// folded in (when v is used only here), or a new transpose.
+Value *swapLastTwo(Graph &g, Builder &b, Value *v) {
+  size_t rank = v->type().rank();
   std::vector<int64_t> swap(rank);
   for (size_t i = 0; i < rank; ++i)
     swap[i] = int64_t(i);
   std::swap(swap[rank - 1], swap[rank - 2]);
-  Op *def = kt->definingOp();
-  if (def && kt->uses().size() == 1 && def->kind() == OpKind::Cast)
-    return named(g, b.cast(keyFrom(g, b, def->operand(0)), def->getDType("to")), kt, ".t");
-  if (!def || kt->uses().size() != 1 || def->kind() != OpKind::Transpose)
-    return named(g, b.transpose(kt, swap), kt, ".t");
+  Op *def = defOf(v, OpKind::Transpose);
+  if (!def || v->uses().size() != 1)
+    return named(g, b.transpose(v, swap), v, ".t");
   const std::vector<int64_t> &perm = def->getInts("perm");
   std::vector<int64_t> composed(rank);
   bool identity = true;
@@ -142,7 +140,22 @@ Value *keyFrom(Graph &g, Builder &b, Value *kt) {
     composed[i] = perm[size_t(swap[i])];
     identity = identity && composed[i] == int64_t(i);
   }
-  return identity ? def->operand(0) : named(g, b.transpose(def->operand(0), composed), kt, ".t");
+  return identity ? def->operand(0) : named(g, b.transpose(def->operand(0), composed), v, ".t");
+}
+
+/// k for attention from b = kᵀ: casts used only here are redone after the
+/// swap, so that they stay next to the attention (its prologue).
+Value *keyFrom(Graph &g, Builder &b, Value *kt) {
+  std::vector<Op *> casts;
+  Value *v = kt;
+  for (Op *c = defOf(v, OpKind::Cast); c && v->uses().size() == 1; c = defOf(v, OpKind::Cast)) {
+    casts.push_back(c);
+    v = c->operand(0);
+  }
+  Value *k = swapLastTwo(g, b, v);
+  for (auto it = casts.rbegin(); it != casts.rend(); ++it)
+    k = named(g, b.cast(k, (*it)->getDType("to")), (*it)->result(), ".t");
+  return k;
 }
 
 // matmul(softmax(scores), v)  →  attention(q, k, v, mask?) {scale?, causal?, acc?}
@@ -161,6 +174,10 @@ std::optional<AttentionMatch> matchAttention(Op *root) {
   if ((acc1 || acc2) && !(acc1 && acc2 && *acc1 == *acc2))
     return std::nullopt;
   m.ops.insert(m.ops.end(), {m.scores, softmax, root});
+  std::unordered_set<const Op *> inside(m.ops.begin(), m.ops.end());
+  for (const Value *v : {m.scores->operand(0), root->operand(1), m.mask})
+    if (v && inside.count(v->definingOp()))
+      return std::nullopt; // an operand computed by the pattern itself
   if (!isClosedPattern(m.ops, root))
     return std::nullopt;
   return m;
@@ -241,7 +258,8 @@ void canonicalizeCompositeAttrs(Op &op) {
   }
   AttrList attrs = op.attrs();
   for (const NamedAttr &a : attrs)
-    if (const AttrSpec *spec = op.info().findAttr(a.name); spec && spec->deflt && *spec->deflt == a.value)
+    if (const AttrSpec *spec = op.info().findAttr(a.name);
+        spec && spec->deflt && *spec->deflt == a.value)
       op.removeAttr(a.name);
 }
 

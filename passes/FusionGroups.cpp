@@ -7,13 +7,17 @@
 // Each group then grows, in seeding order: a prologue (the pointwise
 // producers of a row reduction's input in the same index space; for gemm and
 // attention, casts of operands used nowhere else), then an epilogue (every
-// later pointwise op in the anchors' result index space that reads the
-// group). Left-over pointwise ops form pointwise groups of one index space,
+// later pointwise op that reads the group and computes in one of its index
+// spaces: the anchors' result shapes, and for a row reduction also its rows'
+// shape). A row reduction also takes later reductions over the same rows that
+// read it, so a LayerNorm or softmax that no pattern recognised is still one
+// kernel. Left-over pointwise ops form pointwise groups of one index space,
 // joined along producer→consumer edges. A merge never makes a cycle between
 // kernels; a producer never joins two groups: its other users read it as a
-// kernel result.
+// kernel result. An epilogue op reads one accumulator of a grouped GEMM.
 #include "passes/Fusion.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace fusec::fusion {
@@ -61,6 +65,21 @@ std::optional<KernelTemplate> anchorTemplate(const Op &op) {
   }
 }
 
+bool Group::computesIn(const Shape &s) const {
+  return std::find(spaces.begin(), spaces.end(), s) != spaces.end();
+}
+
+/// The first axis a row-reduction anchor spans: its normalized or reduced
+/// trailing block.
+static unsigned rowStartOf(const Op &anchor) {
+  size_t rank = anchor.operand(0)->type().rank();
+  if (anchor.info().cls == OpClass::Reduction)
+    return *trailingReductionStart(anchor);
+  if (anchor.kind() == OpKind::Softmax)
+    return unsigned(rank - 1);
+  return *normalizeAxis(anchor.getInt("axis"), rank);
+}
+
 Plan::Plan(const Graph &g) : graph(g) {
   for (const auto &op : g.ops())
     position.emplace(op.get(), position.size());
@@ -79,8 +98,14 @@ void Plan::add(Group &grp, Op *op, Role role, int chain) {
 }
 
 void Plan::seed(Op *anchor, KernelTemplate t) {
-  all.push_back(std::make_unique<Group>(Group{t, {}, {}, anchor->result()->type().shape}));
-  add(*all.back(), anchor, Role::Anchor, 0);
+  auto grp = std::make_unique<Group>(Group{t, {}, {}, {anchor->result()->type().shape}});
+  if (t == KernelTemplate::RowReduction) {
+    grp->rowStart = rowStartOf(*anchor);
+    if (!grp->computesIn(anchor->operand(0)->type().shape))
+      grp->spaces.push_back(anchor->operand(0)->type().shape);
+  }
+  add(*grp, anchor, Role::Anchor, 0);
+  all.push_back(std::move(grp));
 }
 
 /// Whether two gemm anchors can share one grouped-GEMM kernel: the same A
@@ -119,6 +144,8 @@ void Plan::build() {
   }
   size_t anchored = all.size();
   for (size_t i = 0; i < anchored; ++i) {
+    if (all[i]->ops.empty())
+      continue; // its reduction joined an earlier row reduction
     growPrologue(*all[i]);
     growEpilogue(*all[i]);
   }
@@ -181,10 +208,40 @@ void Plan::growEpilogue(Group &grp) {
     first = std::min(first, position.at(op));
   for (const auto &op : graph.ops()) {
     int chain = -1;
-    if (position.at(op.get()) > first && !members.count(op.get()) &&
-        !epilogueProblem(grp, *op, chain, false))
+    if (position.at(op.get()) <= first)
+      continue;
+    if (joinsRows(grp, *op)) {
+      Group &alone = *members.at(op.get()).group;
+      alone.ops.clear();
+      alone.anchors.clear();
+      add(grp, op.get(), Role::Anchor, -1);
+      if (!grp.computesIn(op->result()->type().shape))
+        grp.spaces.push_back(op->result()->type().shape);
+    } else if (!members.count(op.get()) && !epilogueProblem(grp, *op, chain, false)) {
       add(grp, op.get(), Role::Epilogue, chain);
+    }
   }
+}
+
+// A reduction over the same rows (the same trailing block of the same shape),
+// still alone in its group, joins a row reduction when it reads the group or
+// an anchor's input: one kernel computes both, as a LayerNorm's mean and
+// variance, with the row in registers.
+bool Plan::joinsRows(const Group &grp, const Op &reduce) const {
+  const Member *self = memberOf(&reduce);
+  if (grp.tmpl != KernelTemplate::RowReduction || reduce.info().cls != OpClass::Reduction ||
+      !self || self->group == &grp || self->group->ops.size() != 1 ||
+      rowStartOf(reduce) != grp.rowStart)
+    return false;
+  const Value *x = reduce.operand(0);
+  const Op &first = *grp.anchors.front();
+  if (x->type().shape != first.operand(0)->type().shape)
+    return false;
+  const Member *m = x->definingOp() ? memberOf(x->definingOp()) : nullptr;
+  bool readsGroup = m && m->group == &grp;
+  for (const Op *anchor : grp.anchors)
+    readsGroup = readsGroup || anchor->operand(0) == x;
+  return readsGroup && !createsCycle(grp.ops, {const_cast<Op *>(&reduce)});
 }
 
 std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer, int &chain,
@@ -203,13 +260,15 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     bool prologueValue = p->role == Role::Prologue && grp.tmpl != KernelTemplate::RowReduction;
     if (prologueValue)
       return Reason::IndexSpaceMismatch; // a gemm's epilogue sees its output tile only
+    if (v->type().rank() != consumer.result()->type().rank())
+      return Reason::IndexSpaceMismatch; // a per-row value read across rows
     if (p->chain >= 0 && chain >= 0 && p->chain != chain)
       return Reason::ReductionBoundary; // two GEMM accumulators of one grouped kernel
     chain = std::max(chain, p->chain);
   }
   if (!reads)
     return Reason::CannotHold;
-  if (consumer.result()->type().shape != grp.space)
+  if (!grp.computesIn(consumer.result()->type().shape))
     return Reason::IndexSpaceMismatch;
   if (createsCycle(grp.ops, {const_cast<Op *>(&consumer)}))
     return Reason::SeveralUsers;
@@ -227,7 +286,7 @@ void Plan::formPointwiseGroups() {
       const Member *p = v->definingOp() ? memberOf(v->definingOp()) : nullptr;
       Group *source = p ? p->group : nullptr;
       if (!source || source->hasAnchor() || source == target ||
-          source->space != op->result()->type().shape)
+          !source->computesIn(op->result()->type().shape))
         continue;
       if (!target && !createsCycle(source->ops, {op.get()})) {
         target = source;
@@ -239,7 +298,7 @@ void Plan::formPointwiseGroups() {
     if (target)
       continue;
     all.push_back(std::make_unique<Group>(
-        Group{KernelTemplate::Pointwise, {}, {}, op->result()->type().shape}));
+        Group{KernelTemplate::Pointwise, {}, {}, {op->result()->type().shape}}));
     add(*all.back(), op.get(), Role::Pointwise, -1);
   }
   std::erase_if(all, [](const std::unique_ptr<Group> &g) { return g->ops.empty(); });
@@ -252,21 +311,22 @@ void Plan::absorb(Group &into, Group &from) {
 }
 
 bool Plan::createsCycle(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
-  return pathOutside(a, b, a) || pathOutside(b, a, b);
+  return pathOutside(a, b) || pathOutside(b, a);
 }
 
-// A depth-first walk along users from `from`, through ops in neither set;
-// reaching one member of a group reaches all of them (the group is one
-// kernel). True when it reaches an op of `to`.
-bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to,
-                       const std::vector<Op *> &other) const {
-  std::unordered_set<const Op *> target(to.begin(), to.end()), source(other.begin(), other.end());
-  std::unordered_set<const Op *> seen;
+// A depth-first walk along users, from the users of `from` that are in
+// neither set; reaching one member of a group reaches all of them (the group
+// will be one kernel). True when it reaches an op of `to`.
+bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to) const {
+  std::unordered_set<const Op *> source(from.begin(), from.end()), target(to.begin(), to.end());
+  std::unordered_set<const Op *> pushed;
+  std::unordered_set<const Group *> expanded;
   std::vector<const Op *> stack;
-  auto pushUsers = [&](const Op *op, bool fromSource) {
+  auto pushUsers = [&](const Op *op, bool skipTarget) {
     for (unsigned i = 0; i < op->numResults(); ++i)
       for (const Use &u : op->result(i)->uses())
-        if (u.user && !(fromSource && target.count(u.user)) && !source.count(u.user))
+        if (u.user && !source.count(u.user) && !(skipTarget && target.count(u.user)) &&
+            pushed.insert(u.user).second)
           stack.push_back(u.user);
   };
   for (const Op *op : from)
@@ -276,18 +336,17 @@ bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &t
     stack.pop_back();
     if (target.count(op))
       return true;
-    if (!seen.insert(op).second)
-      continue;
     const Member *m = memberOf(op);
     if (!m) {
       pushUsers(op, false);
       continue;
     }
+    if (!expanded.insert(m->group).second)
+      continue;
     for (const Op *peer : m->group->ops) {
       if (target.count(peer))
         return true;
-      if (seen.insert(peer).second || peer == op)
-        pushUsers(peer, false);
+      pushUsers(peer, false);
     }
   }
   return false;

@@ -71,13 +71,15 @@ public:
     for (Op *op : ops)
       cloneIntoBody(*op);
     std::vector<Value *> results;
-    std::vector<TensorType> types;
     for (Op *op : ops)
       for (unsigned i = 0; i < op->numResults(); ++i)
-        if (usedOutside(op->result(i), inside)) {
+        if (usedOutside(op->result(i), inside))
           results.push_back(op->result(i));
-          types.push_back(op->result(i)->type());
-        }
+    if (results.empty()) // dead code (DCE's to erase): the kernel still needs a result
+      results.push_back(ops.back()->result());
+    std::vector<TensorType> types;
+    for (Value *v : results)
+      types.push_back(v->type());
     std::vector<Value *> outputs;
     for (Value *v : results)
       outputs.push_back(inBody.at(v));
@@ -110,14 +112,18 @@ private:
 
   /// Makes the outside values behind v (through the prologue) inputs now,
   /// so that a kernel's operands start with its anchors' (a gemm's A, B).
-  void registerInput(Value *v) {
-    Op *def = v->definingOp();
-    if (!def || !inside.count(def)) {
-      bodyValue(v);
-      return;
+  void registerInput(Value *root) {
+    std::vector<Value *> stack{root}; // depth first, operands in order
+    std::unordered_set<const Op *> seen;
+    while (!stack.empty()) {
+      Value *v = stack.back();
+      stack.pop_back();
+      Op *def = v->definingOp();
+      if (!def || !inside.count(def))
+        bodyValue(v);
+      else if (seen.insert(def).second)
+        stack.insert(stack.end(), def->operands().rbegin(), def->operands().rend());
     }
-    for (Value *operand : def->operands())
-      registerInput(operand);
   }
 
   void cloneIntoBody(const Op &op) {

@@ -129,8 +129,8 @@ std::optional<NormCore> matchRmsNormCore(Value *v) {
   eitherOrder(norm, OpKind::Mul, [&](Value *x, Value *r) {
     Op *rrms = defOf(r, OpKind::Rsqrt), *meanSq = nullptr;
     double eps = 0;
-    if (!rrms || !matchPlusEpsilon(defOf(rrms->operand(0), OpKind::Add), OpKind::ReduceMean,
-                                   meanSq, eps))
+    if (!rrms ||
+        !matchPlusEpsilon(defOf(rrms->operand(0), OpKind::Add), OpKind::ReduceMean, meanSq, eps))
       return false;
     Op *sq = defOf(meanSq->operand(0), OpKind::Mul);
     std::optional<int64_t> axis = sharedTrailingAxis(*meanSq, *meanSq);
@@ -147,7 +147,9 @@ using CoreMatcher = std::optional<NormCore> (*)(Value *);
 Raised fromCore(OpKind kind, NormCore core, std::vector<Value *> params, std::vector<Op *> tail) {
   params.insert(params.begin(), core.x);
   core.ops.insert(core.ops.end(), tail.begin(), tail.end());
-  return Raised{kind, std::move(params), {{"axis", core.axis}, {"epsilon", core.epsilon}},
+  return Raised{kind,
+                std::move(params),
+                {{"axis", core.axis}, {"epsilon", core.epsilon}},
                 std::move(core.ops)};
 }
 
@@ -168,8 +170,7 @@ std::optional<Raised> matchNorm(Op *root, OpKind kind, CoreMatcher matchCore) {
       return true;
     });
   };
-  if (kind == OpKind::LayerNorm &&
-      eitherOrder(root, OpKind::Add, [&](Value *s, Value *beta) {
+  if (kind == OpKind::LayerNorm && eitherOrder(root, OpKind::Add, [&](Value *s, Value *beta) {
         return scaled(s->definingOp(), beta, {root});
       }))
     return out;
@@ -242,15 +243,16 @@ std::optional<std::string> matchOnePlusInner(Value *p, Value *x, std::vector<Op 
   Op *onePlus = defOf(p, OpKind::Add);
   std::optional<std::string> approximate;
   eitherOrder(onePlus, OpKind::Add, [&](Value *t, Value *one) {
-    std::vector<Op *> inner;
+    std::vector<Op *> erf, tanh;
     if (!isSplatOf(one, 1.0))
       return false;
-    if (matchErfInner(t, x, inner))
+    if (matchErfInner(t, x, erf))
       approximate = "none";
-    else if (matchTanhInner(t, x, inner))
+    else if (matchTanhInner(t, x, tanh))
       approximate = "tanh";
     else
       return false;
+    const std::vector<Op *> &inner = *approximate == "none" ? erf : tanh;
     ops.insert(ops.end(), inner.begin(), inner.end());
     ops.push_back(onePlus);
     return true;

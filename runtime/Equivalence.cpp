@@ -19,18 +19,21 @@ double toleranceFor(DType t) {
 
 namespace {
 
-/// The lowest-precision float dtype any value of `g` is stored in.
-DType lowestPrecision(const Graph &g) {
-  DType lowest = DType::F64;
+/// The lowest-precision float dtype any value of `g` (kernel bodies
+/// included) is stored in, starting from `lowest`.
+DType lowestPrecision(const Graph &g, DType lowest = DType::F64) {
   auto visit = [&](DType t) {
-    if (toleranceFor(t) > toleranceFor(lowest) && isFloat(t))
+    if (isFloat(t) && toleranceFor(t) > toleranceFor(lowest))
       lowest = t;
   };
   for (Value *v : g.inputs())
     visit(v->type().dtype);
-  for (const auto &op : g.ops())
+  for (const auto &op : g.ops()) {
     for (unsigned i = 0; i < op->numResults(); ++i)
       visit(op->result(i)->type().dtype);
+    if (op->body())
+      lowest = lowestPrecision(*op->body(), lowest);
+  }
   return lowest;
 }
 
