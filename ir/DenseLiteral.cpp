@@ -12,21 +12,16 @@
 
 #include <cstring>
 
+#include "llvm/ADT/StringExtras.h"
+
 namespace fusec {
 
 namespace {
 
 constexpr uint64_t kMaxSplatBytes = uint64_t(1) << 30;
 
-int hexDigit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
+/// A hex digit's value, or -1 (llvm::hexDigitValue answers ~0U).
+int hexDigit(char c) { return int(llvm::hexDigitValue(c)); }
 
 class Materializer {
 public:

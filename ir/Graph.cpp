@@ -47,6 +47,13 @@ void Op::setOperand(unsigned i, Value *v) {
   v->useList.push_back({this, i});
 }
 
+bool Op::hasUses() const {
+  for (const auto &r : outs)
+    if (r->hasUses())
+      return true;
+  return false;
+}
+
 const Attribute *Op::attrIfPresent(std::string_view name) const {
   for (const NamedAttr &a : attributes)
     if (a.name == name)

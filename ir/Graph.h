@@ -82,6 +82,8 @@ public:
 
   unsigned numResults() const { return unsigned(outs.size()); }
   Value *result(unsigned i = 0) const { return outs[i].get(); }
+  /// Whether any result has a use (an operand or a graph output).
+  bool hasUses() const;
 
   const AttrList &attrs() const { return attributes; }
   /// The attribute, or null when absent (defaults are not consulted).

@@ -6,19 +6,14 @@
 
 #include <cctype>
 
+#include "llvm/ADT/StringExtras.h"
+
 namespace fusec {
 
 static bool isDigit(char c) { return c >= '0' && c <= '9'; }
 static bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-static int hexValue(char c) {
-  if (isDigit(c))
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
+/// A hex digit's value, or -1 (llvm::hexDigitValue answers ~0U).
+static int hexValue(char c) { return int(llvm::hexDigitValue(c)); }
 
 bool isNameChar(char c) { return isIdentStart(c) || isDigit(c) || c == '.' || c == '$'; }
 

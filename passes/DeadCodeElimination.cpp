@@ -10,12 +10,8 @@ namespace fusec {
 bool runDeadCodeElimination(Graph &g, const PassOptions &, Diagnostics &) {
   std::vector<Op *> ops = g.opsSnapshot();
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-    Op *op = *it;
-    bool used = false;
-    for (unsigned i = 0; i < op->numResults(); ++i)
-      used |= op->result(i)->hasUses();
-    if (!used)
-      g.erase(op);
+    if (!(*it)->hasUses())
+      g.erase(*it);
   }
   return true;
 }

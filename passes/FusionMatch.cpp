@@ -80,16 +80,6 @@ bool isClosedPattern(const std::vector<Op *> &ops, const Op *root) {
   return true;
 }
 
-namespace {
-
-bool isDead(const Op &op) {
-  for (unsigned i = 0; i < op.numResults(); ++i)
-    if (op.result(i)->hasUses())
-      return false;
-  return true;
-}
-
-} // namespace
 
 std::vector<const Op *> replacePattern(Graph &g, Op *root, Value *replacement,
                                        const std::vector<Op *> &ops) {
@@ -105,7 +95,7 @@ std::vector<const Op *> replacePattern(Graph &g, Op *root, Value *replacement,
     progress = false;
     for (size_t i = 0; i < maybeDead.size(); ++i) {
       Op *op = maybeDead[i];
-      if (erased.count(op) || !isDead(*op))
+      if (erased.count(op) || op->hasUses())
         continue;
       for (Value *v : op->operands())
         if (Op *def = v->definingOp(); def && !erased.count(def))

@@ -335,10 +335,7 @@ private:
     std::vector<Op *> ops = graph.opsSnapshot();
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       Op *op = *it;
-      bool used = false;
-      for (unsigned i = 0; i < op->numResults(); ++i)
-        used |= op->result(i)->hasUses();
-      if (used || !leftovers.count(op))
+      if (op->hasUses() || !leftovers.count(op))
         continue;
       for (Value *v : op->operands())
         if (Op *def = v->definingOp())
