@@ -1,6 +1,8 @@
 // Diagnostics: collection and clang-style printing with a source caret.
 #include "ir/Diagnostics.h"
 
+#include <algorithm>
+
 namespace fusec {
 
 std::string Loc::str() const {
@@ -55,6 +57,19 @@ std::string_view sourceLine(std::string_view text, unsigned line) {
   size_t end = text.find('\n', begin);
   return text.substr(begin, end == std::string_view::npos ? text.size() - begin : end - begin);
 }
+/// Prints the source line and a caret under column `col` (0-based). A long
+/// line is cut to a window around the caret, marked with "...".
+void printCaretLine(std::ostream &os, std::string_view text, size_t col) {
+  constexpr size_t kWindow = 60;
+  size_t begin = col > kWindow ? col - kWindow : 0;
+  size_t end = std::min(text.size(), col + kWindow);
+  std::string_view prefix = begin > 0 ? "..." : "";
+  os << prefix << text.substr(begin, end - begin) << (end < text.size() ? "..." : "") << "\n";
+  os << std::string(prefix.size(), ' ');
+  for (size_t i = begin; i < col; ++i)
+    os << (text[i] == '\t' ? '\t' : ' ');
+  os << "^\n";
+}
 } // namespace
 
 void Diagnostics::print(std::ostream &os) const {
@@ -68,10 +83,7 @@ void Diagnostics::print(std::ostream &os) const {
     std::string_view text = sourceLine(it->second, d.loc.line);
     if (text.empty() || d.loc.col == 0 || d.loc.col > text.size() + 1)
       continue;
-    os << text << "\n";
-    for (unsigned i = 1; i < d.loc.col; ++i)
-      os << (text[i - 1] == '\t' ? '\t' : ' ');
-    os << "^\n";
+    printCaretLine(os, text, d.loc.col - 1);
   }
 }
 
