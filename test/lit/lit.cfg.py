@@ -15,3 +15,21 @@ config.substitutions.append(("%examples", os.path.join(config.fusec_src_root, "e
 config.substitutions.append(("%built_examples", os.path.join(config.fusec_obj_root, "examples")))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%fusec_src", config.fusec_src_root))
+
+# The CUDA toolkit, when present, lets tests assemble generated PTX (feature
+# `ptxas`, substitution %ptxas) and compile through NVRTC (feature `nvrtc`);
+# without it those tests report UNSUPPORTED.
+def find_cuda_home():
+    for home in [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]:
+        if home and os.path.exists(os.path.join(home, "bin", "ptxas")):
+            return home
+    return None
+
+cuda_home = find_cuda_home()
+if cuda_home:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", os.path.join(cuda_home, "bin", "ptxas")))
+    if any(os.path.exists(os.path.join(cuda_home, "lib64", lib))
+           for lib in ("libnvrtc.so.13", "libnvrtc.so")):
+        config.available_features.add("nvrtc")
+        config.environment["CUDA_HOME"] = cuda_home

@@ -8,9 +8,11 @@ namespace fusec {
 
 extern llvm::cl::SubCommand convertCommand;
 extern llvm::cl::SubCommand runCommand;
+extern llvm::cl::SubCommand compileCommand;
 extern llvm::cl::OptionCategory toolCategory;
 
 int runConvert();
 int runRun();
+int runCompile();
 
 } // namespace fusec

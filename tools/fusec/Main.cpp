@@ -1,4 +1,4 @@
-// fusec: the command-line driver. Subcommands: convert, run.
+// fusec: the command-line driver. Subcommands: convert, run, compile.
 //
 // Exit codes: 0 success, 1 bad input (diagnostics on stderr), 2 bad usage.
 #include "tools/ToolSupport.h"
@@ -18,7 +18,8 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "fusec: a kernel-fusion compiler for NVIDIA GPUs\n\n"
                                    "  fusec convert IN OUT   convert between .fir and .fb\n"
-                                   "  fusec run FILE         run a model on the CPU reference\n\n"
+                                   "  fusec run FILE         run a model on the CPU reference\n"
+                                   "  fusec compile FILE     CUDA C++ or PTX of its kernels\n\n"
                                    "  fusec SUBCOMMAND --help for the options of each\n",
                                    &llvm::errs()))
     return kExitUsage;
@@ -26,6 +27,8 @@ int main(int argc, char **argv) {
     return runConvert();
   if (runCommand)
     return runRun();
+  if (compileCommand)
+    return runCompile();
   llvm::errs() << "fusec: no subcommand given (see 'fusec --help')\n";
   return kExitUsage;
 }

@@ -1,0 +1,30 @@
+// The math of the pointwise template: C types, loads, stores, casts and one
+// expression per pointwise op of ir/Ops.def, as CUDA C++ text over the
+// helpers of device/Pointwise.cuh. Internal to codegen/.
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fusec::codegen {
+
+/// The register type math runs in: float for f32/f16/bf16, double for f64,
+/// the integer's own type for integers (so each result wraps), bool.
+std::string_view computeType(DType t);
+/// The element type in memory (f16/bf16 as 16-bit patterns).
+std::string_view storageType(DType t);
+/// `ptr[index]` widened to computeType(t).
+std::string loadExpr(DType t, const std::string &ptr, const std::string &index);
+/// `value` (of computeType(t)) narrowed to storageType(t).
+std::string storeExpr(DType t, const std::string &value);
+/// `x` (of computeType(from)) converted as `cast` specifies, as computeType(to).
+std::string castExpr(DType from, DType to, const std::string &x);
+/// Element `i` of a constant as a literal of computeType(d.dtype).
+std::string constantLiteral(const DenseData &d, size_t i);
+/// The value of pointwise `op` over `args` (its operands as computeType).
+std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args);
+
+} // namespace fusec::codegen

@@ -1,0 +1,37 @@
+// The NVRTC driver: compiles generated CUDA C++ to PTX. libnvrtc is opened
+// with dlopen on first use, so every binary starts, and everything but this
+// step works, on a machine without the CUDA toolkit. Only runtime/ touches
+// NVRTC; no CUDA header is needed to build fusec.
+#pragma once
+
+#include "ir/Diagnostics.h"
+
+#include <optional>
+#include <string>
+
+namespace fusec {
+
+/// NVRTC's version, e.g. {13, 0}.
+struct NvrtcVersion {
+  int major = 0, minor = 0;
+};
+
+/// Loads libnvrtc (once; later calls reuse the result) and returns its
+/// version, or nullopt with the reason in `whyNot`: "NVRTC not found: set
+/// CUDA_HOME ..." when no library loads, or a missing symbol.
+std::optional<NvrtcVersion> loadNvrtc(std::string *whyNot = nullptr);
+
+/// What to compile.
+struct PtxRequest {
+  std::string source; ///< self-contained CUDA C++
+  std::string name;   ///< the program (a kernel or a model), named in messages and the saved file
+  std::string target; ///< sm_80, sm_90a, ...: NVRTC's --gpu-architecture
+};
+
+/// Compiles `req.source` to PTX with -default-device --std=c++17. Returns
+/// nullopt after reporting an error: NVRTC missing (an environment error), an
+/// invalid target, or a failed compile, whose error carries the program's name,
+/// NVRTC's log and the path where the source was saved to reproduce it.
+std::optional<std::string> compileToPtx(const PtxRequest &req, Diagnostics &diags);
+
+} // namespace fusec

@@ -1,0 +1,62 @@
+// The NVRTC driver: compiles a kernel to PTX, and a syntax error comes back
+// as a diagnostic carrying NVRTC's log and the program's name. Skipped, with
+// the reason, where NVRTC cannot be loaded.
+#include "runtime/Nvrtc.h"
+
+#include <cstdio>
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace fusec;
+
+namespace {
+
+std::string printed(const Diagnostics &diags) {
+  std::ostringstream os;
+  diags.print(os);
+  return os.str();
+}
+
+} // namespace
+
+TEST(NvrtcTest, CompilesKernelToPtx) {
+  std::string whyNot;
+  if (!loadNvrtc(&whyNot))
+    GTEST_SKIP() << whyNot;
+  Diagnostics diags;
+  std::optional<std::string> ptx =
+      compileToPtx({"extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }",
+                    "twice", "sm_80"},
+                   diags);
+  ASSERT_TRUE(ptx) << printed(diags);
+  EXPECT_NE(ptx->find(".target sm_80"), std::string::npos);
+  EXPECT_NE(ptx->find(".entry twice"), std::string::npos);
+}
+
+TEST(NvrtcTest, SyntaxErrorCarriesLogAndProgramName) {
+  std::string whyNot;
+  if (!loadNvrtc(&whyNot))
+    GTEST_SKIP() << whyNot;
+  Diagnostics diags;
+  std::optional<std::string> ptx =
+      compileToPtx({"extern \"C\" __global__ void broken(float *x) { x[0] = undeclared_name; }",
+                    "broken", "sm_90a"},
+                   diags);
+  EXPECT_FALSE(ptx);
+  std::string text = printed(diags);
+  EXPECT_NE(text.find("NVRTC failed to compile program 'broken' for sm_90a"), std::string::npos);
+  EXPECT_NE(text.find("undeclared_name"), std::string::npos) << text; // from NVRTC's log
+  size_t at = text.find("source saved to ");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string saved = text.substr(at + 16, text.find('\n', at) - at - 16);
+  EXPECT_EQ(std::remove(saved.c_str()), 0) << "no saved source at '" << saved << "'";
+}
+
+TEST(NvrtcTest, UnknownTargetIsAnError) {
+  std::string whyNot;
+  if (!loadNvrtc(&whyNot))
+    GTEST_SKIP() << whyNot;
+  Diagnostics diags;
+  EXPECT_FALSE(compileToPtx({"__global__ void k() {}", "k", "gfx90a"}, diags));
+  EXPECT_NE(printed(diags).find("unknown GPU target 'gfx90a'"), std::string::npos);
+}
