@@ -69,13 +69,15 @@ bool inferLinear(const InferContext &ctx, std::vector<TensorType> &results, cons
 }
 
 // attention(q, k, v, mask?): q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv]
-// -> [..., Sq, Dv]; the mask broadcasts to [..., Sq, Sk].
+// -> [..., Sq, Dv]; the mask (any float dtype) broadcasts to [..., Sq, Sk].
 bool inferAttention(const InferContext &ctx, std::vector<TensorType> &results,
                     const ErrorFn &error) {
   Infer in(ctx, results, error);
   const TensorType &q = in.operand(0), &k = in.operand(1), &v = in.operand(2);
   std::span<const TensorType> qkv = in.operands().first(3);
-  if (!requireOneDType(in, in.operands()) || !requireFloat(in, in.operands()))
+  // The mask may be of any float dtype: it is added to the scores in the
+  // accumulation precision, so an f32 mask on bf16 q/k/v keeps its values.
+  if (!requireOneDType(in, qkv) || !requireFloat(in, in.operands()))
     return false;
   if (q.rank() < 2 || k.rank() < 2 || v.rank() < 2)
     return in.fail("needs q, k and v of rank >= 2, got " + typeList(qkv));

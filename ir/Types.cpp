@@ -38,6 +38,32 @@ bool isFloat(DType t) {
 }
 bool isInteger(DType t) { return t == DType::I32 || t == DType::I64 || t == DType::I8; }
 
+bool castIsExact(DType from, DType to) {
+  if (from == to || from == DType::Bool)
+    return true; // bool is 0 or 1, which every dtype holds
+  switch (from) {
+  case DType::I8: // |x| <= 128 fits f16's 11 and bf16's 8 significant bits
+    return to != DType::Bool;
+  case DType::I32:
+    return to == DType::I64 || to == DType::F64;
+  case DType::F16:
+  case DType::BF16:
+    return to == DType::F32 || to == DType::F64;
+  case DType::F32:
+    return to == DType::F64;
+  default: // i64 and f64 fit nothing wider
+    return false;
+  }
+}
+
+bool castPairFolds(DType from, DType mid, DType to) {
+  if (!castIsExact(from, mid))
+    return false;
+  // int → float → narrower int saturates; int → narrower int wraps.
+  bool narrowing = isInteger(to) && dtypeSize(to) < dtypeSize(from);
+  return !(isInteger(from) && isFloat(mid) && narrowing);
+}
+
 std::string Dim::str() const { return isStatic() ? std::to_string(size) : symbol; }
 
 Shape staticShape(const std::vector<int64_t> &sizes) {

@@ -26,6 +26,12 @@ std::optional<DType> parseDType(std::string_view s);
 unsigned dtypeSize(DType t);
 bool isFloat(DType t);
 bool isInteger(DType t); // i8, i32, i64 (bool is neither float nor integer)
+/// True when every value of `from` is exactly a value of `to` (a widening).
+bool castIsExact(DType from, DType to);
+/// True when cast(cast(x: from, to = mid), to = to) equals cast(x, to = to)
+/// for every x: the first cast is exact, and it does not turn a wrapping
+/// integer narrowing into a saturating float-to-integer one.
+bool castPairFolds(DType from, DType mid, DType to);
 
 struct Dim {
   int64_t size = 0;   // meaningful when symbol is empty

@@ -28,6 +28,8 @@ static std::string typeProblem(const TensorType &t) {
       return "type " + t.str() + " has a negative dim";
   if (t.layout != Layout::None && t.rank() != 4)
     return "type " + t.str() + " has a layout tag but is not rank 4";
+  if (isStatic(t.shape) && !staticNumElements(t.shape))
+    return "type " + t.str() + " has more elements than a 64-bit count holds";
   return "";
 }
 

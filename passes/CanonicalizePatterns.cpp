@@ -55,26 +55,6 @@ Value *operandBesideIdentity(const Op &op, double identity, bool commutes) {
   return nullptr;
 }
 
-/// True when every value of `from` is exactly a value of `to`, so that a
-/// cast through `to` and on to any dtype equals the direct cast.
-bool castIsExact(DType from, DType to) {
-  if (from == to || from == DType::Bool)
-    return true; // bool is 0 or 1, which every dtype holds
-  switch (from) {
-  case DType::I8: // |x| <= 128 fits f16's 11 and bf16's 8 significant bits
-    return to != DType::Bool;
-  case DType::I32:
-    return to == DType::I64 || to == DType::F64;
-  case DType::F16:
-  case DType::BF16:
-    return to == DType::F32 || to == DType::F64;
-  case DType::F32:
-    return to == DType::F64;
-  default: // i64 and f64 fit nothing wider
-    return false;
-  }
-}
-
 bool isIdentityPerm(const std::vector<int64_t> &perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != int64_t(i))
@@ -122,9 +102,11 @@ Value *castToOwnDType(Rewriter &, const Op &op) {
 }
 
 // cast(cast(x: T0, to = T1), to = T2) → cast(x, to = T2) when T0 → T1 is exact
+// (and does not turn a wrapping integer narrowing into a saturating one)
 Value *castOfExactCast(Rewriter &rw, const Op &op) {
   const Op *inner = producer(op.operand(0), OpKind::Cast);
-  if (!inner || !castIsExact(inner->operand(0)->type().dtype, inner->getDType("to")))
+  if (!inner || !castPairFolds(inner->operand(0)->type().dtype, inner->getDType("to"),
+                               op.getDType("to")))
     return nullptr;
   return rw.create(OpKind::Cast, {inner->operand(0)}, {{"to", op.getDType("to")}});
 }

@@ -47,7 +47,9 @@
 // Not lowered, left for the fusion pass's composite matchers: an attention
 // without `scale` whose head dim D is symbolic (1/√D is no constant), and a
 // causal attention whose Sq or Sk is symbolic or whose mask would exceed
-// 2^22 elements. A form whose result type would differ from the composite's
+// 2^22 elements, and an attention whose mask has a dtype other than q's (the
+// mask is added at the accumulation precision, which no primitive add of the
+// low-precision scores expresses). A form whose result type would differ from the composite's
 // (possible only with `?` dims) is not built either. Kernel bodies are not
 // entered: decompose runs before fusion.
 #include "ir/Builder.h"
@@ -269,7 +271,9 @@ Value *causalMask(Lowering &l, const Op &op) {
 // attention(q, k, v, mask) → matmul(softmax(matmul(q, kᵀ)·scale + mask [+ causal]), v).
 Value *lowerAttention(Lowering &l, const Op &op) {
   std::optional<double> scale = attentionScale(op);
-  if (!scale)
+  bool maskOfOwnDType = op.numOperands() > 3 &&
+                        op.operand(3)->type().dtype != op.operand(0)->type().dtype;
+  if (!scale || maskOfOwnDType) // a mask kept at its own precision has no primitive form
     return nullptr;
   Value *causal = nullptr;
   if (op.getBool("causal") && !(causal = causalMask(l, op)))

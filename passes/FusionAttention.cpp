@@ -9,7 +9,8 @@
 // the precision pass leaves them (bf16 scores widened to f32 for the softmax,
 // probabilities narrowed back), provided none narrows below the dtype T of
 // q, k and v: the attention op computes in double and rounds to T once, so it
-// is at least as exact as the pattern. A mask of another dtype is cast to T.
+// is at least as exact as the pattern. The mask keeps its own dtype (attention
+// adds it to the scores at the accumulation precision).
 // kᵀ is undone by folding the swap of the last two dims into the transpose
 // (or cast of a transpose) that made it, or by a new transpose.
 #include "ir/Assert.h"
@@ -203,14 +204,11 @@ TensorType keyType(const Value *kt) {
 /// Whether the attention op for a match type-checks to the root's type.
 bool typeChecks(const Op &root, const AttentionMatch &m, const AttrList &attrs) {
   Value *kt = m.scores->operand(1);
-  DType t = root.result()->type().dtype;
   std::vector<TensorType> operands{m.scores->operand(0)->type(),
                                    m.scores->getBool("transpose_b") ? kt->type() : keyType(kt),
                                    root.operand(1)->type()};
-  if (m.mask) {
+  if (m.mask)
     operands.push_back(m.mask->type());
-    operands.back().dtype = t;
-  }
   Diagnostics scratch; // a pattern whose attention does not type-check is not raised
   std::vector<TensorType> results;
   return inferResultTypes(OpKind::Attention, operands, attrs, root.loc(), scratch, results) &&
@@ -226,13 +224,10 @@ std::vector<const Op *> rewrite(Graph &g, Op *root, const AttentionMatch &m,
   b.setInsertionPoint(root);
   b.setLoc(root->loc());
   Value *kt = m.scores->operand(1);
-  DType t = root->result()->type().dtype;
   Value *k = m.scores->getBool("transpose_b") ? kt : keyFrom(g, b, kt);
   std::vector<Value *> operands{m.scores->operand(0), k, root->operand(1)};
-  if (m.mask)
-    operands.push_back(m.mask->type().dtype == t
-                           ? m.mask
-                           : named(g, b.cast(m.mask, t), m.mask, "." + std::string(dtypeName(t))));
+  if (m.mask) // added at the scores' precision, so kept in its own dtype
+    operands.push_back(m.mask);
   Op *attention = b.createOp(OpKind::Attention, operands, attrs);
   FUSEC_ASSERT(attention && !diags.hasErrors(), "attention was type-checked before it was built");
   return replacePattern(g, root, attention->result(), m.ops);

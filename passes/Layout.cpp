@@ -215,7 +215,10 @@ private:
   /// The internal (rank-4, permuted-shape) version of a keepdims reduction
   /// `inner` given back in the E shape `shape`.
   Value *restoreExternal(Value *inner, const Shape &shape) {
-    Value *back = movesOnlyUnitDims(inner->type().shape, dir.toExternal)
+    // A reshape resolves at most one `?` at run time; otherwise transpose.
+    size_t unknown = std::count_if(shape.begin(), shape.end(),
+                                   [](const Dim &d) { return d.isAnonymous(); });
+    Value *back = unknown <= 1 && movesOnlyUnitDims(inner->type().shape, dir.toExternal)
                       ? make(OpKind::Reshape, {inner}, {{"shape", shape}})
                       : make(OpKind::Transpose, {inner}, {{"perm", dir.toExternal}});
     internal[back] = inner;
@@ -283,6 +286,8 @@ private:
   // v → reshape(v) to v's padded shape permuted into I, leading 1s dropped;
   // reshape(reshape(u)) is reshape(u), and a reshape to u's own shape is u.
   Value *reshapedInternal(Value *v) {
+    if (auto it = reshaped.find(v); it != reshaped.end())
+      return it->second;
     Shape target = permuted(paddedTo4(v->type().shape), dir.toInternal);
     auto firstNonUnit = std::find_if(target.begin(), target.end(),
                                      [](const Dim &d) { return !d.isStaticValue(1); });
@@ -293,7 +298,9 @@ private:
     Value *moved = source;
     if (target != source->type().shape)
       moved = make(OpKind::Reshape, {source}, {{"shape", target}}, internalName(v));
-    return internal[v] = moved;
+    // Kept apart from `internal`: a rank-reduced operand is right for a
+    // broadcasting pointwise op, not for a conv weight that is the same value.
+    return reshaped[v] = moved;
   }
 
   /// The name of v's internal version: `%c` → `%c.nhwc`, and back: `%c.nhwc` → `%c`.
@@ -349,6 +356,7 @@ private:
   Diagnostics scratch; // make() asserts instead: every built op must type-check
   Builder builder;
   std::unordered_map<Value *, Value *> internal; // value → its internal version
+  std::unordered_map<Value *, Value *> reshaped; // operand → its rank-reduced internal version
   std::unordered_set<const Op *> made;
   std::unordered_set<Op *> leftovers;
 };

@@ -44,6 +44,8 @@
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -78,15 +80,6 @@ bool followsOperandStorage(const Op &op) {
   default:
     return false;
   }
-}
-
-// True when every value of `from` is exactly a value of `to`.
-bool castIsExact(DType from, DType to) {
-  if (from == to)
-    return true;
-  if (isLowFloat(from))
-    return to == DType::F32 || to == DType::F64;
-  return from == DType::F32 && to == DType::F64;
 }
 
 // Re-infers op's result types after its operand types changed.
@@ -214,12 +207,18 @@ private:
     return copy;
   }
 
-  // A constant's data rounded to the low type, layout tag kept.
+  // A constant's data rounded to the low type, layout tag kept. Finite
+  // values beyond the low type's range saturate to its largest finite value:
+  // a -1e9 "masked" score must stay a large finite number, not become -inf
+  // (a fully masked softmax row would turn from uniform into NaN).
   Value *lowConstant(const Value &c) {
     const DenseData &data = c.definingOp()->getDense("value");
+    double maxFinite = low == DType::F16 ? 65504.0 : 3.3895313892515355e38;
     std::vector<double> values(data.numElements());
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = data.elementAsDouble(i);
+    for (size_t i = 0; i < values.size(); ++i) {
+      double v = data.elementAsDouble(i);
+      values[i] = std::isfinite(v) ? std::clamp(v, -maxFinite, maxFinite) : v;
+    }
     Value *copy = builder.constant(low, data.shape, values);
     TensorType type = copy->type();
     type.layout = c.type().layout;

@@ -38,8 +38,9 @@ DType lowestPrecision(const Graph &g, DType lowest = DType::F64) {
 }
 
 /// Seeded random inputs (randomInput); every symbolic dim of one name gets
-/// one size.
-void makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tensor> &inputs) {
+/// one size. False after reporting an input too large to allocate.
+bool makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tensor> &inputs,
+                Diagnostics &diags) {
   for (unsigned i = 0; i < g.numInputs(); ++i) {
     std::vector<int64_t> shape;
     for (const Dim &d : g.input(i)->type().shape) {
@@ -47,8 +48,15 @@ void makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tens
       shape.push_back(d.isStatic() ? d.size : it != opts.dims.end() ? it->second
                                                                     : opts.defaultDimSize);
     }
+    DType dtype = g.input(i)->type().dtype;
+    if (std::string problem = allocationProblem(dtype, shape); !problem.empty()) {
+      diags.error(g.loc(), "equivalence check: input '%" + g.input(i)->name() + "' of type " +
+                               problem);
+      return false;
+    }
     inputs.push_back(randomInput(*g.input(i), shape, opts.seed * 7919 + i));
   }
+  return true;
 }
 
 std::string indexStr(const std::vector<int64_t> &shape, size_t flat) {
@@ -66,8 +74,10 @@ std::string indexStr(const std::vector<int64_t> &shape, size_t flat) {
 double elementError(double want, double got) {
   if (std::isnan(want) || std::isnan(got))
     return std::isnan(want) && std::isnan(got) ? 0 : INFINITY;
-  if (want == got) // equal infinities
+  if (want == got) // equal infinities too
     return 0;
+  if (std::isinf(want) || std::isinf(got))
+    return INFINITY;
   return std::fabs(got - want) / std::max(1.0, std::fabs(want));
 }
 
@@ -99,8 +109,7 @@ EquivalenceResult checkEquivalence(const Graph &before, const Graph &after,
                                  " changed its signature (inputs or outputs)");
     return r;
   }
-  makeInputs(before, opts, inputs);
-  if (!runReference(before, inputs, want, diags) ||
+  if (!makeInputs(before, opts, inputs, diags) || !runReference(before, inputs, want, diags) ||
       !runReference(after, inputs, got, diags))
     return r;
   for (unsigned k = 0; k < want.size(); ++k) {

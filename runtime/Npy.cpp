@@ -155,15 +155,6 @@ private:
   size_t pos = 0;
 };
 
-/// Element count times item size, or nullopt when it overflows.
-std::optional<uint64_t> dataSize(const std::vector<int64_t> &shape, uint64_t itemSize) {
-  uint64_t n = itemSize;
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, uint64_t(d), &n))
-      return std::nullopt;
-  return n;
-}
-
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -214,7 +205,7 @@ std::string checkHeader(const NpyHeader &h, uint64_t have, const NpyReadOptions 
            (h.descr == "<u2" ? " (only a bf16 input reads '<u2', as raw bf16 bits)" : "");
   if (*h.fortranOrder)
     return "Fortran-order .npy data is not supported (save it in C order)";
-  std::optional<uint64_t> need = dataSize(*h.shape, dtypeSize(*dt));
+  std::optional<uint64_t> need = tensorBytes(*dt, *h.shape);
   if (need && *need == have) {
     dtype = *dt;
     return "";

@@ -12,6 +12,7 @@
 #include "runtime/Reference.h"
 
 #include "ir/Assert.h"
+#include "ir/Verifier.h"
 #include "runtime/ReferenceOps.h"
 
 #include <cmath>
@@ -218,7 +219,7 @@ private:
       operands.push_back(slotOf(v).view);
     }
     std::vector<Tensor> results;
-    if (!compute(op, operands, results))
+    if (!checkAllocations(op, operands) || !compute(op, operands, results))
       return false;
     FUSEC_ASSERT(results.size() == op.numResults(), "an op computed the wrong number of results");
     for (unsigned i = 0; i < op.numResults(); ++i) {
@@ -232,6 +233,39 @@ private:
       release(v, index);
     for (unsigned i = 0; i < op.numResults(); ++i)
       release(op.result(i), index);
+    return true;
+  }
+
+  /// Refuses an op whose results would exceed kMaxTensorBytes before its
+  /// kernel allocates them. Result types are inferred again from the
+  /// operands' actual shapes, so `?` dims resolve too; where inference fails
+  /// the kernel itself reports the mismatch. Kernel ops are checked op by op
+  /// when their bodies run.
+  bool checkAllocations(const Op &op, const std::vector<const Tensor *> &operands) {
+    if (op.body())
+      return true;
+    std::vector<TensorType> actual;
+    for (unsigned i = 0; i < operands.size(); ++i)
+      actual.push_back({operands[i]->dtype, staticShape(operands[i]->shape),
+                        op.operand(i)->type().layout});
+    Diagnostics scratch;
+    std::vector<TensorType> results;
+    if (!inferResultTypes(op.kind(), actual, op.attrs(), op.loc(), scratch, results))
+      return true;
+    for (const TensorType &t : results) {
+      std::vector<int64_t> shape;
+      for (const Dim &d : t.shape) {
+        auto bound = bindings.find(d.symbol);
+        if (!d.isStatic() && bound == bindings.end())
+          break; // an unbound name: the kernel binds it
+        shape.push_back(d.isStatic() ? d.size : bound->second);
+      }
+      std::string problem = shape.size() == t.rank() ? allocationProblem(t.dtype, shape) : "";
+      if (!problem.empty()) {
+        diags.error(op.loc(), "'" + std::string(op.name()) + "' result " + problem);
+        return false;
+      }
+    }
     return true;
   }
 

@@ -196,6 +196,9 @@ bool runAttention(const OpContext &ctx, Tensor &out) {
   p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));
   p.causal = ctx.op.getBool("causal");
 
+  // One row of scores is scratch; empty k (d = 0) does not bound its length.
+  if (std::string problem = allocationProblem(DType::F64, {p.sk}); !problem.empty())
+    return ctx.error(opPrefix(ctx) + "scores row " + problem);
   std::vector<double> qd = q.toDoubles(), kd = k.toDoubles(), vd = v.toDoubles();
   int64_t batches = product(batch);
   std::vector<double> od(size_t(batches * p.sq * p.dv)), scores(size_t(p.sk));

@@ -100,7 +100,9 @@ bool runConcat(const OpContext &ctx, Tensor &out) {
   others[axis] = shape[axis] = 0;
   for (unsigned i = 0; i < ctx.numOperands(); ++i) {
     Sizes s = ctx.in(i).shape;
-    shape[axis] += s[axis];
+    if (__builtin_add_overflow(shape[axis], s[axis], &shape[axis]))
+      return ctx.error(opPrefix(ctx) + "extent along axis " + std::to_string(axis) + " of " +
+                       operandTypes(ctx) + " overflows");
     s[axis] = 0;
     if (s != others)
       return ctx.error(opPrefix(ctx) + "operand shapes " + operandTypes(ctx) +

@@ -61,18 +61,41 @@ double int64ToDoubleRoundOdd(int64_t v) {
 
 } // namespace
 
+std::optional<uint64_t> tensorBytes(DType dtype, const std::vector<int64_t> &shape) {
+  uint64_t n = dtypeSize(dtype);
+  bool overflow = false, empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    empty |= d == 0;
+    overflow |= __builtin_mul_overflow(n, uint64_t(d), &n);
+  }
+  if (empty)
+    return 0;
+  return overflow ? std::nullopt : std::optional<uint64_t>(n);
+}
+
+std::string allocationProblem(DType dtype, const std::vector<int64_t> &shape) {
+  std::optional<uint64_t> bytes = tensorBytes(dtype, shape);
+  if (bytes && *bytes <= kMaxTensorBytes)
+    return "";
+  std::string type = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    type += (i ? "," : "") + std::to_string(shape[i]);
+  return type + "] needs more than " + std::to_string(kMaxTensorBytes >> 30) +
+         " GiB, the limit of one host tensor";
+}
+
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype(dtype), shape(std::move(shape)) {
-  bytes.assign(numElements() * dtypeSize(dtype), 0);
+  std::optional<uint64_t> size = tensorBytes(dtype, this->shape);
+  FUSEC_ASSERT(size && *size <= kMaxTensorBytes, "tensor allocation not checked by the caller");
+  bytes.assign(*size, 0);
 }
 
 size_t Tensor::numElements() const {
-  uint64_t n = 1;
-  for (int64_t d : shape) {
-    FUSEC_ASSERT(d >= 0, "negative dimension in a tensor shape");
-    bool overflow = __builtin_mul_overflow(n, uint64_t(d), &n);
-    FUSEC_ASSERT(!overflow, "tensor element count overflows");
-  }
-  return size_t(n);
+  std::optional<uint64_t> size = tensorBytes(dtype, shape);
+  FUSEC_ASSERT(size, "tensor element count overflows");
+  return size_t(*size / dtypeSize(dtype));
 }
 
 double Tensor::getDouble(size_t i) const {

@@ -5,11 +5,26 @@
 #include "ir/Types.h"
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace fusec {
+
+/// The most bytes one host tensor may take: the reference executor and the
+/// tools refuse (with a diagnostic) to allocate more, so that a huge shape in
+/// a model or on the command line is an error, never an abort or a crash.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t(4) << 30;
+
+/// numel(shape) * dtypeSize(dtype), or nullopt when a dim is negative or the
+/// product overflows 64 bits. An empty shape dim makes the count 0 whatever
+/// the other dims are.
+std::optional<uint64_t> tensorBytes(DType dtype, const std::vector<int64_t> &shape);
+
+/// "" when a tensor of this dtype and shape may be allocated, else why not
+/// ("f32[4294967296,4294967296] needs more than 4 GiB").
+std::string allocationProblem(DType dtype, const std::vector<int64_t> &shape);
 
 struct Tensor {
   DType dtype = DType::F32;

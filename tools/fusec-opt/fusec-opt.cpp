@@ -127,10 +127,8 @@ void printTimings(const std::vector<std::pair<std::string, double>> &timings) {
 }
 
 /// Compares every graph of `after` with its counterpart in `before`.
-bool checkModules(const Module &before, const Module &after, Diagnostics &diags) {
-  EquivalenceOptions opts;
-  if (!parseEquivalenceDims(opts, diags))
-    return false;
+bool checkModules(const Module &before, const Module &after, const EquivalenceOptions &opts,
+                  Diagnostics &diags) {
   bool ok = true;
   for (size_t i = 0; i < after.graphs.size(); ++i) {
     EquivalenceResult r = checkEquivalence(*before.graphs[i], *after.graphs[i], opts, diags);
@@ -166,7 +164,8 @@ int main(int argc, char **argv) {
 
   Diagnostics diags;
   std::vector<const PassInfo *> pipeline;
-  if (!parsePipeline(passes, pipeline, diags))
+  EquivalenceOptions equivalence;
+  if (!parsePipeline(passes, pipeline, diags) || !parseEquivalenceDims(equivalence, diags))
     return reportAndExit(diags, kExitUsage);
   std::unique_ptr<Module> module = loadInput(inputFile, diags);
   if (!module)
@@ -182,7 +181,7 @@ int main(int argc, char **argv) {
   bool ok = runPipeline(*module, pipeline, opts, makeHooks(timings), diags);
   if (llvm::TimePassesIsEnabled)
     printTimings(timings);
-  if (!ok || (original && !checkModules(*original, *module, diags)))
+  if (!ok || (original && !checkModules(*original, *module, equivalence, diags)))
     return reportAndExit(diags, kExitUserError);
   if (!writeTextOutput(outputFile, [&](std::ostream &os) { printModule(*module, os); }, diags))
     return reportAndExit(diags, kExitUserError);

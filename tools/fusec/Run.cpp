@@ -64,7 +64,8 @@ bool parseDims(DimBindings &dims, Diagnostics &diags) {
       return false;
     int64_t size;
     if (llvm::StringRef(value).getAsInteger(10, size) || size < 0) {
-      diags.error(Loc{}, "--dim " + name + " needs a size >= 0, got '" + value + "'");
+      diags.error(Loc{}, "--dim " + name + " needs a decimal size from 0 to 2^63-1, got '" +
+                             value + "'");
       return false;
     }
     dims[name] = size;
@@ -83,28 +84,40 @@ bool randomInput(const Value &v, const DimBindings &dims, uint64_t inputSeed, Te
     }
     auto it = dims.find(d.symbol);
     if (d.isAnonymous() || it == dims.end()) {
-      diags.error(Loc{}, "input '%" + v.name() + "' of type " + v.type().str() +
-                             " needs --dim=" + (d.isAnonymous() ? "NAME" : d.symbol) +
-                             "=SIZE or --input=" + v.name() + "=FILE.npy");
+      std::string dimFlag = d.isAnonymous() ? "" : "--dim=" + d.symbol + "=SIZE or ";
+      diags.error(Loc{}, "input '%" + v.name() + "' of type " + v.type().str() + " needs " +
+                             dimFlag + "--input=" + v.name() + "=FILE.npy");
       return false;
     }
     shape.push_back(it->second);
+  }
+  if (std::string problem = allocationProblem(v.type().dtype, shape); !problem.empty()) {
+    diags.error(Loc{}, "input '%" + v.name() + "' of type " + problem);
+    return false;
   }
   out = randomInput(v, shape, inputSeed);
   return true;
 }
 
-bool gatherInputs(const Graph &g, std::vector<Tensor> &inputs, Diagnostics &diags) {
-  std::map<std::string, std::string> files;
+/// What --input and --dim say; malformed values are usage errors.
+struct InputFlags {
+  std::map<std::string, std::string> files; // input name → .npy path
+  DimBindings dims;
+};
+
+bool parseInputFlags(InputFlags &flags, Diagnostics &diags) {
   for (const std::string &arg : inputFiles) {
     std::string name, path;
     if (!splitAssignment(arg, "input", name, path, diags))
       return false;
-    files[llvm::StringRef(name).ltrim('%').str()] = path;
+    flags.files[llvm::StringRef(name).ltrim('%').str()] = path;
   }
-  DimBindings dims;
-  if (!parseDims(dims, diags))
-    return false;
+  return parseDims(flags.dims, diags);
+}
+
+bool gatherInputs(const Graph &g, InputFlags flags, std::vector<Tensor> &inputs,
+                  Diagnostics &diags) {
+  auto &[files, dims] = flags;
   for (unsigned i = 0; i < g.numInputs(); ++i) {
     const Value &v = *g.input(i);
     Tensor t;
@@ -170,12 +183,15 @@ bool writeOutputs(const Graph &g, const std::vector<Tensor> &outputs, Diagnostic
 
 int runRun() {
   Diagnostics diags;
+  InputFlags flags;
+  if (!parseInputFlags(flags, diags))
+    return reportAndExit(diags, kExitUsage);
   std::unique_ptr<Module> module = loadInput(input, diags);
   if (!module)
     return reportAndExit(diags, kExitUserError);
   const Graph *g = selectGraph(*module, diags);
   std::vector<Tensor> inputs, outputs;
-  if (!g || !gatherInputs(*g, inputs, diags))
+  if (!g || !gatherInputs(*g, std::move(flags), inputs, diags))
     return reportAndExit(diags, kExitUserError);
 
   auto start = std::chrono::steady_clock::now();
