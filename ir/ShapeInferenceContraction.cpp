@@ -247,6 +247,12 @@ bool inferPool2d(const InferContext &ctx, std::vector<TensorType> &results, cons
   std::optional<Window> win = readWindow(in, kernel);
   if (!win)
     return false;
+  // pads [top, left, bottom, right]: a pad as large as the kernel would make
+  // windows that hold only padding (no max, no mean); PyTorch refuses them too.
+  for (size_t i = 0; i < 4; ++i)
+    if (win->pads[i] >= kernel[i % 2])
+      return in.fail("pads " + intList(win->pads) + " must be smaller than the kernel " +
+                     intList(kernel));
   const Dim &channels = x.shape[x.layout == Layout::NHWC ? 3 : 1];
   return produceWindowed(in, *win, channels, Dim::fixed(kernel[0]), Dim::fixed(kernel[1]),
                          "input " + x.str() + " and kernel " + intList(kernel));
