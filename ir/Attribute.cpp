@@ -8,36 +8,9 @@
 
 namespace fusec {
 
-namespace {
-template <typename T> T load(const uint8_t *p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-} // namespace
-
 double DenseData::elementAsDouble(size_t i) const {
   FUSEC_ASSERT(i < numElements(), "dense element index out of range");
-  const uint8_t *p = bytes.data() + i * dtypeSize(dtype);
-  switch (dtype) {
-  case DType::F32:
-    return load<float>(p);
-  case DType::F16:
-    return halfToDouble(load<uint16_t>(p));
-  case DType::BF16:
-    return bfloat16ToDouble(load<uint16_t>(p));
-  case DType::F64:
-    return load<double>(p);
-  case DType::I32:
-    return load<int32_t>(p);
-  case DType::I64:
-    return double(load<int64_t>(p));
-  case DType::I8:
-    return load<int8_t>(p);
-  case DType::Bool:
-    return *p ? 1.0 : 0.0;
-  }
-  return 0;
+  return loadElement(dtype, bytes.data() + i * dtypeSize(dtype));
 }
 
 std::string_view attrKindName(AttrKind k) {

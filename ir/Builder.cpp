@@ -33,31 +33,6 @@ Value *Builder::create(OpKind kind, const std::vector<Value *> &operands, AttrLi
 
 Value *Builder::constant(DenseRef data) { return create(OpKind::Const, {}, {{"value", data}}); }
 
-namespace {
-/// Encodes `v` as one element of `dtype` at `out`.
-void storeElement(DType dtype, double v, uint8_t *out) {
-  auto put = [&](auto x) { std::memcpy(out, &x, sizeof(x)); };
-  switch (dtype) {
-  case DType::F32:
-    return put(doubleToFloat(v));
-  case DType::F16:
-    return put(doubleToHalf(v));
-  case DType::BF16:
-    return put(doubleToBFloat16(v));
-  case DType::F64:
-    return put(v);
-  case DType::I32:
-    return put(int32_t(v));
-  case DType::I64:
-    return put(int64_t(v));
-  case DType::I8:
-    return put(int8_t(v));
-  case DType::Bool:
-    return put(uint8_t(v != 0));
-  }
-}
-} // namespace
-
 Value *Builder::constant(DType dtype, const std::vector<int64_t> &shape,
                          const std::vector<double> &values) {
   auto data = std::make_shared<DenseData>();

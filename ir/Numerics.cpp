@@ -13,6 +13,8 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace fusec {
 
@@ -113,5 +115,70 @@ double halfToDouble(uint16_t bits) { return narrowToDouble(bits, kHalf); }
 uint16_t doubleToBFloat16(double v) { return uint16_t(narrowFromDouble(v, kBFloat16)); }
 double bfloat16ToDouble(uint16_t bits) { return narrowToDouble(bits, kBFloat16); }
 float doubleToFloat(double v) { return static_cast<float>(v); }
+
+namespace {
+template <typename T> T load(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T> void store(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
+
+/// Truncates toward zero into T's range; NaN → 0.
+template <typename T> T saturatingTrunc(double v) {
+  constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  if (std::isnan(v))
+    return 0;
+  if (v <= double(lo))
+    return lo;
+  if (v >= double(hi)) // double(hi) of int64 is 2^63, itself out of range
+    return hi;
+  return T(v);
+}
+} // namespace
+
+double loadElement(DType dtype, const uint8_t *p) {
+  switch (dtype) {
+  case DType::F32:
+    return load<float>(p);
+  case DType::F16:
+    return halfToDouble(load<uint16_t>(p));
+  case DType::BF16:
+    return bfloat16ToDouble(load<uint16_t>(p));
+  case DType::F64:
+    return load<double>(p);
+  case DType::I32:
+    return load<int32_t>(p);
+  case DType::I64:
+    return double(load<int64_t>(p));
+  case DType::I8:
+    return load<int8_t>(p);
+  case DType::Bool:
+    return load<uint8_t>(p) != 0;
+  }
+  return 0;
+}
+
+void storeElement(DType dtype, double v, uint8_t *p) {
+  switch (dtype) {
+  case DType::F32:
+    return store(p, doubleToFloat(v));
+  case DType::F16:
+    return store(p, doubleToHalf(v));
+  case DType::BF16:
+    return store(p, doubleToBFloat16(v));
+  case DType::F64:
+    return store(p, v);
+  case DType::I32:
+    return store(p, saturatingTrunc<int32_t>(v));
+  case DType::I64:
+    return store(p, saturatingTrunc<int64_t>(v));
+  case DType::I8:
+    return store(p, saturatingTrunc<int8_t>(v));
+  case DType::Bool:
+    return store(p, uint8_t(v != 0));
+  }
+}
 
 } // namespace fusec

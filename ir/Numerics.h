@@ -5,6 +5,8 @@
 // float) so that no value is rounded twice.
 #pragma once
 
+#include "ir/Types.h"
+
 #include <cstdint>
 
 namespace fusec {
@@ -15,5 +17,13 @@ uint16_t doubleToBFloat16(double v);
 double bfloat16ToDouble(uint16_t bits);
 /// Same as static_cast<float>(v) (the hardware rounds to nearest even).
 float doubleToFloat(double v);
+
+/// One element of `dtype` at `p` (little-endian bytes) widened to double:
+/// exact for every dtype but i64 beyond 2^53; bool is 0 or 1.
+double loadElement(DType dtype, const uint8_t *p);
+/// Stores `v` as one element of `dtype` at `p`: floats rounded to nearest
+/// even, integers truncated toward zero and saturated (NaN → 0), bool v != 0.
+/// The one encoder behind constants, the builder and host tensors.
+void storeElement(DType dtype, double v, uint8_t *p);
 
 } // namespace fusec

@@ -48,13 +48,10 @@ bool makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tens
       shape.push_back(d.isStatic() ? d.size : it != opts.dims.end() ? it->second
                                                                     : opts.defaultDimSize);
     }
-    DType dtype = g.input(i)->type().dtype;
-    if (std::string problem = allocationProblem(dtype, shape); !problem.empty()) {
-      diags.error(g.loc(), "equivalence check: input '%" + g.input(i)->name() + "' of type " +
-                               problem);
+    Tensor t;
+    if (!randomInput(*g.input(i), shape, opts.seed * 7919 + i, t, diags))
       return false;
-    }
-    inputs.push_back(randomInput(*g.input(i), shape, opts.seed * 7919 + i));
+    inputs.push_back(std::move(t));
   }
   return true;
 }

@@ -345,12 +345,18 @@ int64_t weightFanIn(const Value &v, const std::vector<int64_t> &shape) {
 
 } // namespace
 
-Tensor randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed) {
+bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed, Tensor &out,
+                 Diagnostics &diags) {
+  if (std::string problem = allocationProblem(input.type().dtype, shape); !problem.empty()) {
+    diags.error(Loc{}, "input '%" + input.name() + "' of type " + problem);
+    return false;
+  }
   Tensor t(input.type().dtype, shape);
   int64_t fanIn = isFloat(t.dtype) ? weightFanIn(input, shape) : 0;
   double bound = fanIn > 0 ? 1.0 / std::sqrt(double(fanIn)) : 1.0;
   fillRandom(t, seed, -bound, bound);
-  return t;
+  out = std::move(t);
+  return true;
 }
 
 } // namespace fusec

@@ -34,7 +34,10 @@ std::vector<int64_t> resolveShape(const Shape &shape, const DimBindings &binding
 /// 1/√K as real initializers are: with unscaled weights a deep graph's
 /// activations grow to the hundreds, softmax saturates, and no low-precision
 /// rewrite could stay within its tolerance.
-Tensor randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed);
+/// Reports "input '%x' of type ... needs more than 4 GiB" and returns false
+/// when the shape is too large for one host tensor.
+bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed, Tensor &out,
+                 Diagnostics &diags);
 
 /// Runs `g` on `inputs`, filling `outputs` (one per graph output). Errors
 /// (bad inputs, a shape that turns out inconsistent at run time) are

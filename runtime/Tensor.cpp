@@ -32,18 +32,6 @@ template <typename T> T load(const uint8_t *p) {
 
 template <typename T> void store(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
-/// Truncates toward zero into T's range; NaN → 0.
-template <typename T> T saturatingTrunc(double v) {
-  constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  if (std::isnan(v))
-    return 0;
-  if (v <= double(lo))
-    return lo;
-  if (v >= double(hi)) // double(hi) of int64 is 2^63, itself out of range
-    return hi;
-  return T(v);
-}
-
 /// v as a double, rounded to odd when inexact: a second rounding of the
 /// result to a format of at most 51 significant bits is then correctly
 /// rounded, as if done once from v.
@@ -79,11 +67,16 @@ std::string allocationProblem(DType dtype, const std::vector<int64_t> &shape) {
   std::optional<uint64_t> bytes = tensorBytes(dtype, shape);
   if (bytes && *bytes <= kMaxTensorBytes)
     return "";
-  std::string type = std::string(dtypeName(dtype)) + "[";
+  return tensorTypeStr(dtype, shape) + " needs more than " +
+         std::to_string(kMaxTensorBytes >> 30) + " GiB, the limit of one host tensor";
+}
+
+std::string tensorTypeStr(DType dtype, const std::vector<int64_t> &shape) {
+  std::string s(dtypeName(dtype));
+  s += '[';
   for (size_t i = 0; i < shape.size(); ++i)
-    type += (i ? "," : "") + std::to_string(shape[i]);
-  return type + "] needs more than " + std::to_string(kMaxTensorBytes >> 30) +
-         " GiB, the limit of one host tensor";
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + ']';
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype(dtype), shape(std::move(shape)) {
@@ -99,26 +92,7 @@ size_t Tensor::numElements() const {
 }
 
 double Tensor::getDouble(size_t i) const {
-  const uint8_t *p = bytes.data() + i * dtypeSize(dtype);
-  switch (dtype) {
-  case DType::F32:
-    return load<float>(p);
-  case DType::F16:
-    return halfToDouble(load<uint16_t>(p));
-  case DType::BF16:
-    return bfloat16ToDouble(load<uint16_t>(p));
-  case DType::F64:
-    return load<double>(p);
-  case DType::I32:
-    return load<int32_t>(p);
-  case DType::I64:
-    return double(load<int64_t>(p));
-  case DType::I8:
-    return load<int8_t>(p);
-  case DType::Bool:
-    return load<uint8_t>(p) != 0;
-  }
-  FUSEC_ASSERT(false, "unknown dtype");
+  return loadElement(dtype, bytes.data() + i * dtypeSize(dtype));
 }
 
 int64_t Tensor::getInt(size_t i) const {
@@ -136,31 +110,17 @@ int64_t Tensor::getInt(size_t i) const {
   case DType::F16:
   case DType::BF16:
   case DType::F64:
-    return saturatingTrunc<int64_t>(getDouble(i));
+  {
+    uint8_t truncated[sizeof(int64_t)]; // the saturating float → i64 rule of cast
+    storeElement(DType::I64, getDouble(i), truncated);
+    return load<int64_t>(truncated);
+  }
   }
   FUSEC_ASSERT(false, "unknown dtype");
 }
 
 void Tensor::setDouble(size_t i, double v) {
-  uint8_t *p = bytes.data() + i * dtypeSize(dtype);
-  switch (dtype) {
-  case DType::F32:
-    return store(p, doubleToFloat(v));
-  case DType::F16:
-    return store(p, doubleToHalf(v));
-  case DType::BF16:
-    return store(p, doubleToBFloat16(v));
-  case DType::F64:
-    return store(p, v);
-  case DType::I32:
-    return store(p, saturatingTrunc<int32_t>(v));
-  case DType::I64:
-    return store(p, saturatingTrunc<int64_t>(v));
-  case DType::I8:
-    return store(p, saturatingTrunc<int8_t>(v));
-  case DType::Bool:
-    return store(p, uint8_t(v != 0));
-  }
+  storeElement(dtype, v, bytes.data() + i * dtypeSize(dtype));
 }
 
 void Tensor::setInt(size_t i, int64_t v) {
@@ -223,13 +183,7 @@ Tensor Tensor::fromDoubles(DType dtype, std::vector<int64_t> shape, const std::v
   }
 }
 
-std::string Tensor::typeStr() const {
-  std::string s(dtypeName(dtype));
-  s += '[';
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + ']';
-}
+std::string Tensor::typeStr() const { return tensorTypeStr(dtype, shape); }
 
 namespace {
 

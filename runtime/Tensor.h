@@ -26,6 +26,9 @@ std::optional<uint64_t> tensorBytes(DType dtype, const std::vector<int64_t> &sha
 /// ("f32[4294967296,4294967296] needs more than 4 GiB").
 std::string allocationProblem(DType dtype, const std::vector<int64_t> &shape);
 
+/// "f32[2,3]".
+std::string tensorTypeStr(DType dtype, const std::vector<int64_t> &shape);
+
 struct Tensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;

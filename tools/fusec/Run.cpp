@@ -91,12 +91,7 @@ bool randomInput(const Value &v, const DimBindings &dims, uint64_t inputSeed, Te
     }
     shape.push_back(it->second);
   }
-  if (std::string problem = allocationProblem(v.type().dtype, shape); !problem.empty()) {
-    diags.error(Loc{}, "input '%" + v.name() + "' of type " + problem);
-    return false;
-  }
-  out = randomInput(v, shape, inputSeed);
-  return true;
+  return randomInput(v, shape, inputSeed, out, diags);
 }
 
 /// What --input and --dim say; malformed values are usage errors.
