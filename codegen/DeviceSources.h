@@ -7,7 +7,8 @@
 
 namespace fusec {
 
-/// The text of codegen/device/Pointwise.cuh.
-std::string_view pointwiseDeviceSource();
+/// The text of every codegen/device/*.cuh file listed in
+/// codegen/CMakeLists.txt, in that order, each file once.
+std::string_view deviceHelperSource();
 
 } // namespace fusec

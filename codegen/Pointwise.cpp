@@ -11,12 +11,10 @@
 // configuration, and reporting an integer division by zero (it gives 0).
 #include "codegen/Pointwise.h"
 
-#include "codegen/DeviceSources.h"
 #include "codegen/PointwiseMath.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
@@ -27,18 +25,11 @@ using namespace codegen;
 
 namespace {
 
-std::string sanitize(std::string_view s) {
-  std::string out;
-  for (char c : s)
-    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
 /// C identifiers made from IR names, unique within one kernel.
 class Namer {
 public:
   std::string fresh(std::string_view prefix, std::string_view irName) {
-    std::string base = std::string(prefix) + sanitize(irName), name = base;
+    std::string base = std::string(prefix) + cIdentifier(irName), name = base;
     for (unsigned n = 1; !used.insert(name).second; ++n)
       name = base + "_" + std::to_string(n);
     return name;
@@ -86,6 +77,8 @@ private:
   void declareParams();
   void declareDims();
   std::vector<unsigned> strideAxes(const Shape &operand) const;
+  std::vector<std::pair<unsigned, int64_t>> staticStrides(const Shape &operand) const;
+  void chooseLaunch();
   std::string stridedIndex(const std::vector<std::pair<unsigned, std::string>> &terms);
   void emitCoordinates(std::ostream &os) const;
   void emitConst(const Op &op);
@@ -144,7 +137,7 @@ void PointwiseEmitter::declareDims() {
     bySymbol[d.symbol] = name;
     dims.push_back(name);
     params.push_back("long long " + name);
-    out.args.push_back({KernelArg::Kind::Dim, name, 0, k});
+    out.args.push_back({KernelArg::Kind::Dim, name, 0, k, std::nullopt});
   }
 }
 
@@ -158,23 +151,36 @@ std::vector<unsigned> PointwiseEmitter::strideAxes(const Shape &operand) const {
   return axes;
 }
 
+/// (output axis, contiguous stride) for each axis along which a static
+/// operand of shape `operand` moves (size > 1).
+std::vector<std::pair<unsigned, int64_t>>
+PointwiseEmitter::staticStrides(const Shape &operand) const {
+  std::vector<std::pair<unsigned, int64_t>> strides;
+  size_t lead = space.size() - operand.size();
+  int64_t stride = 1;
+  for (size_t k = operand.size(); k-- > 0; stride *= operand[k].size)
+    if (operand[k].size != 1)
+      strides.insert(strides.begin(), {unsigned(k + lead), stride});
+  return strides;
+}
+
 void PointwiseEmitter::declareParams() {
   for (unsigned j = 0; j < body.numInputs(); ++j) {
     const Value *v = body.input(j);
     std::string name = names.fresh("in_", kernel.operand(j)->name());
     params.push_back("const " + std::string(storageType(v->type().dtype)) + " *__restrict__ " +
                      name);
-    out.args.push_back({KernelArg::Kind::Input, name, j, 0});
+    out.args.push_back({KernelArg::Kind::Input, name, j, 0, std::nullopt});
     local[v] = name;
   }
   for (unsigned j = 0; j < kernel.numResults(); ++j) {
     std::string name = names.fresh("out_", kernel.result(j)->name());
     params.push_back(std::string(storageType(kernel.result(j)->type().dtype)) + " *__restrict__ " +
                      name);
-    out.args.push_back({KernelArg::Kind::Output, name, j, 0});
+    out.args.push_back({KernelArg::Kind::Output, name, j, 0, std::nullopt});
   }
   params.push_back("long long numel");
-  out.args.push_back({KernelArg::Kind::NumElements, "numel", 0, 0});
+  out.args.push_back({KernelArg::Kind::NumElements, "numel", 0, 0, staticNumElements(space)});
   declareDims();
   for (unsigned j = 0; j < body.numInputs(); ++j) {
     const Value *v = body.input(j);
@@ -184,10 +190,16 @@ void PointwiseEmitter::declareParams() {
       continue;
     }
     std::vector<std::pair<unsigned, std::string>> terms;
+    if (isStatic(shape)) {
+      for (auto [axis, stride] : staticStrides(shape))
+        terms.push_back({axis, std::to_string(stride) + "LL"});
+      inputIndex[v] = stridedIndex(terms);
+      continue;
+    }
     for (unsigned k : strideAxes(shape)) {
       std::string name = names.fresh("", local[v] + "_stride" + std::to_string(k));
       params.push_back("long long " + name);
-      out.args.push_back({KernelArg::Kind::Stride, name, j, k});
+      out.args.push_back({KernelArg::Kind::Stride, name, j, k, std::nullopt});
       terms.push_back({k, name});
     }
     inputIndex[v] = stridedIndex(terms);
@@ -273,6 +285,20 @@ void PointwiseEmitter::emitLoop() {
          << ";\n";
 }
 
+// Static shapes: 256 threads a block, about four elements a thread (the
+// loop strides over the rest), at most 2^31-1 blocks.
+void PointwiseEmitter::chooseLaunch() {
+  std::optional<int64_t> numel = staticNumElements(space);
+  if (!numel)
+    return;
+  constexpr int64_t kBlock = 256, kPerThread = 4;
+  int64_t blocks = std::max<int64_t>(1, (*numel + kBlock * kPerThread - 1) / (kBlock * kPerThread));
+  LaunchConfig launch;
+  launch.grid[0] = unsigned(std::min<int64_t>(blocks, 0x7fffffff));
+  launch.block[0] = unsigned(kBlock);
+  out.launch = launch;
+}
+
 std::string PointwiseEmitter::comment() const {
   std::string ops;
   for (const auto &op : body.ops())
@@ -298,23 +324,11 @@ std::optional<GeneratedKernel> PointwiseEmitter::run() {
   emitCoordinates(src);
   src << loop.str() << "  }\n}\n";
   out.source = src.str();
+  chooseLaunch();
   return std::move(out);
 }
 
 } // namespace
-
-std::string kernelEntryName(const Op &kernel, std::string_view graphName) {
-  std::string result = kernel.numResults() ? kernel.result(0)->name() : "kernel";
-  return "fusec_" + sanitize(graphName) + "_" + sanitize(result);
-}
-
-std::string cudaTranslationUnit(const std::vector<GeneratedKernel> &kernels) {
-  std::string unit = "// Generated by fusec (codegen/): " + std::to_string(kernels.size()) +
-                     " kernel(s).\n\n" + std::string(pointwiseDeviceSource());
-  for (const GeneratedKernel &k : kernels)
-    unit += "\n" + k.source;
-  return unit;
-}
 
 std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, std::string_view graphName,
                                                    Diagnostics &diags) {

@@ -3,6 +3,7 @@
 // grid-stride loop over the flattened output that writes every result.
 #pragma once
 
+#include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
@@ -13,34 +14,10 @@
 
 namespace fusec {
 
-/// One parameter of a generated kernel, in signature order; see
-/// Note [Pointwise kernel arguments] in codegen/Pointwise.cpp.
-struct KernelArg {
-  enum class Kind { Input, Output, NumElements, Dim, Stride };
-  Kind kind;
-  std::string name;   ///< the C identifier in the source
-  unsigned index = 0; ///< Input and Stride: kernel operand; Output: kernel result
-  unsigned axis = 0;  ///< Dim and Stride: axis of the output index space
-};
-
-/// CUDA C++ for one kernel op.
-struct GeneratedKernel {
-  std::string name;   ///< the extern "C" entry point
-  std::string source; ///< the kernel alone; cudaTranslationUnit adds the helpers
-  std::vector<KernelArg> args;
-};
-
-/// "fusec_<graph>_<first result>", made a C identifier.
-std::string kernelEntryName(const Op &kernel, std::string_view graphName);
-
 /// Renders `kernel` (template "pointwise") into CUDA C++. Reports an error at
 /// the offending op, and returns nullopt, when the body holds an op the
 /// template cannot run or results of different shapes.
 std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, std::string_view graphName,
                                                    Diagnostics &diags);
-
-/// One self-contained CUDA C++ translation unit (no #include) holding the
-/// device helpers once and then every kernel: what NVRTC compiles.
-std::string cudaTranslationUnit(const std::vector<GeneratedKernel> &kernels);
 
 } // namespace fusec

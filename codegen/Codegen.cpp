@@ -1,0 +1,29 @@
+// Dispatch from an op to the emitter of its kernel template.
+#include "codegen/Codegen.h"
+
+#include "codegen/Pointwise.h"
+#include "ir/Kernel.h"
+
+namespace fusec {
+
+std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphName,
+                                          Diagnostics &diags) {
+  if (op.kind() != OpKind::Kernel) {
+    diags.error(op.loc(), "'" + std::string(op.name()) + "' has no generic kernel yet");
+    return std::nullopt;
+  }
+  const std::string &name = op.getString("template");
+  switch (*lookupKernelTemplate(name)) {
+  case KernelTemplate::Pointwise:
+    return emitPointwiseKernel(op, graphName, diags);
+  case KernelTemplate::RowReduction:
+  case KernelTemplate::Gemm:
+  case KernelTemplate::Attention:
+    break;
+  }
+  diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
+                            "' has no code generator yet");
+  return std::nullopt;
+}
+
+} // namespace fusec

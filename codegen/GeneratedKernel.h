@@ -1,0 +1,65 @@
+// What every kernel emitter returns: CUDA C++ for one entry point, the
+// meaning of each of its parameters in order, and, when the kernel's shapes
+// are static, the launch configuration. The runtime launches a kernel from
+// this description alone; it never reads the source.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fusec {
+
+class Op;
+
+/// One parameter of a generated kernel, in signature order. Pointers
+/// (Input, Output) are device addresses; every other kind is a `long long`.
+struct KernelArg {
+  enum class Kind {
+    Input,       ///< const pointer to kernel operand `index`
+    Output,      ///< pointer to kernel result `index`
+    NumElements, ///< element count of the kernel's index space
+    Dim,         ///< size of output axis `axis` (a symbolic dim)
+    Stride,      ///< stride in elements of operand `index` along output axis `axis`
+    NumRows,     ///< rows of a row-reduction kernel
+  };
+  Kind kind;
+  std::string name;   ///< the C identifier in the source
+  unsigned index = 0; ///< Input and Stride: kernel operand; Output: kernel result
+  unsigned axis = 0;  ///< Dim and Stride: axis of the output index space
+  /// The value of a scalar kind when the kernel's shapes are static; the
+  /// runtime passes it as is. Unset for pointers and for symbolic shapes.
+  std::optional<int64_t> value;
+
+  bool isPointer() const { return kind == Kind::Input || kind == Kind::Output; }
+};
+
+/// Grid and block of a launch, and its dynamic shared memory.
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+};
+
+/// CUDA C++ for one kernel op (or one plain op run by a generic kernel).
+struct GeneratedKernel {
+  std::string name;   ///< the extern "C" entry point
+  std::string source; ///< the kernel alone; cudaTranslationUnit adds the helpers
+  std::vector<KernelArg> args;
+  /// Set when every shape the kernel sees is static.
+  std::optional<LaunchConfig> launch;
+};
+
+/// "fusec_<graph>_<first result>", made a C identifier.
+std::string kernelEntryName(const Op &kernel, std::string_view graphName);
+
+/// `s` with every character that is not a letter or digit replaced by '_'.
+std::string cIdentifier(std::string_view s);
+
+/// One self-contained CUDA C++ translation unit (no #include) holding the
+/// device helpers once and then every kernel: what NVRTC compiles.
+std::string cudaTranslationUnit(const std::vector<GeneratedKernel> &kernels);
+
+} // namespace fusec
