@@ -6,6 +6,7 @@
 // values that cancel). Two NaNs agree; a NaN against a number does not.
 #include "runtime/Equivalence.h"
 
+#include "ir/Assert.h"
 #include "runtime/Reference.h"
 
 #include <cmath>
@@ -17,11 +18,9 @@ double toleranceFor(DType t) {
   return t == DType::F16 || t == DType::BF16 ? 1e-2 : 1e-5;
 }
 
-namespace {
+double gpuToleranceFor(DType t) { return t == DType::F16 || t == DType::BF16 ? 2e-2 : 1e-4; }
 
-/// The lowest-precision float dtype any value of `g` (kernel bodies
-/// included) is stored in, starting from `lowest`.
-DType lowestPrecision(const Graph &g, DType lowest = DType::F64) {
+DType lowestPrecision(const Graph &g, DType lowest) {
   auto visit = [&](DType t) {
     if (isFloat(t) && toleranceFor(t) > toleranceFor(lowest))
       lowest = t;
@@ -36,6 +35,8 @@ DType lowestPrecision(const Graph &g, DType lowest = DType::F64) {
   }
   return lowest;
 }
+
+namespace {
 
 /// Seeded random inputs (randomInput); every symbolic dim of one name gets
 /// one size. False after reporting an input too large to allocate.
@@ -78,8 +79,12 @@ double elementError(double want, double got) {
   return std::fabs(got - want) / std::max(1.0, std::fabs(want));
 }
 
+} // namespace
+
 void compareOutput(const Graph &g, unsigned k, const Tensor &want, const Tensor &got,
                    EquivalenceResult &r) {
+  FUSEC_ASSERT(want.shape == got.shape && want.dtype == got.dtype,
+               "compared tensors differ in type");
   for (size_t i = 0; i < want.numElements(); ++i) {
     double a = want.getDouble(i), b = got.getDouble(i);
     double err = elementError(a, b);
@@ -92,8 +97,6 @@ void compareOutput(const Graph &g, unsigned k, const Tensor &want, const Tensor 
     r.worstWhere = where.str();
   }
 }
-
-} // namespace
 
 EquivalenceResult checkEquivalence(const Graph &before, const Graph &after,
                                    const EquivalenceOptions &opts, Diagnostics &diags) {

@@ -6,6 +6,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
+#include "runtime/Tensor.h"
 
 #include <cstdint>
 #include <map>
@@ -30,6 +31,20 @@ struct EquivalenceResult {
 /// Relative tolerance for results computed in `t`: 1e-5 for f32/f64, 1e-2
 /// for f16/bf16 (their rounding step is 2^-11 and 2^-8).
 double toleranceFor(DType t);
+
+/// Tolerance of a GPU result against the reference: the GPU keeps f16/bf16
+/// intermediates of a fused kernel in f32 registers where the reference
+/// rounds each op, and uses f32 libm: 1e-4 for f32/f64, 2e-2 for f16/bf16.
+double gpuToleranceFor(DType t);
+
+/// The lowest-precision float dtype any value of `g` (kernel bodies
+/// included) is stored in, starting from `lowest`.
+DType lowestPrecision(const Graph &g, DType lowest = DType::F64);
+
+/// Folds output `k` of `g` (`got` against `want`, of one type) into `r`'s
+/// worst error and where it is.
+void compareOutput(const Graph &g, unsigned k, const Tensor &want, const Tensor &got,
+                   EquivalenceResult &r);
 
 /// Compares `before` and `after` (same inputs and outputs, by position).
 /// Reports an error when they are not equivalent, naming the worst element.

@@ -39,6 +39,8 @@ struct NvrtcApi {
   CompileProgramFn compileProgram = nullptr;
   GetSizeFn getPTXSize = nullptr, getProgramLogSize = nullptr;
   GetTextFn getPTX = nullptr, getProgramLog = nullptr;
+  GetSizeFn getCUBINSize = nullptr;
+  GetTextFn getCUBIN = nullptr;
   NvrtcVersion loadedVersion;
   std::string error; // why loading failed; empty when loaded
 };
@@ -82,7 +84,9 @@ NvrtcApi openNvrtc() {
             resolve(lib, "nvrtcGetPTXSize", api.getPTXSize, api.error) &&
             resolve(lib, "nvrtcGetPTX", api.getPTX, api.error) &&
             resolve(lib, "nvrtcGetProgramLogSize", api.getProgramLogSize, api.error) &&
-            resolve(lib, "nvrtcGetProgramLog", api.getProgramLog, api.error);
+            resolve(lib, "nvrtcGetProgramLog", api.getProgramLog, api.error) &&
+            resolve(lib, "nvrtcGetCUBINSize", api.getCUBINSize, api.error) &&
+            resolve(lib, "nvrtcGetCUBIN", api.getCUBIN, api.error);
   if (ok && api.version(&api.loadedVersion.major, &api.loadedVersion.minor) != 0)
     api.error = "nvrtcVersion failed";
   return api;
@@ -144,6 +148,19 @@ void reportCompileFailure(NvrtcProgram prog, const PtxRequest &req, Diagnostics 
     diags.note(Loc{}, "reproduce with: nvcc -ptx -std=c++17 -arch=" + req.target + " " + saved);
 }
 
+/// The PTX or cubin of a compiled program; nullopt after reporting.
+std::optional<std::string> programText(NvrtcProgram prog, GetSizeFn getSize, GetTextFn getText,
+                                       const char *call, const PtxRequest &req,
+                                       Diagnostics &diags) {
+  size_t size = 0;
+  if (!check(getSize(prog, &size), call, req, diags))
+    return std::nullopt;
+  std::string text(size, '\0');
+  if (!check(getText(prog, text.data()), call, req, diags))
+    return std::nullopt;
+  return text;
+}
+
 } // namespace
 
 std::optional<NvrtcVersion> loadNvrtc(std::string *whyNot) {
@@ -156,7 +173,7 @@ std::optional<NvrtcVersion> loadNvrtc(std::string *whyNot) {
   return api.loadedVersion;
 }
 
-std::optional<std::string> compileToPtx(const PtxRequest &req, Diagnostics &diags) {
+std::optional<CompiledCuda> compileCuda(const PtxRequest &req, Diagnostics &diags) {
   std::string whyNot;
   if (!loadNvrtc(&whyNot)) {
     diags.error(Loc{}, whyNot);
@@ -174,17 +191,22 @@ std::optional<std::string> compileToPtx(const PtxRequest &req, Diagnostics &diag
     return std::nullopt;
   std::string arch = "--gpu-architecture=" + req.target;
   const char *options[] = {arch.c_str(), "-default-device", "--std=c++17"};
-  std::optional<std::string> ptx;
-  size_t size = 0;
-  if (api.compileProgram(prog, 3, options) != 0)
+  std::optional<CompiledCuda> out;
+  if (api.compileProgram(prog, 3, options) != 0) {
     reportCompileFailure(prog, req, diags);
-  else if (check(api.getPTXSize(prog, &size), "nvrtcGetPTXSize", req, diags)) {
-    std::string text(size, '\0');
-    if (check(api.getPTX(prog, text.data()), "nvrtcGetPTX", req, diags))
-      ptx = text.substr(0, text.find('\0'));
+  } else {
+    auto ptx = programText(prog, api.getPTXSize, api.getPTX, "nvrtcGetPTX", req, diags);
+    auto cubin = programText(prog, api.getCUBINSize, api.getCUBIN, "nvrtcGetCUBIN", req, diags);
+    if (ptx && cubin)
+      out = CompiledCuda{ptx->substr(0, ptx->find('\0')), std::move(*cubin)};
   }
   api.destroyProgram(&prog);
-  return ptx;
+  return out;
+}
+
+std::optional<std::string> compileToPtx(const PtxRequest &req, Diagnostics &diags) {
+  std::optional<CompiledCuda> code = compileCuda(req, diags);
+  return code ? std::optional<std::string>(std::move(code->ptx)) : std::nullopt;
 }
 
 } // namespace fusec

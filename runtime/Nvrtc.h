@@ -28,6 +28,16 @@ struct PtxRequest {
   std::string target; ///< sm_80, sm_90a, ...: NVRTC's --gpu-architecture
 };
 
+/// A compiled program: PTX, and the cubin for the requested architecture.
+struct CompiledCuda {
+  std::string ptx;
+  std::string cubin;
+};
+
+/// Compiles `req.source` for `req.target` (a real architecture: sm_80,
+/// sm_90a, ...) to PTX and cubin; errors as compileToPtx reports them.
+std::optional<CompiledCuda> compileCuda(const PtxRequest &req, Diagnostics &diags);
+
 /// Compiles `req.source` to PTX with -default-device --std=c++17. Returns
 /// nullopt after reporting an error: NVRTC missing (an environment error), an
 /// invalid target, or a failed compile, whose error carries the program's name,

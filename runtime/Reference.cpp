@@ -24,31 +24,6 @@ namespace {
 
 std::string inputName(const Graph &g, unsigned i) { return "'%" + g.input(i)->name() + "'"; }
 
-/// Binds or checks the symbolic dims of `type` against `shape`. `what`
-/// names the value in messages.
-bool bindShape(const TensorType &type, const std::vector<int64_t> &shape, const std::string &what,
-               DimBindings &bindings, std::string &problem) {
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const Dim &dim = type.shape[d];
-    if (dim.isAnonymous())
-      continue;
-    if (dim.isStatic() && dim.size != shape[d]) {
-      problem = what + " dim " + std::to_string(d) + " is " + std::to_string(shape[d]) +
-                " but its type says " + std::to_string(dim.size);
-      return false;
-    }
-    if (dim.isStatic())
-      continue;
-    auto [it, inserted] = bindings.emplace(dim.symbol, shape[d]);
-    if (!inserted && it->second != shape[d]) {
-      problem = what + " dim " + std::to_string(d) + " is " + std::to_string(shape[d]) + " but '" +
-                dim.symbol + "' is already " + std::to_string(it->second);
-      return false;
-    }
-  }
-  return true;
-}
-
 } // namespace
 
 bool bindInputs(const Graph &g, const std::vector<Tensor> &inputs, DimBindings &bindings,

@@ -8,6 +8,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
+#include "ir/Specialize.h"
 #include "runtime/Tensor.h"
 
 #include <map>
@@ -15,9 +16,6 @@
 #include <vector>
 
 namespace fusec {
-
-/// Symbol name -> size, from binding a graph's input types to actual shapes.
-using DimBindings = std::map<std::string, int64_t>;
 
 /// Binds the graph's symbolic input dims to the given tensors' shapes,
 /// reporting dtype, rank or size mismatches (named dims must agree across

@@ -4,6 +4,7 @@
 #include "frontend/ModelFile.h"
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
+#include "runtime/ConstantFolder.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -39,6 +40,16 @@ bool writeTextOutput(const std::string &path, const std::function<void(std::ostr
   std::ostringstream text;
   emit(text);
   return writeFileAtomically(path, text.str(), diags);
+}
+
+bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags) {
+  std::vector<const PassInfo *> pipeline;
+  if (!parsePipeline("default", pipeline, diags))
+    return false;
+  PassOptions opts;
+  opts.precision = precision;
+  opts.foldConstant = makeReferenceFolder();
+  return runPipeline(m, pipeline, opts, {}, diags);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

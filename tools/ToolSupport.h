@@ -4,6 +4,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
+#include "passes/PassManager.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -25,6 +26,10 @@ std::unique_ptr<Module> loadInput(const std::string &path, Diagnostics &diags);
 /// Writes through `emit` to `path` ("-" is stdout), atomically for files.
 bool writeTextOutput(const std::string &path, const std::function<void(std::ostream &)> &emit,
                      Diagnostics &diags);
+
+/// Runs the default pipeline (with constant folding by the CPU reference)
+/// on every graph of `m`, autocasting to `precision`.
+bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags);
 
 /// True when `a` and `b` name the same existing file.
 bool sameFile(const std::string &a, const std::string &b);

@@ -3,10 +3,10 @@
 // NVRTC makes of it for --target (--emit=ptx). Needs no GPU; --emit=ptx
 // needs NVRTC. Kernels of templates without a code generator yet are
 // listed as notes, never faked.
+#include "codegen/Generic.h"
 #include "codegen/Pointwise.h"
 #include "ir/Kernel.h"
 #include "passes/PassManager.h"
-#include "runtime/ConstantFolder.h"
 #include "runtime/Nvrtc.h"
 #include "tools/ToolSupport.h"
 #include "tools/fusec/Commands.h"
@@ -39,13 +39,24 @@ cl::opt<Emit, false, ChoiceParser<Emit>>
                     clEnumValN(Emit::Ptx, "ptx", "PTX compiled by NVRTC")),
          cl::sub(compileCommand), cl::cat(toolCategory));
 
-bool optimize(Module &module, Diagnostics &diags) {
-  std::vector<const PassInfo *> pipeline;
-  if (!parsePipeline("default", pipeline, diags))
-    return false;
-  PassOptions opts;
-  opts.foldConstant = makeReferenceFolder();
-  return runPipeline(module, pipeline, opts, {}, diags);
+// Hidden, for the generic emitter's lit tests: no passes, so every op stays
+// top-level, and each op but constants and kernels gets its generic kernel.
+cl::opt<bool> genericOnly("generic", cl::Hidden,
+                          cl::desc("Run no passes; generate every op with the generic emitter"),
+                          cl::sub(compileCommand), cl::cat(toolCategory));
+
+/// Generates the generic kernel of every non-constant op of `g`.
+bool generateGeneric(const Graph &g, std::vector<GeneratedKernel> &kernels, Diagnostics &diags) {
+  bool ok = true;
+  for (const auto &op : g.ops()) {
+    if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
+      continue;
+    std::optional<GeneratedKernel> k = emitGenericKernel(*op, g.name(), diags);
+    if (k)
+      kernels.push_back(std::move(*k));
+    ok &= k.has_value();
+  }
+  return ok;
 }
 
 /// Generates `kernel` into `kernels`; a template without a generator is a note.
@@ -78,10 +89,13 @@ std::optional<std::string> render(const Module &module, const std::vector<Genera
 int runCompile() {
   Diagnostics diags;
   std::unique_ptr<Module> module = loadInput(input, diags);
-  if (!module || !optimize(*module, diags))
+  if (!module || (!genericOnly && !optimizeModule(*module, PrecisionChoice::FP32, diags)))
     return reportAndExit(diags, kExitUserError);
   std::vector<GeneratedKernel> kernels;
   bool ok = true;
+  for (const auto &g : module->graphs)
+    if (genericOnly)
+      ok &= generateGeneric(*g, kernels, diags);
   for (const auto &g : module->graphs)
     for (const auto &op : g->ops())
       if (op->kind() == OpKind::Kernel)

@@ -1,8 +1,14 @@
-// fusec run FILE: runs a graph of a model on the CPU reference executor.
+// fusec run FILE: runs a graph of a model on the GPU (optimized by the
+// default pipeline, compiled through the kernel cache) or on the CPU
+// reference executor. --device=auto (the default) uses the GPU when one is
+// usable and otherwise says so and falls back to the reference.
 // Inputs come from .npy files (--input=NAME=PATH) or are seeded random
 // (--seed); symbolic dims of random inputs are given with --dim=NAME=SIZE.
 // Prints one summary line per output; --print-values prints the elements,
-// -o DIR writes each output to DIR/NAME.npy.
+// -o DIR writes each output to DIR/NAME.npy. --check runs the reference too
+// and fails when a GPU output differs by more than the GPU tolerance.
+#include "runtime/Equivalence.h"
+#include "runtime/GpuHost.h"
 #include "runtime/Npy.h"
 #include "runtime/Reference.h"
 #include "tools/ToolSupport.h"
@@ -41,6 +47,23 @@ static cl::opt<unsigned> maxValues("max-values", cl::desc("Elements printed per 
 static cl::opt<std::string> outDir("o", cl::desc("Write each output to DIR/NAME.npy"),
                                    cl::value_desc("DIR"), cl::sub(runCommand),
                                    cl::cat(toolCategory));
+
+enum class Device { Auto, Gpu, Cpu };
+static cl::opt<Device, false, ChoiceParser<Device>>
+    device("device", cl::desc("Where to run"), cl::init(Device::Auto),
+           cl::values(clEnumValN(Device::Auto, "auto", "the GPU if usable, else the CPU"),
+                      clEnumValN(Device::Gpu, "gpu", "the GPU (an error without one)"),
+                      clEnumValN(Device::Cpu, "cpu", "the CPU reference executor")),
+           cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
+    "precision", cl::desc("Autocast precision of the GPU pipeline"),
+    cl::init(PrecisionChoice::FP32),
+    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "keep f32"),
+               clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
+               clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
+    cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<bool> check("check", cl::desc("Compare GPU outputs with the CPU reference"),
+                           cl::sub(runCommand), cl::cat(toolCategory));
 
 namespace {
 
@@ -174,6 +197,80 @@ bool writeOutputs(const Graph &g, const std::vector<Tensor> &outputs, Diagnostic
   return true;
 }
 
+double elapsedMs(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+bool runOnCpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+              Diagnostics &diags) {
+  auto start = std::chrono::steady_clock::now();
+  if (!runReference(g, inputs, outputs, diags))
+    return false;
+  std::cerr << "ran @" << g.name() << " on the CPU reference in " << elapsedMs(start) << " ms\n";
+  return true;
+}
+
+/// Compares GPU outputs with the reference's; an error when beyond tolerance.
+bool checkAgainstReference(const Graph &g, const std::vector<Tensor> &inputs,
+                           const std::vector<Tensor> &got, Diagnostics &diags) {
+  std::vector<Tensor> want;
+  if (!runOnCpu(g, inputs, want, diags))
+    return false;
+  EquivalenceResult r;
+  r.tolerance = gpuToleranceFor(lowestPrecision(g));
+  for (unsigned k = 0; k < want.size(); ++k)
+    compareOutput(g, k, want[k], got[k], r);
+  std::cerr << "check: worst error " << r.worstError << " (tolerance " << r.tolerance << ")"
+            << (r.worstWhere.empty() ? "" : " at " + r.worstWhere) << "\n";
+  if (r.worstError <= r.tolerance)
+    return true;
+  diags.error(g.loc(), "GPU result differs from the CPU reference: " + r.worstWhere);
+  return false;
+}
+
+/// Optimizes a copy of `g`, compiles it for the inputs' shapes and runs it.
+bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+              Diagnostics &diags) {
+  Module m;
+  m.graphs.push_back(g.clone());
+  auto start = std::chrono::steady_clock::now();
+  Diagnostics passDiags; // the passes' notes (memory plan, ...) are not for this tool
+  bool optimized = optimizeModule(m, precision, passDiags);
+  for (const Diagnostic &d : passDiags.all())
+    if (d.severity != Severity::Note)
+      diags.error(d.loc, d.message);
+  if (!optimized)
+    return false;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &t : inputs)
+    shapes.push_back(t.shape);
+  std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, {}, diags);
+  if (!p)
+    return false;
+  for (const std::string &note : p->fallbacks())
+    diags.note(g.loc(), note);
+  std::cerr << "compiled @" << g.name() << " into " << p->kernels().size() << " kernels in "
+            << elapsedMs(start) << " ms\n";
+  start = std::chrono::steady_clock::now();
+  if (!runOnHostTensors(*p, inputs, outputs, diags))
+    return false;
+  std::cerr << "ran @" << g.name() << " on the GPU in " << elapsedMs(start)
+            << " ms (first run, copies included)\n";
+  return !check || checkAgainstReference(g, inputs, outputs, diags);
+}
+
+/// The device --device asks for: auto becomes the GPU when it can be opened.
+Device chooseDevice(Diagnostics &diags) {
+  if (device != Device::Auto)
+    return device;
+  std::string whyNot;
+  if (gpu::openDevice(&whyNot))
+    return Device::Gpu;
+  diags.note(Loc{}, "running on the CPU reference: " + whyNot);
+  return Device::Cpu;
+}
+
 } // namespace
 
 int runRun() {
@@ -189,12 +286,10 @@ int runRun() {
   if (!g || !gatherInputs(*g, std::move(flags), inputs, diags))
     return reportAndExit(diags, kExitUserError);
 
-  auto start = std::chrono::steady_clock::now();
-  if (!runReference(*g, inputs, outputs, diags))
+  bool ran = chooseDevice(diags) == Device::Gpu ? runOnGpu(*g, inputs, outputs, diags)
+                                                : runOnCpu(*g, inputs, outputs, diags);
+  if (!ran)
     return reportAndExit(diags, kExitUserError);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
-  std::cerr << "ran @" << g->name() << " on the CPU reference in " << ms << " ms\n";
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     printSummary(g->outputs()[i]->name(), outputs[i]);

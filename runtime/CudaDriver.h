@@ -1,0 +1,86 @@
+// The CUDA driver API, opened with dlopen on first use: every binary starts
+// on a machine without a driver, and a run that needs the GPU says so
+// plainly. Only runtime/ includes this header; it exposes no CUDA types
+// (handles are opaque pointers, device addresses uint64_t). Every call is
+// checked once here and a failure becomes a diagnostic naming the call and
+// the driver's error name (CUDA_ERROR_OUT_OF_MEMORY, ...).
+#pragma once
+
+#include "codegen/GeneratedKernel.h"
+#include "ir/Diagnostics.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fusec::gpu {
+
+using DevicePtr = uint64_t;
+using Stream = struct StreamImpl *;
+using Function = struct FunctionImpl *;
+using Module = struct ModuleImpl *;
+using Event = struct EventImpl *;
+using GraphExec = struct GraphExecImpl *;
+
+/// What the runtime needs to know about the device.
+struct DeviceInfo {
+  std::string name;
+  int major = 0, minor = 0; ///< compute capability
+  int multiprocessors = 0;
+  int driverVersion = 0;   ///< e.g. 13000
+  size_t totalMemory = 0;  ///< bytes
+  int maxSharedPerBlock = 0; ///< opt-in limit, bytes
+  /// "sm_90a" for compute capability 9.0, else "sm_<major><minor>".
+  std::string target() const;
+};
+
+/// Loads libcuda, initializes it and makes device 0's primary context
+/// current on the calling thread (once per process; later calls only set
+/// the context). Returns nullopt with the reason in `whyNot` ("no CUDA
+/// driver found (libcuda.so.1)", "no CUDA device", or the failing call).
+std::optional<DeviceInfo> openDevice(std::string *whyNot = nullptr);
+
+/// Each returns false (or nullopt) after reporting "<call> failed: <NAME>
+/// (<description>)" plus `what` (e.g. the kernel's name) where given.
+/// openDevice must have succeeded first.
+std::optional<DevicePtr> allocate(size_t bytes, Diagnostics &diags, const std::string &what);
+void release(DevicePtr p);
+bool copyToDevice(DevicePtr dst, const void *src, size_t bytes, Diagnostics &diags);
+bool copyToHost(void *dst, DevicePtr src, size_t bytes, Diagnostics &diags);
+/// Copies between device buffers, in order on `stream`.
+bool copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream, Diagnostics &diags);
+/// Fills with the byte `value` (used to poison outputs in tests).
+bool fill(DevicePtr dst, uint8_t value, size_t bytes, Diagnostics &diags);
+
+/// Loads a module from a cubin (preferred) or PTX image.
+std::optional<Module> loadModule(const std::string &image, const std::string &name,
+                                 Diagnostics &diags);
+void unloadModule(Module m);
+std::optional<Function> getFunction(Module m, const std::string &name, Diagnostics &diags);
+
+/// Launches `f` with `config` and the kernel parameters (8 bytes each,
+/// pointers and long longs alike) on `stream` (null: the default stream).
+/// Raises the function's dynamic shared-memory limit first when needed.
+bool launch(Function f, const LaunchConfig &config, const std::vector<uint64_t> &params,
+            Stream stream, Diagnostics &diags, const std::string &kernelName);
+
+std::optional<Stream> createStream(Diagnostics &diags);
+void destroyStream(Stream s);
+bool synchronize(Stream s, Diagnostics &diags);
+
+std::optional<Event> createEvent(Diagnostics &diags);
+void destroyEvent(Event e);
+bool recordEvent(Event e, Stream s, Diagnostics &diags);
+/// Milliseconds between two recorded events (waits for `end`).
+std::optional<float> elapsedMs(Event start, Event end, Diagnostics &diags);
+
+/// Stream capture into an executable CUDA graph: begin, launch as usual,
+/// end. The result replays every captured launch with one call.
+bool beginCapture(Stream s, Diagnostics &diags);
+std::optional<GraphExec> endCapture(Stream s, Diagnostics &diags);
+bool launchGraph(GraphExec g, Stream s, Diagnostics &diags);
+void destroyGraph(GraphExec g);
+
+} // namespace fusec::gpu

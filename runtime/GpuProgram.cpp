@@ -1,0 +1,281 @@
+// The GPU program (see GpuProgram.h). Building it is a straight pipeline:
+// specialize shapes -> lower to steps -> plan the arena -> compile every
+// step (in parallel, through the kernel cache) -> load the modules ->
+// upload constants. Running it only resolves each argument to an address
+// and launches.
+//
+// Where a value lives: a graph input or output in the caller's buffer, a
+// constant in its own device buffer (uploaded once), anything else in the
+// arena at its planned offset. An output that no step writes (it is a graph
+// input, a constant, or the same value as an earlier output) is copied into
+// place after the steps.
+//
+// Note [CUDA graph replay]
+// A captured graph bakes in the kernel arguments, so it is valid only for
+// the buffer addresses it was captured with. The program keeps the graphs
+// of the last kMaxGraphs address sets (least recently used dropped): a
+// serving loop that reuses its buffers replays one graph per call, which
+// costs one cuGraphLaunch of host time instead of one launch per kernel.
+#include "runtime/GpuProgram.h"
+
+#include "ir/Assert.h"
+#include "ir/Kernel.h"
+#include "ir/Specialize.h"
+#include "runtime/Lowering.h"
+#include "runtime/Tensor.h"
+
+#include "llvm/Support/ThreadPool.h"
+
+#include <chrono>
+
+namespace fusec {
+
+namespace {
+
+constexpr size_t kMaxGraphs = 8;
+
+uint64_t valueBytes(const Value &v) {
+  std::vector<int64_t> shape;
+  for (const Dim &d : v.type().shape)
+    shape.push_back(d.size);
+  return tensorBytes(v.type().dtype, shape).value_or(0);
+}
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+std::string templateOf(const Op &op) {
+  return op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
+}
+
+} // namespace
+
+std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
+                                              const std::vector<std::vector<int64_t>> &inputShapes,
+                                              const GpuBuildOptions &opts, Diagnostics &diags) {
+  std::string whyNot;
+  std::optional<gpu::DeviceInfo> device = gpu::openDevice(&whyNot);
+  if (!device) {
+    diags.error(Loc{}, whyNot);
+    return nullptr;
+  }
+  std::unique_ptr<GpuProgram> p(new GpuProgram);
+  p->useGraphs = opts.useGraphs;
+  DimBindings bindings;
+  p->lowered = specializeShapes(g, inputShapes, bindings, diags);
+  LoweredGraph lowered;
+  if (!p->lowered || !lowerForGpu(*p->lowered, lowered, diags))
+    return nullptr;
+  p->fallbackNotes = lowered.fallbacks;
+  p->indexConstants();
+  GpuBuildOptions resolved = opts;
+  if (resolved.target.empty())
+    resolved.target = device->target();
+  if (!p->planArena(diags) || !p->compileSteps(lowered.steps, resolved, diags) ||
+      !p->uploadConstants(diags))
+    return nullptr;
+  p->planOutputCopies();
+  return p;
+}
+
+GpuProgram::~GpuProgram() {
+  for (CapturedGraph &c : graphs)
+    gpu::destroyGraph(c.exec);
+  for (gpu::Module m : modules)
+    gpu::unloadModule(m);
+  for (gpu::DevicePtr w : weights)
+    gpu::release(w);
+  gpu::release(arena);
+}
+
+bool GpuProgram::planArena(Diagnostics &diags) {
+  const Value *unsized = nullptr;
+  std::optional<MemoryPlan> planned = planMemory(*lowered, DimBindings{}, &unsized);
+  FUSEC_ASSERT(planned, "a specialized graph has a value without a static size");
+  plan = std::move(*planned);
+  if (plan.peakBytes == 0)
+    return true;
+  std::optional<gpu::DevicePtr> a = gpu::allocate(size_t(plan.peakBytes), diags, "the arena");
+  arena = a.value_or(0);
+  return a.has_value();
+}
+
+void GpuProgram::indexConstants() {
+  for (const auto &op : lowered->ops())
+    if (op->kind() == OpKind::Const)
+      weightIndex.emplace(op->result(), unsigned(weightIndex.size()));
+}
+
+bool GpuProgram::uploadConstants(Diagnostics &diags) {
+  weights.assign(weightIndex.size(), 0);
+  for (const auto &[v, index] : weightIndex) {
+    const DenseData &d = v->definingOp()->getDense("value");
+    std::optional<gpu::DevicePtr> p =
+        gpu::allocate(d.bytes.size(), diags, "constant '%" + v->name() + "'");
+    if (!p)
+      return false;
+    weights[index] = *p;
+    if (!gpu::copyToDevice(*p, d.bytes.data(), d.bytes.size(), diags))
+      return false;
+  }
+  return true;
+}
+
+bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered,
+                              const GpuBuildOptions &opts, Diagnostics &diags) {
+  KernelCache &cache = opts.cache ? *opts.cache : KernelCache::global();
+  size_t n = lowered.size();
+  std::vector<std::optional<CompiledCuda>> code(n);
+  std::vector<Diagnostics> stepDiags(n);
+  reports.resize(n);
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+    for (size_t i = 0; i < n; ++i)
+      pool.async([&, i] {
+        auto start = std::chrono::steady_clock::now();
+        const GeneratedKernel &k = lowered[i].kernel;
+        PtxRequest req{cudaTranslationUnit({k}), k.name, opts.target};
+        code[i] = cache.getOrCompile(req, stepDiags[i], &reports[i].lookup);
+        reports[i].compileMs = msSince(start);
+      });
+    pool.wait();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    for (const Diagnostic &d : stepDiags[i].all())
+      diags.error(d.loc, d.message); // only errors are reported by a compile
+    if (!code[i])
+      return false;
+    auto start = std::chrono::steady_clock::now();
+    const GeneratedKernel &k = lowered[i].kernel;
+    std::optional<gpu::Module> m = gpu::loadModule(code[i]->cubin, k.name, diags);
+    if (!m)
+      return false;
+    modules.push_back(*m);
+    std::optional<gpu::Function> f = gpu::getFunction(*m, k.name, diags);
+    if (!f)
+      return false;
+    FUSEC_ASSERT(k.launch, "a kernel of static shapes without a launch configuration");
+    Step step{*f, *k.launch, {}, k.name};
+    for (const KernelArg &a : k.args) {
+      if (a.isPointer()) {
+        const Op &op = *lowered[i].op;
+        step.args.push_back(sourceOf(a.kind == KernelArg::Kind::Input ? op.operand(a.index)
+                                                                      : op.result(a.index)));
+        continue;
+      }
+      FUSEC_ASSERT(a.value, "a scalar kernel argument without a value");
+      step.args.push_back({ArgSource::Kind::Scalar, uint64_t(*a.value)});
+    }
+    steps.push_back(std::move(step));
+    reports[i].name = k.name;
+    reports[i].templateName = templateOf(*lowered[i].op);
+    reports[i].launch = *k.launch;
+    reports[i].compileMs += msSince(start);
+  }
+  return true;
+}
+
+GpuProgram::ArgSource GpuProgram::sourceOf(const Value *v) const {
+  const auto &outs = lowered->outputs();
+  for (unsigned j = 0; j < outs.size(); ++j)
+    if (outs[j] == v && !v->isGraphInput() && v->definingOp()->kind() != OpKind::Const)
+      return {ArgSource::Kind::Output, j};
+  if (v->isGraphInput())
+    return {ArgSource::Kind::Input, v->index()};
+  if (auto it = weightIndex.find(v); it != weightIndex.end())
+    return {ArgSource::Kind::Weight, it->second};
+  std::optional<int64_t> offset = plan.offsetOf(*v);
+  FUSEC_ASSERT(offset, "a value with neither a buffer nor an arena offset");
+  return {ArgSource::Kind::Arena, uint64_t(*offset)};
+}
+
+void GpuProgram::planOutputCopies() {
+  const auto &outs = lowered->outputs();
+  for (unsigned j = 0; j < outs.size(); ++j) {
+    ArgSource s = sourceOf(outs[j]);
+    if (s.kind != ArgSource::Kind::Output || s.value != j)
+      copies.push_back({s, j, valueBytes(*outs[j])});
+  }
+}
+
+gpu::DevicePtr GpuProgram::address(const ArgSource &s, const std::vector<gpu::DevicePtr> &inputs,
+                                   const std::vector<gpu::DevicePtr> &outputs) const {
+  switch (s.kind) {
+  case ArgSource::Kind::Input:
+    return inputs[s.value];
+  case ArgSource::Kind::Output:
+    return outputs[s.value];
+  case ArgSource::Kind::Weight:
+    return weights[s.value];
+  case ArgSource::Kind::Arena:
+    return arena + s.value;
+  case ArgSource::Kind::Scalar:
+    return s.value;
+  }
+  return 0;
+}
+
+bool GpuProgram::launchSteps(const std::vector<gpu::DevicePtr> &inputs,
+                             const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                             Diagnostics &diags) {
+  std::vector<uint64_t> params;
+  for (const Step &s : steps) {
+    if (s.launch.grid[0] * s.launch.grid[1] * s.launch.grid[2] == 0)
+      continue; // an empty tensor: nothing to compute
+    params.clear();
+    for (const ArgSource &a : s.args)
+      params.push_back(address(a, inputs, outputs));
+    if (!gpu::launch(s.function, s.launch, params, stream, diags, s.name))
+      return false;
+  }
+  for (const Copy &c : copies)
+    if (!gpu::copyOnDevice(outputs[c.output], address(c.from, inputs, outputs), c.bytes, stream,
+                           diags))
+      return false;
+  return true;
+}
+
+bool GpuProgram::enqueue(const std::vector<gpu::DevicePtr> &inputs,
+                         const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                         Diagnostics &diags) {
+  const Graph &g = *lowered;
+  if (inputs.size() != g.numInputs() || outputs.size() != g.outputs().size()) {
+    diags.error(g.loc(), "graph '@" + g.name() + "' takes " + std::to_string(g.numInputs()) +
+                             " inputs and " + std::to_string(g.outputs().size()) +
+                             " outputs, got " + std::to_string(inputs.size()) + " and " +
+                             std::to_string(outputs.size()));
+    return false;
+  }
+  std::vector<gpu::DevicePtr> addresses = inputs;
+  addresses.insert(addresses.end(), outputs.begin(), outputs.end());
+  for (gpu::DevicePtr p : addresses)
+    if (p % 16) {
+      diags.error(g.loc(), "device buffers must be 16-byte aligned; got address " +
+                               std::to_string(p));
+      return false;
+    }
+  if (!useGraphs || !stream)
+    return launchSteps(inputs, outputs, stream, diags);
+  for (auto it = graphs.begin(); it != graphs.end(); ++it) {
+    if (it->addresses != addresses)
+      continue;
+    graphs.splice(graphs.begin(), graphs, it);
+    return gpu::launchGraph(it->exec, stream, diags);
+  }
+  if (!gpu::beginCapture(stream, diags))
+    return false;
+  bool launched = launchSteps(inputs, outputs, stream, diags);
+  std::optional<gpu::GraphExec> exec = gpu::endCapture(stream, diags);
+  if (!launched || !exec)
+    return false;
+  graphs.push_front({addresses, *exec});
+  if (graphs.size() > kMaxGraphs) {
+    gpu::destroyGraph(graphs.back().exec);
+    graphs.pop_back();
+  }
+  return gpu::launchGraph(*exec, stream, diags);
+}
+
+} // namespace fusec

@@ -1,0 +1,113 @@
+// A graph compiled for the GPU at one binding of its input shapes: the
+// specialized and lowered graph, one loaded kernel per step, the constants
+// on the device, and an arena sized by the memory plan. Enqueueing it
+// launches every step in order on the caller's stream, reading the caller's
+// input buffers and writing the caller's output buffers; nothing is
+// allocated per run. With `useGraphs`, the launches of one set of buffer
+// addresses are captured once into a CUDA graph and replayed after that
+// (Note [CUDA graph replay] in GpuProgram.cpp).
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+#include "ir/MemoryPlan.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/KernelCache.h"
+
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fusec {
+
+struct GpuBuildOptions {
+  std::string target; ///< default: the device's (DeviceInfo::target)
+  KernelCache *cache = nullptr; ///< default: KernelCache::global()
+  bool useGraphs = true;
+};
+
+/// What was compiled for one step, for reports.
+struct GpuKernelReport {
+  std::string name;
+  std::string templateName; ///< the kernel op's template, or the op's name
+  LaunchConfig launch;
+  CacheLookup lookup;
+  double compileMs = 0; ///< NVRTC, cache lookup and module load
+};
+
+class GpuProgram {
+public:
+  /// Specializes `g` (optimized; symbolic dims allowed) to `inputShapes`,
+  /// lowers, compiles (steps in parallel, through the kernel cache) and
+  /// loads it, and uploads its constants. Null after reporting an error.
+  static std::unique_ptr<GpuProgram> build(const Graph &g,
+                                           const std::vector<std::vector<int64_t>> &inputShapes,
+                                           const GpuBuildOptions &opts, Diagnostics &diags);
+  ~GpuProgram();
+  GpuProgram(const GpuProgram &) = delete;
+  GpuProgram &operator=(const GpuProgram &) = delete;
+
+  /// The specialized, lowered graph the steps run.
+  const Graph &graph() const { return *lowered; }
+  const std::vector<GpuKernelReport> &kernels() const { return reports; }
+  /// Kernels that run op by op, and why.
+  const std::vector<std::string> &fallbacks() const { return fallbackNotes; }
+  int64_t arenaBytes() const { return plan.peakBytes; }
+
+  /// Enqueues one run on `stream`. `inputs` and `outputs` are device
+  /// addresses, one per graph input and output, 16-byte aligned, holding
+  /// the types of graph(). Returns false after reporting an error.
+  bool enqueue(const std::vector<gpu::DevicePtr> &inputs,
+               const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+               Diagnostics &diags);
+
+  /// Launches the steps directly (no graph capture or replay).
+  bool launchSteps(const std::vector<gpu::DevicePtr> &inputs,
+                   const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                   Diagnostics &diags);
+
+private:
+  struct ArgSource {
+    enum class Kind { Input, Output, Weight, Arena, Scalar } kind;
+    uint64_t value = 0; ///< input/output index, weight index, arena offset, or the scalar
+  };
+  struct Step {
+    gpu::Function function = nullptr;
+    LaunchConfig launch;
+    std::vector<ArgSource> args;
+    std::string name;
+  };
+  struct Copy { ArgSource from; unsigned output; uint64_t bytes; };
+  struct CapturedGraph {
+    std::vector<gpu::DevicePtr> addresses;
+    gpu::GraphExec exec;
+  };
+
+  GpuProgram() = default;
+  void indexConstants();
+  bool uploadConstants(Diagnostics &diags);
+  bool planArena(Diagnostics &diags);
+  bool compileSteps(const std::vector<struct LoweredStep> &steps, const GpuBuildOptions &opts,
+                    Diagnostics &diags);
+  ArgSource sourceOf(const Value *v) const;
+  gpu::DevicePtr address(const ArgSource &s, const std::vector<gpu::DevicePtr> &inputs,
+                         const std::vector<gpu::DevicePtr> &outputs) const;
+  void planOutputCopies();
+
+  std::unique_ptr<Graph> lowered;
+  MemoryPlan plan;
+  gpu::DevicePtr arena = 0;
+  std::vector<gpu::DevicePtr> weights;
+  std::unordered_map<const Value *, unsigned> weightIndex; // constant -> weights[] index
+  std::vector<gpu::Module> modules;
+  std::vector<Step> steps;
+  std::vector<Copy> copies;
+  std::vector<GpuKernelReport> reports;
+  std::vector<std::string> fallbackNotes;
+  bool useGraphs = true;
+  std::list<CapturedGraph> graphs; // most recently used first
+};
+
+} // namespace fusec

@@ -1,0 +1,179 @@
+// The kernel cache (see KernelCache.h).
+//
+// Note [Kernel cache key]
+// The key is BLAKE3 (first 16 bytes, hex) over, each length-prefixed: the
+// whole CUDA C++ translation unit (device helpers included, so a change to
+// a helper changes every key), the target architecture, NVRTC's version, the
+// NVRTC options fusec passes, and fusec's version. The driver's version is
+// not part of it: the entry holds a cubin for a real architecture, which any
+// driver new enough to run that architecture loads unchanged. What a kernel
+// computes is entirely in its source (shapes are baked in), so nothing else
+// can change the compiled code.
+//
+// Entry format: "FUSECK1\n", the key and "\n", then three little-endian u64:
+// PTX size, cubin size, xxh3 of PTX followed by cubin; then the two payloads.
+#include "runtime/KernelCache.h"
+
+#include "include/fusec/fusec.h"
+#include "ir/FileIO.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace fusec {
+
+namespace {
+
+constexpr char kMagic[] = "FUSECK1\n";
+constexpr const char *kNvrtcOptions = "-default-device --std=c++17";
+
+void appendU64(std::string &s, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    s += char(v >> (8 * i));
+}
+
+uint64_t readU64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+uint64_t checksum(const std::string &ptx, const std::string &cubin) {
+  return llvm::xxh3_64bits(llvm::StringRef(ptx + cubin));
+}
+
+std::string defaultDirectory() {
+  if (const char *off = std::getenv("FUSEC_CACHE"); off && std::strcmp(off, "0") == 0)
+    return "";
+  if (const char *dir = std::getenv("FUSEC_CACHE_DIR"); dir && *dir)
+    return dir;
+  llvm::SmallString<128> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (!llvm::sys::path::home_directory(path))
+    return "";
+  else
+    llvm::sys::path::append(path, ".cache");
+  llvm::sys::path::append(path, "fusec");
+  return std::string(path);
+}
+
+} // namespace
+
+KernelCache::KernelCache(std::string dir) : dir(std::move(dir)) {}
+
+KernelCache &KernelCache::global() {
+  static KernelCache cache(defaultDirectory());
+  return cache;
+}
+
+std::string KernelCache::keyOf(const PtxRequest &req) {
+  llvm::BLAKE3 hasher;
+  auto add = [&](llvm::StringRef s) {
+    std::string size;
+    appendU64(size, s.size());
+    hasher.update(size);
+    hasher.update(s);
+  };
+  NvrtcVersion v = loadNvrtc().value_or(NvrtcVersion{});
+  add(req.source);
+  add(req.target);
+  add(std::to_string(v.major) + "." + std::to_string(v.minor));
+  add(kNvrtcOptions);
+  add(version());
+  auto digest = hasher.final();
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(digest.data(), 16), /*LowerCase=*/true);
+}
+
+std::optional<CompiledCuda> KernelCache::readEntry(const std::string &key,
+                                                   std::string &whyMissed) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, key + ".fck");
+  if (!llvm::sys::fs::exists(path)) {
+    whyMissed = "no entry";
+    return std::nullopt;
+  }
+  Diagnostics scratch;
+  std::optional<std::vector<uint8_t>> bytes = readFile(std::string(path), scratch);
+  std::string header = std::string(kMagic) + key + "\n";
+  size_t fixed = header.size() + 24;
+  if (!bytes || bytes->size() < fixed || std::memcmp(bytes->data(), header.data(), header.size())) {
+    whyMissed = "corrupt entry " + std::string(path) + ": bad header";
+    return std::nullopt;
+  }
+  uint64_t ptxSize = readU64(bytes->data() + header.size());
+  uint64_t cubinSize = readU64(bytes->data() + header.size() + 8);
+  uint64_t sum = readU64(bytes->data() + header.size() + 16);
+  if (ptxSize > bytes->size() || cubinSize != bytes->size() - fixed - ptxSize) {
+    whyMissed = "corrupt entry " + std::string(path) + ": sizes do not match the file";
+    return std::nullopt;
+  }
+  const char *payload = reinterpret_cast<const char *>(bytes->data() + fixed);
+  CompiledCuda code{std::string(payload, ptxSize), std::string(payload + ptxSize, cubinSize)};
+  if (checksum(code.ptx, code.cubin) != sum) {
+    whyMissed = "corrupt entry " + std::string(path) + ": checksum mismatch";
+    return std::nullopt;
+  }
+  return code;
+}
+
+void KernelCache::writeEntry(const std::string &key, const CompiledCuda &code,
+                             Diagnostics &diags) {
+  std::string entry = std::string(kMagic) + key + "\n";
+  appendU64(entry, code.ptx.size());
+  appendU64(entry, code.cubin.size());
+  appendU64(entry, checksum(code.ptx, code.cubin));
+  entry += code.ptx;
+  entry += code.cubin;
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, key + ".fck");
+  Diagnostics scratch;
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  if (!ec && writeFileAtomically(std::string(path), entry, scratch))
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warnedUnwritable)
+    return;
+  warnedUnwritable = true;
+  std::string why = ec ? ec.message() : scratch.all().empty() ? "" : scratch.all()[0].message;
+  diags.warning(Loc{}, "kernel cache directory '" + dir + "' is not writable (" + why +
+                           "); compiled kernels are not saved");
+}
+
+std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Diagnostics &diags,
+                                                      CacheLookup *lookup) {
+  CacheLookup local;
+  CacheLookup &l = lookup ? *lookup : local;
+  l.key = keyOf(req);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memory.find(l.key); it != memory.end()) {
+      l.source = CacheLookup::Source::Memory;
+      return it->second;
+    }
+  }
+  std::optional<CompiledCuda> code;
+  if (dir.empty())
+    l.whyMissed = "disk cache disabled";
+  else if ((code = readEntry(l.key, l.whyMissed)))
+    l.source = CacheLookup::Source::Disk;
+  if (!code) {
+    l.source = CacheLookup::Source::Compiled;
+    if (!(code = compileCuda(req, diags)))
+      return std::nullopt;
+    if (!dir.empty())
+      writeEntry(l.key, *code, diags);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  memory.emplace(l.key, *code);
+  return code;
+}
+
+} // namespace fusec

@@ -1,0 +1,77 @@
+// Lowering to launches (see Lowering.h). One pass over a snapshot of the
+// top-level ops: each non-constant op goes to codegen's emitKernel; a kernel
+// op that it refuses is replaced by copies of its body's ops (inserted where
+// the kernel was, named uniquely in the enclosing graph), which are then
+// emitted one by one. The refusal's message is kept as the fallback's reason.
+#include "runtime/Lowering.h"
+
+#include "codegen/Codegen.h"
+
+#include <unordered_map>
+
+namespace fusec {
+
+namespace {
+
+/// Replaces kernel op `k` by its body's ops; returns the inserted ops.
+std::vector<Op *> inlineKernel(Graph &g, Op *k) {
+  const Graph &body = *k->body();
+  std::unordered_map<const Value *, Value *> mapped;
+  for (unsigned i = 0; i < body.numInputs(); ++i)
+    mapped[body.input(i)] = k->operand(i);
+  std::vector<Op *> inserted;
+  for (const auto &op : body.ops()) {
+    std::vector<Value *> operands;
+    for (const Value *v : op->operands())
+      operands.push_back(mapped.at(v));
+    std::vector<TensorType> types;
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      types.push_back(op->result(i)->type());
+    Op *copy = g.createOp(op->kind(), operands, types, op->attrs(), op->loc(), k);
+    for (unsigned i = 0; i < op->numResults(); ++i) {
+      copy->result(i)->setName(g.uniqueName(op->result(i)->name()));
+      mapped[op->result(i)] = copy->result(i);
+    }
+    inserted.push_back(copy);
+  }
+  for (unsigned i = 0; i < k->numResults(); ++i)
+    k->result(i)->replaceAllUsesWith(mapped.at(body.outputs()[i]));
+  g.erase(k);
+  return inserted;
+}
+
+std::string firstMessage(const Diagnostics &d) {
+  return d.all().empty() ? std::string("refused") : d.all().front().message;
+}
+
+bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags) {
+  if (op->kind() == OpKind::Const)
+    return true;
+  Diagnostics trial;
+  if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial)) {
+    out.steps.push_back({op, std::move(*k)});
+    return true;
+  }
+  if (op->kind() != OpKind::Kernel) {
+    for (const Diagnostic &d : trial.all())
+      diags.error(d.loc, d.message);
+    return false;
+  }
+  out.fallbacks.push_back("kernel '%" + op->result(0)->name() + "' (template " +
+                          op->getString("template") + ") runs op by op: " + firstMessage(trial));
+  for (Op *inner : inlineKernel(g, op))
+    if (!emitStep(g, inner, out, diags))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags) {
+  for (Op *op : g.opsSnapshot())
+    if (!emitStep(g, op, out, diags))
+      return false;
+  return true;
+}
+
+} // namespace fusec

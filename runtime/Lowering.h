@@ -1,0 +1,35 @@
+// Lowering a shape-specialized graph to launches: every top-level op becomes
+// one generated kernel. A `kernel` op whose template emitter refuses it (a
+// broadcast or dtype the template does not take, or a template without an
+// emitter, such as attention today) is inlined: its body's ops take its
+// place in the graph and each gets a generic kernel, so every graph that
+// verifies runs. Constants stay as they are (the program uploads them once).
+#pragma once
+
+#include "codegen/GeneratedKernel.h"
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+/// One launch: the op it runs (in the lowered graph) and its kernel.
+struct LoweredStep {
+  const Op *op = nullptr;
+  GeneratedKernel kernel;
+};
+
+struct LoweredGraph {
+  std::vector<LoweredStep> steps;
+  /// "kernel '%x' (template attention) runs op by op: <why>" per inlined kernel.
+  std::vector<std::string> fallbacks;
+};
+
+/// Lowers `g` (static shapes, see ir/Specialize.h) in place and returns its
+/// steps in graph order. Returns false after reporting an error at an op
+/// that even the generic emitter cannot run.
+bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags);
+
+} // namespace fusec
