@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DFUSEC_WERROR=ON
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure build check demo fuzz format clean
+.PHONY: all setup configure build check demo fuzz format clean dist
 
 all: build
 
@@ -32,6 +32,17 @@ demo: build
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	test/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+
+# A Release install into dist/ (bin, lib, share/fusec) with LLVM linked
+# statically into libfusec: copy it to a GPU machine that has a driver but
+# neither LLVM 19 nor flatbuffers, and run dist/bin/fusec there.
+DIST_BUILD ?= build-dist
+dist: setup
+	cmake -G Ninja -S . -B $(DIST_BUILD) -DCMAKE_BUILD_TYPE=Release -DFUSEC_STATIC_LLVM=ON -DFUSEC_WERROR=OFF \
+	  -DCMAKE_INSTALL_PREFIX=$(CURDIR)/dist
+	ninja -C $(DIST_BUILD) -j $(JOBS) fusec fusec-bin fusec-opt fusec-gpu-tests
+	rm -rf dist
+	cmake --install $(DIST_BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

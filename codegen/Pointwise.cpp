@@ -7,12 +7,21 @@
 // serves every binding of the symbolic sizes. Constants become literals
 // (splats) or small __device__ tables.
 //
-// Not done here (see issue 4): 16-byte vector loads and stores, launch
-// configuration, and reporting an integer division by zero (it gives 0).
+// Vector path: when every operand and result indexed by the flat index
+// can move V elements in one aligned load or store of at most 16 bytes (V =
+// 16 / the widest element size, at least 2), the loop runs over vectors of V
+// elements: one vector load per such operand into a register array, the
+// element body unrolled V times over it, one vector store per result; the
+// numel % V tail elements run the scalar loop. Base pointers are 16-byte
+// aligned (a runtime guarantee), so vector i is aligned to its size.
+//
+// Not done here: reporting an integer division by zero (it gives 0).
 #include "codegen/Pointwise.h"
 
 #include "codegen/PointwiseMath.h"
 #include "ir/Assert.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 #include <map>
@@ -78,11 +87,15 @@ private:
   void declareDims();
   std::vector<unsigned> strideAxes(const Shape &operand) const;
   std::vector<std::pair<unsigned, int64_t>> staticStrides(const Shape &operand) const;
-  void chooseLaunch();
+  void chooseLaunch(unsigned width);
   std::string stridedIndex(const std::vector<std::pair<unsigned, std::string>> &terms);
   void emitCoordinates(std::ostream &os) const;
-  void emitConst(const Op &op);
-  void emitLoop();
+  void declareConst(const Op &op);
+  void assignNames();
+  unsigned vectorWidth() const;
+  void emitElement(std::ostream &os, const std::string &indent, bool vector) const;
+  void emitScalarLoop(std::ostream &os, const std::string &start) const;
+  void emitVectorLoop(std::ostream &os, unsigned width) const;
   std::string comment() const;
 
   const Op &kernel;
@@ -92,11 +105,13 @@ private:
   Namer names;
   Shape space;                                // the output index space
   std::vector<std::string> dims;              // per axis: a literal or a parameter
-  std::map<const Value *, std::string> local; // the C name holding each value
-  std::map<const Value *, std::string> inputIndex;
+  std::map<const Value *, std::string> pointer;   // kernel operands and results: the parameter
+  std::map<const Value *, std::string> local;     // the register holding each value
+  std::map<const Value *, std::string> inputIndex; // how an operand is indexed ("i": flat)
+  std::map<const Value *, std::string> tableLoad; // non-splat constants: "table[index]"
   std::set<unsigned> coords; // axes whose coordinate the loop needs
   std::vector<std::string> params;
-  std::ostringstream tables, hoisted, loop;
+  std::ostringstream tables, hoisted;
 };
 
 bool PointwiseEmitter::check() {
@@ -171,13 +186,14 @@ void PointwiseEmitter::declareParams() {
     params.push_back("const " + std::string(storageType(v->type().dtype)) + " *__restrict__ " +
                      name);
     out.args.push_back({KernelArg::Kind::Input, name, j, 0, std::nullopt});
-    local[v] = name;
+    pointer[v] = name;
   }
   for (unsigned j = 0; j < kernel.numResults(); ++j) {
     std::string name = names.fresh("out_", kernel.result(j)->name());
     params.push_back(std::string(storageType(kernel.result(j)->type().dtype)) + " *__restrict__ " +
                      name);
     out.args.push_back({KernelArg::Kind::Output, name, j, 0, std::nullopt});
+    pointer[kernel.result(j)] = name;
   }
   params.push_back("long long numel");
   out.args.push_back({KernelArg::Kind::NumElements, "numel", 0, 0, staticNumElements(space)});
@@ -197,7 +213,7 @@ void PointwiseEmitter::declareParams() {
       continue;
     }
     for (unsigned k : strideAxes(shape)) {
-      std::string name = names.fresh("", local[v] + "_stride" + std::to_string(k));
+      std::string name = names.fresh("", pointer[v] + "_stride" + std::to_string(k));
       params.push_back("long long " + name);
       out.args.push_back({KernelArg::Kind::Stride, name, j, k, std::nullopt});
       terms.push_back({k, name});
@@ -217,11 +233,10 @@ PointwiseEmitter::stridedIndex(const std::vector<std::pair<unsigned, std::string
   return index.empty() ? "0" : index;
 }
 
-void PointwiseEmitter::emitConst(const Op &op) {
+void PointwiseEmitter::declareConst(const Op &op) {
   const DenseData &d = op.getDense("value");
   std::string type(computeType(d.dtype));
-  std::string name = names.fresh("v_", op.result()->name());
-  local[op.result()] = name;
+  const std::string &name = local[op.result()];
   if (isSplat(d)) {
     hoisted << "  const " << type << " " << name << " = " << constantLiteral(d, 0) << ";\n";
     return;
@@ -237,8 +252,20 @@ void PointwiseEmitter::emitConst(const Op &op) {
   for (size_t k = d.shape.size(); k-- > 0; stride *= d.shape[k])
     if (d.shape[k] != 1)
       terms.push_back({unsigned(k + lead), std::to_string(stride) + "LL"});
-  std::string index = stridedIndex(terms);
-  loop << "    const " << type << " " << name << " = " << table << "[" << index << "];\n";
+  tableLoad[op.result()] = table + "[" + stridedIndex(terms) + "]";
+}
+
+/// Names the register of every used input and every op result, and
+/// declares the constants (hoisted splats, tables).
+void PointwiseEmitter::assignNames() {
+  for (const Value *v : body.inputs())
+    if (v->hasUses())
+      local[v] = names.fresh("v_", v->name());
+  for (const auto &op : body.ops()) {
+    local[op->result()] = names.fresh("v_", op->result()->name());
+    if (op->kind() == OpKind::Const)
+      declareConst(*op);
+  }
 }
 
 void PointwiseEmitter::emitCoordinates(std::ostream &os) const {
@@ -256,42 +283,113 @@ void PointwiseEmitter::emitCoordinates(std::ostream &os) const {
   }
 }
 
-void PointwiseEmitter::emitLoop() {
+/// The body for one element `i`: loads, one statement per op, stores.
+/// Flat-indexed operands and results go through the register arrays of the
+/// vector loop (`<pointer>_v[e]`) when `vector` is set.
+void PointwiseEmitter::emitElement(std::ostream &os, const std::string &indent,
+                                   bool vector) const {
   for (const Value *v : body.inputs()) {
     if (!v->hasUses())
       continue;
-    std::string name = names.fresh("v_", v->name());
-    DType t = v->type().dtype;
-    loop << "    const " << computeType(t) << " " << name << " = "
-         << loadExpr(t, local[v], inputIndex[v]) << ";\n";
-    local[v] = name;
+    const std::string &index = inputIndex.at(v);
+    bool viaArray = vector && index == "i";
+    os << indent << "const " << computeType(v->type().dtype) << " " << local.at(v) << " = "
+       << loadExpr(v->type().dtype, pointer.at(v) + (viaArray ? "_v" : ""), viaArray ? "e" : index)
+       << ";\n";
   }
   for (const auto &op : body.ops()) {
+    const Value *r = op->result();
+    std::string type(computeType(r->type().dtype));
     if (op->kind() == OpKind::Const) {
-      emitConst(*op);
+      if (tableLoad.count(r))
+        os << indent << "const " << type << " " << local.at(r) << " = " << tableLoad.at(r) << ";\n";
       continue;
     }
     std::vector<std::string> args;
     for (const Value *v : op->operands())
-      args.push_back(local[v]);
-    std::string name = names.fresh("v_", op->result()->name());
-    loop << "    const " << computeType(op->result()->type().dtype) << " " << name << " = "
-         << pointwiseExpr(*op, args) << ";\n";
-    local[op->result()] = name;
+      args.push_back(local.at(v));
+    os << indent << "const " << type << " " << local.at(r) << " = " << pointwiseExpr(*op, args)
+       << ";\n";
   }
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    loop << "    " << out.args[body.numInputs() + j].name
-         << "[i] = " << storeExpr(kernel.result(j)->type().dtype, local[body.outputs()[j]])
-         << ";\n";
+  for (unsigned j = 0; j < kernel.numResults(); ++j) {
+    const std::string &ptr = pointer.at(kernel.result(j));
+    os << indent << ptr << (vector ? "_v[e]" : "[i]") << " = "
+       << storeExpr(kernel.result(j)->type().dtype, local.at(body.outputs()[j])) << ";\n";
+  }
 }
 
-// Static shapes: 256 threads a block, about four elements a thread (the
-// loop strides over the rest), at most 2^31-1 blocks.
-void PointwiseEmitter::chooseLaunch() {
+/// V for the vector path, or 1 when it does not apply.
+unsigned PointwiseEmitter::vectorWidth() const {
+  unsigned widest = 0, narrowest = 16;
+  auto visit = [&](DType t) {
+    widest = std::max(widest, dtypeSize(t));
+    narrowest = std::min(narrowest, dtypeSize(t));
+  };
+  for (const Value *v : body.inputs())
+    if (v->hasUses() && inputIndex.at(v) == "i")
+      visit(v->type().dtype);
+  for (unsigned j = 0; j < kernel.numResults(); ++j)
+    visit(kernel.result(j)->type().dtype);
+  unsigned width = unsigned(16 / widest);
+  return width >= 2 && narrowest * width >= 2 ? width : 1;
+}
+
+void PointwiseEmitter::emitScalarLoop(std::ostream &os, const std::string &start) const {
+  os << "  for (long long i = " << start << "; i < numel; i += step) {\n";
+  emitCoordinates(os);
+  emitElement(os, "    ", false);
+  os << "  }\n";
+}
+
+/// "fusec_v16" etc.: the type of one vector of `bytes` bytes.
+static std::string vectorType(size_t bytes) { return "fusec_v" + std::to_string(bytes); }
+
+void PointwiseEmitter::emitVectorLoop(std::ostream &os, unsigned width) const {
+  std::string w = std::to_string(width);
+  os << "  const long long numVectors = numel / " << w << ";\n"
+     << "  for (long long vi = first; vi < numVectors; vi += step) {\n";
+  auto array = [&](const Value *v, const std::string &ptr) {
+    os << "    alignas(16) " << storageType(v->type().dtype) << " " << ptr << "_v[" << w << "];\n";
+  };
+  for (const Value *v : body.inputs()) {
+    if (!v->hasUses() || inputIndex.at(v) != "i")
+      continue;
+    const std::string &ptr = pointer.at(v);
+    std::string vt = vectorType(dtypeSize(v->type().dtype) * width);
+    array(v, ptr);
+    os << "    *reinterpret_cast<" << vt << " *>(" << ptr << "_v) = reinterpret_cast<const " << vt
+       << " *>(" << ptr << ")[vi];\n";
+  }
+  for (unsigned j = 0; j < kernel.numResults(); ++j)
+    array(kernel.result(j), pointer.at(kernel.result(j)));
+  os << "#pragma unroll\n    for (int e = 0; e < " << w << "; ++e) {\n"
+     << "      const long long i = vi * " << w << " + e;\n";
+  std::ostringstream coordinateStream;
+  emitCoordinates(coordinateStream);
+  std::string coordinates = coordinateStream.str();
+  for (llvm::StringRef line : llvm::split(coordinates, '\n'))
+    if (!line.empty())
+      os << "  " << line.str() << "\n";
+  emitElement(os, "      ", true);
+  os << "    }\n";
+  for (unsigned j = 0; j < kernel.numResults(); ++j) {
+    const std::string &ptr = pointer.at(kernel.result(j));
+    std::string vt = vectorType(dtypeSize(kernel.result(j)->type().dtype) * width);
+    os << "    reinterpret_cast<" << vt << " *>(" << ptr << ")[vi] = *reinterpret_cast<const "
+       << vt << " *>(" << ptr << "_v);\n";
+  }
+  os << "  }\n";
+}
+
+// Static shapes: 256 threads a block, about four elements a thread (two
+// vectors on the vector path; the loop strides over the rest), at most
+// 2^31-1 blocks.
+void PointwiseEmitter::chooseLaunch(unsigned width) {
   std::optional<int64_t> numel = staticNumElements(space);
   if (!numel)
     return;
-  constexpr int64_t kBlock = 256, kPerThread = 4;
+  constexpr int64_t kBlock = 256;
+  int64_t kPerThread = width > 1 ? 2 * width : 4;
   int64_t blocks = std::max<int64_t>(1, (*numel + kBlock * kPerThread - 1) / (kBlock * kPerThread));
   LaunchConfig launch;
   launch.grid[0] = unsigned(std::min<int64_t>(blocks, 0x7fffffff));
@@ -312,19 +410,24 @@ std::optional<GeneratedKernel> PointwiseEmitter::run() {
   if (!check())
     return std::nullopt;
   declareParams();
-  emitLoop();
+  assignNames();
+  unsigned width = vectorWidth();
   std::ostringstream src;
   src << tables.str() << comment() << "extern \"C\" __global__ void " << out.name << "(";
   for (size_t p = 0; p < params.size(); ++p)
     src << (p ? ",\n    " : "\n    ") << params[p];
   src << ") {\n"
       << hoisted.str() << "  const long long step = (long long)gridDim.x * blockDim.x;\n"
-      << "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < numel; "
-         "i += step) {\n";
-  emitCoordinates(src);
-  src << loop.str() << "  }\n}\n";
+      << "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
+  if (width > 1) {
+    emitVectorLoop(src, width);
+    emitScalarLoop(src, "numVectors * " + std::to_string(width) + " + first");
+  } else {
+    emitScalarLoop(src, "first");
+  }
+  src << "}\n";
   out.source = src.str();
-  chooseLaunch();
+  chooseLaunch(width);
   return std::move(out);
 }
 

@@ -26,6 +26,7 @@
 
 #include "llvm/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace fusec {
@@ -217,19 +218,54 @@ gpu::DevicePtr GpuProgram::address(const ArgSource &s, const std::vector<gpu::De
   return 0;
 }
 
+bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &inputs,
+                            const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                            Diagnostics &diags) const {
+  if (s.launch.grid[0] * s.launch.grid[1] * s.launch.grid[2] == 0)
+    return true; // an empty tensor: nothing to compute
+  std::vector<uint64_t> params;
+  for (const ArgSource &a : s.args)
+    params.push_back(address(a, inputs, outputs));
+  return gpu::launch(s.function, s.launch, params, stream, diags, s.name);
+}
+
+std::optional<std::vector<float>>
+GpuProgram::timeSteps(const std::vector<gpu::DevicePtr> &inputs,
+                      const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                      unsigned reps, Diagnostics &diags) {
+  std::optional<gpu::Event> start = gpu::createEvent(diags), end = gpu::createEvent(diags);
+  std::vector<float> medians;
+  for (const Step &s : steps) {
+    std::vector<float> times;
+    for (unsigned r = 0; r <= reps && start && end; ++r) {
+      if (!gpu::recordEvent(*start, stream, diags) ||
+          !launchStep(s, inputs, outputs, stream, diags) ||
+          !gpu::recordEvent(*end, stream, diags))
+        break;
+      std::optional<float> ms = gpu::elapsedMs(*start, *end, diags);
+      if (!ms)
+        break;
+      if (r > 0) // the first launch warms up
+        times.push_back(*ms);
+    }
+    if (times.size() != reps)
+      break;
+    std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+    medians.push_back(times[reps / 2]);
+  }
+  gpu::destroyEvent(start.value_or(nullptr));
+  gpu::destroyEvent(end.value_or(nullptr));
+  if (medians.size() != steps.size())
+    return std::nullopt;
+  return medians;
+}
+
 bool GpuProgram::launchSteps(const std::vector<gpu::DevicePtr> &inputs,
                              const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                              Diagnostics &diags) {
-  std::vector<uint64_t> params;
-  for (const Step &s : steps) {
-    if (s.launch.grid[0] * s.launch.grid[1] * s.launch.grid[2] == 0)
-      continue; // an empty tensor: nothing to compute
-    params.clear();
-    for (const ArgSource &a : s.args)
-      params.push_back(address(a, inputs, outputs));
-    if (!gpu::launch(s.function, s.launch, params, stream, diags, s.name))
+  for (const Step &s : steps)
+    if (!launchStep(s, inputs, outputs, stream, diags))
       return false;
-  }
   for (const Copy &c : copies)
     if (!gpu::copyOnDevice(outputs[c.output], address(c.from, inputs, outputs), c.bytes, stream,
                            diags))

@@ -68,6 +68,13 @@ public:
                    const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                    Diagnostics &diags);
 
+  /// Device milliseconds of each step (median of `reps` timed launches
+  /// after one warm-up), in step order; nullopt after reporting an error.
+  std::optional<std::vector<float>> timeSteps(const std::vector<gpu::DevicePtr> &inputs,
+                                              const std::vector<gpu::DevicePtr> &outputs,
+                                              gpu::Stream stream, unsigned reps,
+                                              Diagnostics &diags);
+
 private:
   struct ArgSource {
     enum class Kind { Input, Output, Weight, Arena, Scalar } kind;
@@ -92,6 +99,9 @@ private:
   bool compileSteps(const std::vector<struct LoweredStep> &steps, const GpuBuildOptions &opts,
                     Diagnostics &diags);
   ArgSource sourceOf(const Value *v) const;
+  bool launchStep(const Step &s, const std::vector<gpu::DevicePtr> &inputs,
+                  const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                  Diagnostics &diags) const;
   gpu::DevicePtr address(const ArgSource &s, const std::vector<gpu::DevicePtr> &inputs,
                          const std::vector<gpu::DevicePtr> &outputs) const;
   void planOutputCopies();

@@ -5,6 +5,7 @@
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
 #include "runtime/ConstantFolder.h"
+#include "runtime/Reference.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -40,6 +41,56 @@ bool writeTextOutput(const std::string &path, const std::function<void(std::ostr
   std::ostringstream text;
   emit(text);
   return writeFileAtomically(path, text.str(), diags);
+}
+
+/// Splits "NAME=VALUE"; reports a usage error for anything else.
+bool splitAssignment(llvm::StringRef arg, const char *flag, std::string &name, std::string &value,
+                     Diagnostics &diags) {
+  auto [n, v] = arg.split('=');
+  if (n.empty() || v.empty() || !arg.contains('=')) {
+    diags.error(Loc{}, std::string("--") + flag + " expects NAME=VALUE, got '" + arg.str() + "'");
+    return false;
+  }
+  name = n.str();
+  value = v.str();
+  return true;
+}
+
+bool parseDimFlags(const std::vector<std::string> &values, DimBindings &dims, Diagnostics &diags) {
+  for (const std::string &arg : values) {
+    std::string name, value;
+    if (!splitAssignment(arg, "dim", name, value, diags))
+      return false;
+    int64_t size;
+    if (llvm::StringRef(value).getAsInteger(10, size) || size < 0) {
+      diags.error(Loc{}, "--dim " + name + " needs a decimal size from 0 to 2^63-1, got '" +
+                             value + "'");
+      return false;
+    }
+    dims[name] = size;
+  }
+  return true;
+}
+
+/// A random input of the value's type, its symbolic dims taken from `dims`.
+bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed, Tensor &out,
+                         Diagnostics &diags) {
+  std::vector<int64_t> shape;
+  for (const Dim &d : v.type().shape) {
+    if (d.isStatic()) {
+      shape.push_back(d.size);
+      continue;
+    }
+    auto it = dims.find(d.symbol);
+    if (d.isAnonymous() || it == dims.end()) {
+      std::string dimFlag = d.isAnonymous() ? "" : "--dim=" + d.symbol + "=SIZE or ";
+      diags.error(Loc{}, "input '%" + v.name() + "' of type " + v.type().str() + " needs " +
+                             dimFlag + "--input=" + v.name() + "=FILE.npy");
+      return false;
+    }
+    shape.push_back(it->second);
+  }
+  return randomInput(v, shape, inputSeed, out, diags);
 }
 
 bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags) {

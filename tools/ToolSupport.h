@@ -5,6 +5,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "passes/PassManager.h"
+#include "runtime/Reference.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -26,6 +27,18 @@ std::unique_ptr<Module> loadInput(const std::string &path, Diagnostics &diags);
 /// Writes through `emit` to `path` ("-" is stdout), atomically for files.
 bool writeTextOutput(const std::string &path, const std::function<void(std::ostream &)> &emit,
                      Diagnostics &diags);
+
+/// Splits "NAME=VALUE" of flag --`flag`; a usage error for anything else.
+bool splitAssignment(llvm::StringRef arg, const char *flag, std::string &name, std::string &value,
+                     Diagnostics &diags);
+
+/// Parses --dim=NAME=SIZE values into `dims`; a usage error for bad ones.
+bool parseDimFlags(const std::vector<std::string> &values, DimBindings &dims, Diagnostics &diags);
+
+/// A seeded random input (randomInput) of `v`'s type, its symbolic dims
+/// taken from `dims`; an error naming the missing --dim otherwise.
+bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed, Tensor &out,
+                         Diagnostics &diags);
 
 /// Runs the default pipeline (with constant folding by the CPU reference)
 /// on every graph of `m`, autocasting to `precision`.

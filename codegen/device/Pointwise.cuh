@@ -145,3 +145,14 @@ __device__ __forceinline__ float fusec_gelu_tanh_f32(float x) {
 __device__ __forceinline__ double fusec_gelu_tanh_f64(double x) {
   return 0.5 * x * (1.0 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
 }
+
+// Vectors of 2, 4, 8 and 16 bytes: what the vector path of the pointwise
+// template loads and stores in one instruction.
+typedef unsigned short fusec_v2;
+typedef unsigned fusec_v4;
+struct alignas(8) fusec_v8 {
+  unsigned a, b;
+};
+struct alignas(16) fusec_v16 {
+  unsigned a, b, c, d;
+};

@@ -9,10 +9,12 @@ namespace fusec {
 extern llvm::cl::SubCommand convertCommand;
 extern llvm::cl::SubCommand runCommand;
 extern llvm::cl::SubCommand compileCommand;
+extern llvm::cl::SubCommand benchCommand;
 extern llvm::cl::OptionCategory toolCategory;
 
 int runConvert();
 int runRun();
 int runCompile();
+int runBench();
 
 } // namespace fusec

@@ -1,4 +1,4 @@
-// fusec: the command-line driver. Subcommands: convert, run, compile.
+// fusec: the command-line driver. Subcommands: convert, run, compile, bench.
 //
 // Exit codes: 0 success, 1 bad input (diagnostics on stderr), 2 bad usage.
 #include "tools/ToolSupport.h"
@@ -18,8 +18,9 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "fusec: a kernel-fusion compiler for NVIDIA GPUs\n\n"
                                    "  fusec convert IN OUT   convert between .fir and .fb\n"
-                                   "  fusec run FILE         run a model on the CPU reference\n"
-                                   "  fusec compile FILE     CUDA C++ or PTX of its kernels\n\n"
+                                   "  fusec run FILE         run a model on the GPU or the CPU\n"
+                                   "  fusec compile FILE     CUDA C++ or PTX of its kernels\n"
+                                   "  fusec bench FILE       compile for the GPU and time it\n\n"
                                    "  fusec SUBCOMMAND --help for the options of each\n",
                                    &llvm::errs()))
     return kExitUsage;
@@ -29,6 +30,8 @@ int main(int argc, char **argv) {
     return runRun();
   if (compileCommand)
     return runCompile();
+  if (benchCommand)
+    return runBench();
   llvm::errs() << "fusec: no subcommand given (see 'fusec --help')\n";
   return kExitUsage;
 }

@@ -67,56 +67,6 @@ static cl::opt<bool> check("check", cl::desc("Compare GPU outputs with the CPU r
 
 namespace {
 
-/// Splits "NAME=VALUE"; reports a usage error for anything else.
-bool splitAssignment(llvm::StringRef arg, const char *flag, std::string &name, std::string &value,
-                     Diagnostics &diags) {
-  auto [n, v] = arg.split('=');
-  if (n.empty() || v.empty() || !arg.contains('=')) {
-    diags.error(Loc{}, std::string("--") + flag + " expects NAME=VALUE, got '" + arg.str() + "'");
-    return false;
-  }
-  name = n.str();
-  value = v.str();
-  return true;
-}
-
-bool parseDims(DimBindings &dims, Diagnostics &diags) {
-  for (const std::string &arg : dimValues) {
-    std::string name, value;
-    if (!splitAssignment(arg, "dim", name, value, diags))
-      return false;
-    int64_t size;
-    if (llvm::StringRef(value).getAsInteger(10, size) || size < 0) {
-      diags.error(Loc{}, "--dim " + name + " needs a decimal size from 0 to 2^63-1, got '" +
-                             value + "'");
-      return false;
-    }
-    dims[name] = size;
-  }
-  return true;
-}
-
-/// A random input of the value's type, its symbolic dims taken from `dims`.
-bool randomInput(const Value &v, const DimBindings &dims, uint64_t inputSeed, Tensor &out,
-                 Diagnostics &diags) {
-  std::vector<int64_t> shape;
-  for (const Dim &d : v.type().shape) {
-    if (d.isStatic()) {
-      shape.push_back(d.size);
-      continue;
-    }
-    auto it = dims.find(d.symbol);
-    if (d.isAnonymous() || it == dims.end()) {
-      std::string dimFlag = d.isAnonymous() ? "" : "--dim=" + d.symbol + "=SIZE or ";
-      diags.error(Loc{}, "input '%" + v.name() + "' of type " + v.type().str() + " needs " +
-                             dimFlag + "--input=" + v.name() + "=FILE.npy");
-      return false;
-    }
-    shape.push_back(it->second);
-  }
-  return randomInput(v, shape, inputSeed, out, diags);
-}
-
 /// What --input and --dim say; malformed values are usage errors.
 struct InputFlags {
   std::map<std::string, std::string> files; // input name → .npy path
@@ -130,7 +80,7 @@ bool parseInputFlags(InputFlags &flags, Diagnostics &diags) {
       return false;
     flags.files[llvm::StringRef(name).ltrim('%').str()] = path;
   }
-  return parseDims(flags.dims, diags);
+  return parseDimFlags(dimValues, flags.dims, diags);
 }
 
 bool gatherInputs(const Graph &g, InputFlags flags, std::vector<Tensor> &inputs,
@@ -142,7 +92,7 @@ bool gatherInputs(const Graph &g, InputFlags flags, std::vector<Tensor> &inputs,
     auto file = files.find(v.name());
     bool ok = file != files.end()
                   ? readNpy(file->second, t, diags, {v.type().dtype == DType::BF16})
-                                  : randomInput(v, dims, seed * 1000003 + i, t, diags);
+                                  : randomInputWithDims(v, dims, seed * 1000003 + i, t, diags);
     if (!ok)
       return false;
     if (file != files.end())

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""fusec benchmarks against PyTorch eager and torch.compile, in one process
+run on the GPU machine (see bench/README.md).
+
+For each workload it writes a .fir model, times it with `fusec bench`
+(device time per kernel, median of event-timed launches, plus compile and
+cache times), times the same computation in PyTorch eager and under
+torch.compile with triton.testing.do_bench (median), and measures the copy
+bandwidth of the device once (a 1 GiB device-to-device copy, bytes read plus
+bytes written). Bytes count each input read once and each output written
+once; GEMM FLOPs are 2*M*N*K.
+
+Usage: python3 bench/run.py --fusec dist/bin/fusec --out DIR [--only NAME,...]
+Writes DIR/results.md (a table to paste into bench/RESULTS.md) and
+DIR/results.json.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+SIZE = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+def ln_gelu(dt, rows, n):
+    fir = f"""func @ln_gelu(%x: {dt}[{rows},{n}], %g: {dt}[{n}], %b: {dt}[{n}]) -> {dt}[{rows},{n}] {{
+  %y = layer_norm(%x, %g, %b) : {dt}[{rows},{n}]
+  %z = gelu(%y) : {dt}[{rows},{n}]
+  return %z
+}}
+"""
+    t = DTYPES[dt]
+    x = torch.randn(rows, n, device="cuda", dtype=t)
+    g = torch.randn(n, device="cuda", dtype=t)
+    b = torch.randn(n, device="cuda", dtype=t)
+    fn = lambda: F.gelu(F.layer_norm(x, (n,), g, b))
+    return fir, fn, 2 * rows * n * SIZE[dt], 0
+
+
+def softmax(dt, rows, n):
+    fir = f"""func @softmax(%x: {dt}[{rows},{n}]) -> {dt}[{rows},{n}] {{
+  %y = softmax(%x) : {dt}[{rows},{n}]
+  return %y
+}}
+"""
+    x = torch.randn(rows, n, device="cuda", dtype=DTYPES[dt])
+    fn = lambda: torch.softmax(x, -1)
+    return fir, fn, 2 * rows * n * SIZE[dt], 0
+
+
+def chain5(dt, n):
+    fir = f"""func @chain5(%x: {dt}[{n}]) -> {dt}[{n}] {{
+  %two = const() {{value = dense<2.0>}} : {dt}[]
+  %one = const() {{value = dense<1.0>}} : {dt}[]
+  %a = mul(%x, %two) : {dt}[{n}]
+  %b = add(%a, %one) : {dt}[{n}]
+  %c = sigmoid(%b) : {dt}[{n}]
+  %d = mul(%c, %x) : {dt}[{n}]
+  %e = relu(%d) : {dt}[{n}]
+  return %e
+}}
+"""
+    x = torch.randn(n, device="cuda", dtype=DTYPES[dt])
+    fn = lambda: torch.relu(torch.sigmoid(x * 2.0 + 1.0) * x)
+    return fir, fn, 2 * n * SIZE[dt], 0
+
+
+def gemm(dt, m, n, k):
+    fir = f"""func @gemm(%a: {dt}[{m},{k}], %b: {dt}[{k},{n}]) -> {dt}[{m},{n}] {{
+  %c = matmul(%a, %b) {{acc = f32}} : {dt}[{m},{n}]
+  return %c
+}}
+"""
+    t = DTYPES[dt]
+    a = torch.randn(m, k, device="cuda", dtype=t)
+    b = torch.randn(k, n, device="cuda", dtype=t)
+    fn = lambda: a @ b
+    return fir, fn, (m * k + k * n + m * n) * SIZE[dt], 2 * m * n * k
+
+
+WORKLOADS = {
+    "ln_gelu_f16_16384x1024": lambda: ln_gelu("f16", 16384, 1024),
+    "ln_gelu_f16_8192x8192": lambda: ln_gelu("f16", 8192, 8192),
+    "ln_gelu_bf16_16384x4096": lambda: ln_gelu("bf16", 16384, 4096),
+    "softmax_f16_16384x1024": lambda: softmax("f16", 16384, 1024),
+    "softmax_f16_8192x8192": lambda: softmax("f16", 8192, 8192),
+    "softmax_bf16_16384x4096": lambda: softmax("bf16", 16384, 4096),
+    "chain5_f16_2^28": lambda: chain5("f16", 1 << 28),
+    "gemm_f16_4096^3": lambda: gemm("f16", 4096, 4096, 4096),
+}
+
+
+def copy_bandwidth():
+    x = torch.empty(1 << 29, device="cuda", dtype=torch.float16)  # 1 GiB
+    y = torch.empty_like(x)
+    ms = do_bench(lambda: y.copy_(x), warmup=25, rep=200, return_mode="median")
+    return 2 * x.numel() * 2 / (ms * 1e6)
+
+
+def time_peer(fn):
+    return do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def run_fusec(fusec, name, fir, workdir):
+    path = os.path.join(workdir, name.replace("^", "p") + ".fir")
+    out = path + ".json"
+    with open(path, "w") as f:
+        f.write(fir)
+    r = subprocess.run([fusec, "bench", path, "--iterations=100", "--json=" + out],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": (r.stderr or r.stdout).strip().splitlines()[-1:]}
+    with open(out) as f:
+        return json.load(f)
+
+
+def rate(bytes_, flops, ms):
+    if flops:
+        return f"{flops / (ms * 1e9):.0f} TFLOP/s"
+    return f"{bytes_ / (ms * 1e6):.0f} GB/s"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fusec", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    names = [n for n in WORKLOADS if not args.only or n in args.only.split(",")]
+    copy = copy_bandwidth()
+    rows, raw = [], {"copy_gbs": copy}
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in names:
+            fir, fn, bytes_, flops = WORKLOADS[name]()
+            fus = run_fusec(args.fusec, name, fir, workdir)
+            eager = time_peer(fn)
+            compiled_fn = torch.compile(fn)
+            compiled = time_peer(compiled_fn)
+            raw[name] = {"fusec": fus, "eager_ms": eager, "compile_ms": compiled,
+                         "bytes": bytes_, "flops": flops}
+            if "error" in fus:
+                rows.append(f"| {name} | error: {fus['error']} | | {rate(bytes_, flops, eager)} | "
+                            f"{rate(bytes_, flops, compiled)} | | |")
+                print(name, "fusec error", fus["error"], flush=True)
+                continue
+            ms = fus["graph_ms"]
+            cold = max(k["compile_cold_ms"] for k in fus["kernels"])
+            disk = max(k["compile_disk_ms"] for k in fus["kernels"])
+            pct = "" if flops else f"{100 * bytes_ / (ms * 1e6) / copy:.0f}%"
+            rows.append(f"| {name} | {ms * 1000:.1f} us, {rate(bytes_, flops, ms)} | {pct} | "
+                        f"{rate(bytes_, flops, eager)} | {rate(bytes_, flops, compiled)} | "
+                        f"{compiled / ms:.2f}x | {cold:.0f} / {disk:.2f} ms |")
+            print(rows[-1], flush=True)
+            torch.cuda.empty_cache()
+    dev = torch.cuda.get_device_name()
+    head = (f"Device: {dev}; date {datetime.date.today()}; torch {torch.__version__}; "
+            f"copy bandwidth {copy:.0f} GB/s (1 GiB device-to-device, read+write).\n\n"
+            "| workload | fusec (graph replay, median) | % of copy | eager | torch.compile | "
+            "fusec vs compile | fusec compile cold / disk hit (slowest kernel) |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n")
+    table = head + "\n".join(rows) + "\n"
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(table)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(raw, f, indent=1)
+    print(table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

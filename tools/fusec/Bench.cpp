@@ -1,0 +1,240 @@
+// fusec bench FILE: compiles a model for the GPU and times it. Reports, per
+// kernel, the cold compile time (NVRTC, into an empty cache), the disk-cache
+// and memory-cache hit times, the device time (median of event-timed
+// launches) and the achieved bandwidth over the bytes the kernel must move
+// (each operand read once, each result written once); then the end-to-end
+// device time of a run replayed as a CUDA graph and of direct launches, and
+// the host time per kernel of a graph replay. --json writes it all for the
+// benchmark scripts (bench/).
+#include "runtime/GpuHost.h"
+#include "runtime/Reference.h"
+#include "tools/ToolSupport.h"
+#include "tools/fusec/Commands.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace fusec {
+
+namespace cl = llvm::cl;
+
+cl::SubCommand benchCommand("bench", "Compile a model for the GPU and time it");
+
+static cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
+                                  cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
+                                       cl::value_desc("NAME=SIZE"), cl::CommaSeparated,
+                                       cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
+    "precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
+    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "keep f32"),
+               clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
+               clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
+    cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(50),
+                                    cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<std::string> jsonPath("json", cl::desc("Write the results as JSON"),
+                                     cl::value_desc("FILE"), cl::sub(benchCommand),
+                                     cl::cat(toolCategory));
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+float median(std::vector<float> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+uint64_t bytesOf(const Value &v) {
+  std::vector<int64_t> shape;
+  for (const Dim &d : v.type().shape)
+    shape.push_back(d.size);
+  return tensorBytes(v.type().dtype, shape).value_or(0);
+}
+
+/// Bytes a step must move: each distinct operand once, each result once.
+uint64_t stepBytes(const Graph &g, const std::string &kernelName) {
+  for (const auto &op : g.ops()) {
+    if (op->numResults() == 0 || kernelEntryName(*op, g.name()) != kernelName)
+      continue;
+    uint64_t bytes = 0;
+    std::vector<const Value *> seen;
+    for (const Value *v : op->operands())
+      if (std::find(seen.begin(), seen.end(), v) == seen.end()) {
+        seen.push_back(v);
+        bytes += bytesOf(*v);
+      }
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      bytes += bytesOf(*op->result(i));
+    return bytes;
+  }
+  return 0;
+}
+
+struct Timings {
+  std::vector<float> kernelMs;
+  float graphMs = 0, directMs = 0;
+  double hostUsPerKernel = 0;
+};
+
+/// Median device time of `iterations` runs, each between two events.
+std::optional<float> timeRuns(GpuProgram &p, const DeviceBuffers &in, const DeviceBuffers &out,
+                              gpu::Stream s, bool replay, Diagnostics &diags) {
+  std::optional<gpu::Event> start = gpu::createEvent(diags), end = gpu::createEvent(diags);
+  std::vector<float> times;
+  for (unsigned r = 0; r < iterations + 3 && start && end; ++r) {
+    bool ok = gpu::recordEvent(*start, s, diags) &&
+              (replay ? p.enqueue(in.pointers(), out.pointers(), s, diags)
+                      : p.launchSteps(in.pointers(), out.pointers(), s, diags)) &&
+              gpu::recordEvent(*end, s, diags);
+    std::optional<float> ms = ok ? gpu::elapsedMs(*start, *end, diags) : std::nullopt;
+    if (!ms)
+      break;
+    if (r >= 3) // three warm-up runs
+      times.push_back(*ms);
+  }
+  gpu::destroyEvent(start.value_or(nullptr));
+  gpu::destroyEvent(end.value_or(nullptr));
+  return times.size() == iterations ? std::optional<float>(median(times)) : std::nullopt;
+}
+
+/// Host microseconds per kernel of back-to-back graph replays.
+std::optional<double> hostReplayCost(GpuProgram &p, const DeviceBuffers &in,
+                                     const DeviceBuffers &out, gpu::Stream s, Diagnostics &diags) {
+  constexpr unsigned kReplays = 200;
+  auto start = Clock::now();
+  for (unsigned r = 0; r < kReplays; ++r)
+    if (!p.enqueue(in.pointers(), out.pointers(), s, diags))
+      return std::nullopt;
+  double us = msSince(start) * 1000.0;
+  if (!gpu::synchronize(s, diags))
+    return std::nullopt;
+  return us / (kReplays * std::max<size_t>(1, p.kernels().size()));
+}
+
+bool measure(GpuProgram &p, const std::vector<Tensor> &inputs, Timings &t, Diagnostics &diags) {
+  DeviceBuffers in, out;
+  std::optional<gpu::Stream> s = gpu::createStream(diags);
+  if (!s || !prepareBuffers(p, inputs, in, out, diags))
+    return false;
+  std::optional<std::vector<float>> kernels =
+      p.timeSteps(in.pointers(), out.pointers(), *s, iterations, diags);
+  std::optional<float> graph = timeRuns(p, in, out, *s, true, diags);
+  std::optional<float> direct = timeRuns(p, in, out, *s, false, diags);
+  std::optional<double> host = hostReplayCost(p, in, out, *s, diags);
+  gpu::destroyStream(*s);
+  if (!kernels || !graph || !direct || !host)
+    return false;
+  t = {*kernels, *graph, *direct, *host};
+  return true;
+}
+
+/// Builds `g` three times: into an empty cache directory (cold), from that
+/// directory in a new cache (disk hits), and again (memory hits).
+std::unique_ptr<GpuProgram> buildThrice(const Graph &g, const std::vector<Tensor> &inputs,
+                                        std::vector<std::vector<double>> &compileMs,
+                                        Diagnostics &diags) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &t : inputs)
+    shapes.push_back(t.shape);
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("fusec-bench-cache", dir)) {
+    diags.error(Loc{}, "cannot create a temporary cache directory");
+    return nullptr;
+  }
+  KernelCache cold(std::string(dir.str())), disk(std::string(dir.str()));
+  std::unique_ptr<GpuProgram> p;
+  for (KernelCache *cache : {&cold, &disk, &disk}) {
+    p = GpuProgram::build(g, shapes, GpuBuildOptions{"", cache, true}, diags);
+    if (!p)
+      return nullptr;
+    compileMs.emplace_back();
+    for (const GpuKernelReport &k : p->kernels())
+      compileMs.back().push_back(k.compileMs);
+  }
+  llvm::sys::fs::remove_directories(dir);
+  return p;
+}
+
+void printTable(const GpuProgram &p, const std::vector<std::vector<double>> &compileMs,
+                const Timings &t) {
+  std::printf("%-40s %-14s %9s %9s %9s %10s %9s\n", "kernel", "template", "cold ms", "disk ms",
+              "mem ms", "device us", "GB/s");
+  for (size_t i = 0; i < p.kernels().size(); ++i) {
+    const GpuKernelReport &k = p.kernels()[i];
+    double gbs = double(stepBytes(p.graph(), k.name)) / (t.kernelMs[i] * 1e6);
+    std::printf("%-40s %-14s %9.2f %9.3f %9.4f %10.2f %9.1f\n", k.name.c_str(),
+                k.templateName.c_str(), compileMs[0][i], compileMs[1][i], compileMs[2][i],
+                t.kernelMs[i] * 1000.0, gbs);
+  }
+  std::printf("end to end: %.2f us (graph replay), %.2f us (direct launches); host %.2f us per "
+              "kernel under replay\n",
+              t.graphMs * 1000.0, t.directMs * 1000.0, t.hostUsPerKernel);
+}
+
+bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &compileMs,
+               const Timings &t, Diagnostics &diags) {
+  llvm::json::Array kernels;
+  for (size_t i = 0; i < p.kernels().size(); ++i) {
+    const GpuKernelReport &k = p.kernels()[i];
+    kernels.push_back(llvm::json::Object{{"name", k.name},
+                                         {"template", k.templateName},
+                                         {"bytes", int64_t(stepBytes(p.graph(), k.name))},
+                                         {"device_ms", t.kernelMs[i]},
+                                         {"compile_cold_ms", compileMs[0][i]},
+                                         {"compile_disk_ms", compileMs[1][i]},
+                                         {"compile_memory_ms", compileMs[2][i]}});
+  }
+  llvm::json::Object root{{"model", input.getValue()},
+                          {"kernels", std::move(kernels)},
+                          {"graph_ms", t.graphMs},
+                          {"direct_ms", t.directMs},
+                          {"host_us_per_kernel", t.hostUsPerKernel},
+                          {"fallbacks", llvm::json::Array(p.fallbacks())}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return writeTextOutput(jsonPath, [&](std::ostream &out) { out << os.str(); }, diags);
+}
+
+} // namespace
+
+int runBench() {
+  Diagnostics diags;
+  DimBindings dims;
+  if (!parseDimFlags(dimValues, dims, diags) || iterations == 0)
+    return reportAndExit(diags, kExitUsage);
+  std::unique_ptr<Module> module = loadInput(input, diags);
+  if (!module)
+    return reportAndExit(diags, kExitUserError);
+  const Graph &original = *module->graphs.front();
+  std::vector<Tensor> inputs(original.numInputs());
+  for (unsigned i = 0; i < original.numInputs(); ++i)
+    if (!randomInputWithDims(*original.input(i), dims, 1000003 + i, inputs[i], diags))
+      return reportAndExit(diags, kExitUserError);
+  Diagnostics passDiags; // the passes' notes are not for this tool
+  if (!optimizeModule(*module, precision, passDiags))
+    return reportAndExit(passDiags, kExitUserError);
+  std::vector<std::vector<double>> compileMs;
+  Timings t;
+  std::unique_ptr<GpuProgram> p = buildThrice(*module->graphs.front(), inputs, compileMs, diags);
+  if (!p || !measure(*p, inputs, t, diags))
+    return reportAndExit(diags, kExitUserError);
+  printTable(*p, compileMs, t);
+  if (!jsonPath.empty() && !writeJson(*p, compileMs, t, diags))
+    return reportAndExit(diags, kExitUserError);
+  return reportAndExit(diags, kExitOk);
+}
+
+} // namespace fusec
