@@ -74,7 +74,10 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   GpuBuildOptions resolved = opts;
   if (resolved.target.empty())
     resolved.target = device->target();
-  if (!p->planArena(diags) || !p->compileSteps(lowered.steps, resolved, diags) ||
+  if (!p->planArena(diags))
+    return nullptr;
+  p->dropInPlaceReshapes(lowered.steps);
+  if (!p->compileSteps(lowered.steps, resolved, diags) ||
       !p->uploadConstants(diags))
     return nullptr;
   p->planOutputCopies();
@@ -107,6 +110,17 @@ void GpuProgram::indexConstants() {
   for (const auto &op : lowered->ops())
     if (op->kind() == OpKind::Const)
       weightIndex.emplace(op->result(), unsigned(weightIndex.size()));
+}
+
+// A reshape that the memory plan put in its operand's buffer (the operand
+// dies at it) would copy every element onto itself: it needs no launch.
+void GpuProgram::dropInPlaceReshapes(std::vector<LoweredStep> &steps) const {
+  std::erase_if(steps, [&](const LoweredStep &s) {
+    if (s.op->kind() != OpKind::Reshape)
+      return false;
+    auto it = plan.reusedOperand.find(s.op->result());
+    return it != plan.reusedOperand.end() && it->second == s.op->operand(0);
+  });
 }
 
 bool GpuProgram::uploadConstants(Diagnostics &diags) {

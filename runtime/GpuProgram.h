@@ -53,7 +53,7 @@ public:
   const Graph &graph() const { return *lowered; }
   const std::vector<GpuKernelReport> &kernels() const { return reports; }
   /// Kernels that run op by op, and why.
-  const std::vector<std::string> &fallbacks() const { return fallbackNotes; }
+  const std::vector<Diagnostic> &fallbacks() const { return fallbackNotes; }
   int64_t arenaBytes() const { return plan.peakBytes; }
 
   /// Enqueues one run on `stream`. `inputs` and `outputs` are device
@@ -94,6 +94,7 @@ private:
 
   GpuProgram() = default;
   void indexConstants();
+  void dropInPlaceReshapes(std::vector<struct LoweredStep> &steps) const;
   bool uploadConstants(Diagnostics &diags);
   bool planArena(Diagnostics &diags);
   bool compileSteps(const std::vector<struct LoweredStep> &steps, const GpuBuildOptions &opts,
@@ -115,7 +116,7 @@ private:
   std::vector<Step> steps;
   std::vector<Copy> copies;
   std::vector<GpuKernelReport> reports;
-  std::vector<std::string> fallbackNotes;
+  std::vector<Diagnostic> fallbackNotes;
   bool useGraphs = true;
   std::list<CapturedGraph> graphs; // most recently used first
 };

@@ -57,8 +57,10 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags) {
       diags.error(d.loc, d.message);
     return false;
   }
-  out.fallbacks.push_back("kernel '%" + op->result(0)->name() + "' (template " +
-                          op->getString("template") + ") runs op by op: " + firstMessage(trial));
+  out.fallbacks.push_back({Severity::Note, op->loc(),
+                           "kernel '%" + op->result(0)->name() + "' (template " +
+                               op->getString("template") + ") runs op by op: " +
+                               firstMessage(trial)});
   for (Op *inner : inlineKernel(g, op))
     if (!emitStep(g, inner, out, diags))
       return false;

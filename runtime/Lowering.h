@@ -23,8 +23,9 @@ struct LoweredStep {
 
 struct LoweredGraph {
   std::vector<LoweredStep> steps;
-  /// "kernel '%x' (template attention) runs op by op: <why>" per inlined kernel.
-  std::vector<std::string> fallbacks;
+  /// One note per inlined kernel, at the kernel op:
+  /// "kernel '%x' (template attention) runs op by op: <why>".
+  std::vector<Diagnostic> fallbacks;
 };
 
 /// Lowers `g` (static shapes, see ir/Specialize.h) in place and returns its

@@ -183,6 +183,13 @@ void printTable(const GpuProgram &p, const std::vector<std::vector<double>> &com
               t.graphMs * 1000.0, t.directMs * 1000.0, t.hostUsPerKernel);
 }
 
+llvm::json::Array fallbackMessages(const GpuProgram &p) {
+  llvm::json::Array out;
+  for (const Diagnostic &d : p.fallbacks())
+    out.push_back(d.message);
+  return out;
+}
+
 bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &compileMs,
                const Timings &t, Diagnostics &diags) {
   llvm::json::Array kernels;
@@ -201,7 +208,7 @@ bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &comp
                           {"graph_ms", t.graphMs},
                           {"direct_ms", t.directMs},
                           {"host_us_per_kernel", t.hostUsPerKernel},
-                          {"fallbacks", llvm::json::Array(p.fallbacks())}};
+                          {"fallbacks", fallbackMessages(p)}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

@@ -198,8 +198,8 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Ten
   std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, {}, diags);
   if (!p)
     return false;
-  for (const std::string &note : p->fallbacks())
-    diags.note(g.loc(), note);
+  for (const Diagnostic &note : p->fallbacks())
+    diags.note(note.loc, note.message);
   std::cerr << "compiled @" << g.name() << " into " << p->kernels().size() << " kernels in "
             << elapsedMs(start) << " ms\n";
   start = std::chrono::steady_clock::now();
