@@ -40,7 +40,7 @@ DIST_BUILD ?= build-dist
 dist: setup
 	cmake -G Ninja -S . -B $(DIST_BUILD) -DCMAKE_BUILD_TYPE=Release -DFUSEC_STATIC_LLVM=ON -DFUSEC_WERROR=OFF \
 	  -DCMAKE_INSTALL_PREFIX=$(CURDIR)/dist
-	ninja -C $(DIST_BUILD) -j $(JOBS) fusec fusec-bin fusec-opt fusec-gpu-tests
+	ninja -C $(DIST_BUILD) -j $(JOBS) fusec fusec-bin fusec-opt fusec-gpu-tests fusec-embed-example
 	rm -rf dist
 	cmake --install $(DIST_BUILD)
 

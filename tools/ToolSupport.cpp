@@ -4,7 +4,6 @@
 #include "frontend/ModelFile.h"
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
-#include "runtime/ConstantFolder.h"
 #include "runtime/Reference.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -91,16 +90,6 @@ bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t input
     shape.push_back(it->second);
   }
   return randomInput(v, shape, inputSeed, out, diags);
-}
-
-bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags) {
-  std::vector<const PassInfo *> pipeline;
-  if (!parsePipeline("default", pipeline, diags))
-    return false;
-  PassOptions opts;
-  opts.precision = precision;
-  opts.foldConstant = makeReferenceFolder();
-  return runPipeline(m, pipeline, opts, {}, diags);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

@@ -5,6 +5,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "passes/PassManager.h"
+#include "runtime/Pipeline.h"
 #include "runtime/Reference.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -39,10 +40,6 @@ bool parseDimFlags(const std::vector<std::string> &values, DimBindings &dims, Di
 /// taken from `dims`; an error naming the missing --dim otherwise.
 bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed, Tensor &out,
                          Diagnostics &diags);
-
-/// Runs the default pipeline (with constant folding by the CPU reference)
-/// on every graph of `m`, autocasting to `precision`.
-bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags);
 
 /// True when `a` and `b` name the same existing file.
 bool sameFile(const std::string &a, const std::string &b);

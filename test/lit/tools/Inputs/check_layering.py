@@ -8,7 +8,7 @@ ALLOWED = {
     "frontend": {"ir", "frontend"},
     "passes": {"ir", "passes"},
     "codegen": {"ir", "codegen"},
-    "runtime": {"ir", "codegen", "passes", "runtime", "include"},
+    "runtime": {"ir", "frontend", "codegen", "passes", "runtime", "include"},
 }
 OURS = {"ir", "frontend", "passes", "codegen", "runtime", "tools", "test", "include"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_-]+)/')
