@@ -62,6 +62,10 @@ static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
                clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
                clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
     cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<bool> explainCache("explain-cache",
+                                  cl::desc("Say where each kernel's code came from and why an "
+                                           "entry of the kernel cache missed"),
+                                  cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<bool> check("check", cl::desc("Compare GPU outputs with the CPU reference"),
                            cl::sub(runCommand), cl::cat(toolCategory));
 
@@ -147,6 +151,18 @@ bool writeOutputs(const Graph &g, const std::vector<Tensor> &outputs, Diagnostic
   return true;
 }
 
+std::string cacheSourceName(const CacheLookup &l) {
+  switch (l.source) {
+  case CacheLookup::Source::Memory:
+    return "memory hit";
+  case CacheLookup::Source::Disk:
+    return "disk hit";
+  case CacheLookup::Source::Compiled:
+    break;
+  }
+  return "compiled (" + l.whyMissed + ")";
+}
+
 double elapsedMs(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -202,6 +218,10 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Ten
     diags.note(note.loc, note.message);
   std::cerr << "compiled @" << g.name() << " into " << p->kernels().size() << " kernels in "
             << elapsedMs(start) << " ms\n";
+  if (explainCache)
+    for (const GpuKernelReport &k : p->kernels())
+      std::cerr << "cache: " << k.name << " [" << k.lookup.key << "]: " << cacheSourceName(k.lookup)
+                << "\n";
   start = std::chrono::steady_clock::now();
   if (!runOnHostTensors(*p, inputs, outputs, diags))
     return false;
