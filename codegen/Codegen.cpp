@@ -1,6 +1,7 @@
 // Dispatch from an op to the emitter of its kernel template.
 #include "codegen/Codegen.h"
 
+#include "codegen/Generic.h"
 #include "codegen/Pointwise.h"
 #include "ir/Kernel.h"
 
@@ -8,10 +9,8 @@ namespace fusec {
 
 std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphName,
                                           Diagnostics &diags) {
-  if (op.kind() != OpKind::Kernel) {
-    diags.error(op.loc(), "'" + std::string(op.name()) + "' has no generic kernel yet");
-    return std::nullopt;
-  }
+  if (op.kind() != OpKind::Kernel)
+    return emitGenericKernel(op, graphName, diags);
   const std::string &name = op.getString("template");
   switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:

@@ -23,6 +23,11 @@ void Diagnostics::add(Severity s, const Loc &loc, std::string message) {
   diags.push_back({s, loc, std::move(message)});
 }
 
+void Diagnostics::append(const Diagnostics &other) {
+  for (const Diagnostic &d : other.all())
+    add(d.severity, d.loc, d.message);
+}
+
 void Diagnostics::clear() {
   diags.clear();
   errors = 0;

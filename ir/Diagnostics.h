@@ -47,6 +47,8 @@ public:
   size_t errorCount() const { return errors; }
   const std::vector<Diagnostic> &all() const { return diags; }
   void clear();
+  /// Adds every diagnostic of `other`, in order, severities kept.
+  void append(const Diagnostics &other);
 
   /// Registers source text so that printed errors show the line and a caret.
   void addSource(const std::string &file, std::string text);

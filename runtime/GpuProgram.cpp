@@ -24,8 +24,6 @@
 #include "runtime/Lowering.h"
 #include "runtime/Tensor.h"
 
-#include "llvm/Support/ThreadPool.h"
-
 #include <algorithm>
 #include <chrono>
 
@@ -142,24 +140,16 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered,
                               const GpuBuildOptions &opts, Diagnostics &diags) {
   KernelCache &cache = opts.cache ? *opts.cache : KernelCache::global();
   size_t n = lowered.size();
-  std::vector<std::optional<CompiledCuda>> code(n);
-  std::vector<Diagnostics> stepDiags(n);
+  std::vector<PtxRequest> requests;
+  for (const LoweredStep &step : lowered)
+    requests.push_back({cudaTranslationUnit({step.kernel}), step.kernel.name, opts.target});
+  std::vector<CacheLookup> lookups;
+  std::vector<double> ms;
+  std::vector<std::optional<CompiledCuda>> code = cache.getOrCompileAll(requests, diags, lookups, ms);
   reports.resize(n);
-  {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
-    for (size_t i = 0; i < n; ++i)
-      pool.async([&, i] {
-        auto start = std::chrono::steady_clock::now();
-        const GeneratedKernel &k = lowered[i].kernel;
-        PtxRequest req{cudaTranslationUnit({k}), k.name, opts.target};
-        code[i] = cache.getOrCompile(req, stepDiags[i], &reports[i].lookup);
-        reports[i].compileMs = msSince(start);
-      });
-    pool.wait();
-  }
+  for (size_t i = 0; i < n; ++i)
+    reports[i].lookup = lookups[i], reports[i].compileMs = ms[i];
   for (size_t i = 0; i < n; ++i) {
-    for (const Diagnostic &d : stepDiags[i].all())
-      diags.error(d.loc, d.message); // only errors are reported by a compile
     if (!code[i])
       return false;
     auto start = std::chrono::steady_clock::now();

@@ -21,8 +21,10 @@
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -147,6 +149,11 @@ void KernelCache::writeEntry(const std::string &key, const CompiledCuda &code,
                            "); compiled kernels are not saved");
 }
 
+void KernelCache::insert(const std::string &key, CompiledCuda code) {
+  std::lock_guard<std::mutex> lock(mutex);
+  memory[key] = std::move(code);
+}
+
 std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Diagnostics &diags,
                                                       CacheLookup *lookup) {
   CacheLookup local;
@@ -158,6 +165,10 @@ std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Dia
       l.source = CacheLookup::Source::Memory;
       return it->second;
     }
+  }
+  if (!refuseMissesIn.empty()) {
+    diags.error(Loc{}, "kernel '" + req.name + "' (key " + l.key + ") is not in " + refuseMissesIn);
+    return std::nullopt;
   }
   std::optional<CompiledCuda> code;
   if (dir.empty())
@@ -173,6 +184,35 @@ std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Dia
   }
   std::lock_guard<std::mutex> lock(mutex);
   memory.emplace(l.key, *code);
+  return code;
+}
+
+} // namespace fusec
+
+namespace fusec {
+
+std::vector<std::optional<CompiledCuda>>
+KernelCache::getOrCompileAll(const std::vector<PtxRequest> &reqs, Diagnostics &diags,
+                             std::vector<CacheLookup> &lookups, std::vector<double> &wallMs) {
+  size_t n = reqs.size();
+  std::vector<std::optional<CompiledCuda>> code(n);
+  std::vector<Diagnostics> each(n);
+  lookups.assign(n, {});
+  wallMs.assign(n, 0);
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+    for (size_t i = 0; i < n; ++i)
+      pool.async([&, i] {
+        auto start = std::chrono::steady_clock::now();
+        code[i] = getOrCompile(reqs[i], each[i], &lookups[i]);
+        wallMs[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              start)
+                        .count();
+      });
+    pool.wait();
+  }
+  for (const Diagnostics &d : each)
+    diags.append(d);
   return code;
 }
 

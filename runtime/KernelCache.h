@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fusec {
 
@@ -42,11 +43,26 @@ public:
   std::optional<CompiledCuda> getOrCompile(const PtxRequest &req, Diagnostics &diags,
                                            CacheLookup *lookup = nullptr);
 
+  /// getOrCompile for every request, in parallel (one task per request on
+  /// a pool of the machine's hardware threads). Fills `lookups` and
+  /// `wallMs` per request; appends each request's diagnostics to `diags`
+  /// in request order. An element is nullopt where its compile failed.
+  std::vector<std::optional<CompiledCuda>> getOrCompileAll(const std::vector<PtxRequest> &reqs,
+                                                           Diagnostics &diags,
+                                                           std::vector<CacheLookup> &lookups,
+                                                           std::vector<double> &wallMs);
+
   /// The key of `req`: a hash of its source, target, NVRTC version and
   /// options, and fusec's version.
   static std::string keyOf(const PtxRequest &req);
 
   const std::string &directory() const { return dir; }
+
+  /// Adds compiled code under `key` (the kernels of an artifact).
+  void insert(const std::string &key, CompiledCuda code);
+  /// From now on a miss is an error "kernel 'NAME' (key K) is not in
+  /// <where>" instead of a compile: what running an artifact needs.
+  void refuseMisses(std::string where) { refuseMissesIn = std::move(where); }
 
 private:
   std::optional<CompiledCuda> readEntry(const std::string &key, std::string &whyMissed);
@@ -56,6 +72,7 @@ private:
   std::mutex mutex;
   std::map<std::string, CompiledCuda> memory;
   bool warnedUnwritable = false;
+  std::string refuseMissesIn; // non-empty: never compile
 };
 
 } // namespace fusec

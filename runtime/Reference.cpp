@@ -16,6 +16,8 @@
 #include "runtime/ReferenceOps.h"
 
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <unordered_map>
 
 namespace fusec {
@@ -295,25 +297,38 @@ bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector
 
 namespace {
 /// The reduction length K when `v` is the weight operand of a contraction
-/// (matmul's b, linear's w, conv2d's w); 0 when it is not.
+/// (matmul's b, linear's w, conv2d's w), also through casts and into kernel
+/// bodies (an optimized graph casts and fuses its weights); 0 when it is not.
 int64_t weightFanIn(const Value &v, const std::vector<int64_t> &shape) {
+  if (shape.size() < 2)
+    return 0;
   for (const Use &u : v.uses()) {
-    if (!u.user || u.index != 1 || shape.size() < 2)
+    if (!u.user)
       continue;
+    int64_t k = 0;
     switch (u.user->kind()) {
+    case OpKind::Kernel:
+      k = weightFanIn(*u.user->body()->input(u.index), shape);
+      break;
+    case OpKind::Cast:
+      k = weightFanIn(*u.user->result(), shape);
+      break;
     case OpKind::MatMul:
-      return shape[shape.size() - (u.user->getBool("transpose_b") ? 1 : 2)];
+      k = u.index == 1 ? shape[shape.size() - (u.user->getBool("transpose_b") ? 1 : 2)] : 0;
+      break;
     case OpKind::Linear:
-      return shape.back();
-    case OpKind::Conv2d: {
-      int64_t k = 1;
-      for (size_t d = 1; d < shape.size(); ++d)
-        k *= shape[d];
-      return k;
-    }
+      k = u.index == 1 ? shape.back() : 0;
+      break;
+    case OpKind::Conv2d:
+      k = u.index == 1 ? std::accumulate(shape.begin() + 1, shape.end(), int64_t(1),
+                                         std::multiplies<int64_t>())
+                       : 0;
+      break;
     default:
       break;
     }
+    if (k)
+      return k;
   }
   return 0;
 }

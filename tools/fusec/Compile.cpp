@@ -1,27 +1,35 @@
-// fusec compile MODEL: runs the default pipeline and generates code for each
-// kernel: the CUDA C++ of the pointwise template (--emit=cuda) or the PTX
-// NVRTC makes of it for --target (--emit=ptx). Needs no GPU; --emit=ptx
-// needs NVRTC. Kernels of templates without a code generator yet are
-// listed as notes, never faked.
+// fusec compile MODEL: runs the default pipeline and generates every kernel
+// the runtime would launch (see generateGraph). --emit says what to write:
+// the CUDA C++ (cuda), the PTX NVRTC makes of it for --target (ptx), a
+// per-kernel report (report), or a `.fusec` artifact that `fusec run` runs
+// without compiling (artifact; the default when -o ends in .fusec). Needs no
+// GPU; ptx and artifact need NVRTC. What is left to run time (kernels that
+// need bound shapes, kernels that run op by op) is listed in notes, never
+// faked. --dim binds symbolic dims, so that everything is generated.
+#include "codegen/Codegen.h"
 #include "codegen/Generic.h"
-#include "codegen/Pointwise.h"
-#include "ir/Kernel.h"
-#include "passes/PassManager.h"
+#include "ir/Specialize.h"
+#include "runtime/GpuArtifact.h"
+#include "runtime/Lowering.h"
 #include "runtime/Nvrtc.h"
 #include "tools/ToolSupport.h"
 #include "tools/fusec/Commands.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <sstream>
 #include <vector>
 
 namespace fusec {
 
 namespace cl = llvm::cl;
 
-cl::SubCommand compileCommand("compile", "Compile a model's kernels to CUDA C++ or PTX");
+cl::SubCommand compileCommand("compile", "Compile a model's kernels (CUDA C++, PTX, artifact)");
 
 namespace {
 
-enum class Emit { Cuda, Ptx };
+enum class Emit { Cuda, Ptx, Report, Artifact };
 enum class Target { Sm80, Sm90a };
 
 cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
@@ -34,16 +42,36 @@ cl::opt<Target, false, ChoiceParser<Target>>
                       clEnumValN(Target::Sm90a, "sm_90a", "Hopper")),
            cl::sub(compileCommand), cl::cat(toolCategory));
 cl::opt<Emit, false, ChoiceParser<Emit>>
-    emit("emit", cl::desc("What to write"), cl::init(Emit::Cuda),
+    emit("emit", cl::desc("What to write (default: artifact for -o *.fusec, else cuda)"),
+         cl::init(Emit::Cuda),
          cl::values(clEnumValN(Emit::Cuda, "cuda", "the generated CUDA C++"),
-                    clEnumValN(Emit::Ptx, "ptx", "PTX compiled by NVRTC")),
+                    clEnumValN(Emit::Ptx, "ptx", "PTX compiled by NVRTC"),
+                    clEnumValN(Emit::Report, "report", "one line per kernel"),
+                    clEnumValN(Emit::Artifact, "artifact", "a .fusec artifact")),
          cl::sub(compileCommand), cl::cat(toolCategory));
+cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
+                                cl::value_desc("NAME=SIZE"), cl::CommaSeparated,
+                                cl::sub(compileCommand), cl::cat(toolCategory));
+cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
+    "precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
+    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "keep f32"),
+               clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
+               clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
+    cl::sub(compileCommand), cl::cat(toolCategory));
 
 // Hidden, for the generic emitter's lit tests: no passes, so every op stays
 // top-level, and each op but constants and kernels gets its generic kernel.
 cl::opt<bool> genericOnly("generic", cl::Hidden,
                           cl::desc("Run no passes; generate every op with the generic emitter"),
                           cl::sub(compileCommand), cl::cat(toolCategory));
+
+std::string targetName() { return target == Target::Sm80 ? "sm_80" : "sm_90a"; }
+
+Emit emitKind() {
+  if (emit.getNumOccurrences() == 0 && llvm::StringRef(output).ends_with(".fusec"))
+    return Emit::Artifact;
+  return emit;
+}
 
 /// Generates the generic kernel of every non-constant op of `g`.
 bool generateGeneric(const Graph &g, std::vector<GeneratedKernel> &kernels, Diagnostics &diags) {
@@ -59,47 +87,147 @@ bool generateGeneric(const Graph &g, std::vector<GeneratedKernel> &kernels, Diag
   return ok;
 }
 
-/// Generates `kernel` into `kernels`; a template without a generator is a note.
-bool generateKernel(const Op &kernel, const Graph &g, std::vector<GeneratedKernel> &kernels,
-                    Diagnostics &diags) {
-  const std::string &name = kernel.getString("template");
-  if (lookupKernelTemplate(name) != KernelTemplate::Pointwise) {
-    diags.note(kernel.loc(), "kernel '%" + kernel.result(0)->name() + "': template '" + name +
-                                 "' has no code generator yet");
-    return true;
+/// The input shapes of `g` with its symbolic dims bound by --dim, or
+/// nullopt when some dim is unbound (`unbound` then names the input).
+std::optional<std::vector<std::vector<int64_t>>>
+inputShapes(const Graph &g, const DimBindings &dims, std::string *unbound = nullptr) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Value *v : g.inputs()) {
+    shapes.emplace_back();
+    for (const Dim &d : v->type().shape) {
+      auto it = dims.find(d.symbol);
+      if (!d.isStatic() && (d.isAnonymous() || it == dims.end())) {
+        if (unbound)
+          *unbound = "input '%" + v->name() + "' of type " + v->type().str();
+        return std::nullopt;
+      }
+      shapes.back().push_back(d.isStatic() ? d.size : it->second);
+    }
   }
-  std::optional<GeneratedKernel> k = emitPointwiseKernel(kernel, g.name(), diags);
-  if (k)
-    kernels.push_back(std::move(*k));
-  return k.has_value();
+  return shapes;
 }
 
-/// The text to write: all kernels in one translation unit, or its PTX.
+/// A note for an op whose kernel waits for bound shapes.
+void noteDeferred(const Op &op, const Diagnostics &why, Diagnostics &diags) {
+  std::string what = op.kind() == OpKind::Kernel
+                         ? "kernel '%" + op.result(0)->name() + "' (template " +
+                               op.getString("template") + ")"
+                         : "'" + std::string(op.name()) + "' '%" + op.result(0)->name() + "'";
+  diags.note(op.loc(), what + " is generated once its shapes are bound: " +
+                           (why.all().empty() ? "" : why.all().front().message));
+}
+
+/// Generates every kernel of `g` as the runtime would run it. With all
+/// input shapes known (static or bound by --dim) that is exactly the
+/// runtime's lowering (kernels a template refuses run op by op, noted);
+/// otherwise each op whose emitter needs static shapes is noted.
+bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<GeneratedKernel> &kernels,
+                   Diagnostics &diags) {
+  if (auto shapes = inputShapes(g, dims)) {
+    DimBindings bindings;
+    std::unique_ptr<Graph> specialized = specializeShapes(g, *shapes, bindings, diags);
+    LoweredGraph lowered;
+    if (!specialized || !lowerForGpu(*specialized, lowered, diags))
+      return false;
+    for (const Diagnostic &note : lowered.fallbacks)
+      diags.note(note.loc, note.message);
+    for (LoweredStep &step : lowered.steps)
+      kernels.push_back(std::move(step.kernel));
+    return true;
+  }
+  for (const auto &op : g.ops()) {
+    if (op->kind() == OpKind::Const)
+      continue;
+    Diagnostics trial;
+    if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial))
+      kernels.push_back(std::move(*k));
+    else
+      noteDeferred(*op, trial, diags);
+  }
+  return true;
+}
+
+std::string launchStr(const GeneratedKernel &k) {
+  if (!k.launch)
+    return "launch at run time";
+  const LaunchConfig &c = *k.launch;
+  std::ostringstream os;
+  os << "grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", block " << c.block[0]
+     << "x" << c.block[1] << "x" << c.block[2] << ", shared " << c.sharedBytes << " B";
+  return os.str();
+}
+
+/// One line per kernel: its name, what it fuses (the source's first
+/// comment lines) and its launch.
+std::string report(const std::vector<GeneratedKernel> &kernels) {
+  std::ostringstream os;
+  for (const GeneratedKernel &k : kernels) {
+    llvm::StringRef src(k.source);
+    std::string fuses;
+    for (llvm::StringRef line : llvm::split(src, '\n')) {
+      if (!line.starts_with("//"))
+        break;
+      if (line.consume_front("// fuses: ") || line.consume_front("// runs: "))
+        fuses = line.str();
+    }
+    os << k.name << ": " << launchStr(k) << (fuses.empty() ? "" : "; fuses " + fuses) << "\n";
+  }
+  return os.str();
+}
+
+/// The text to write: all kernels in one translation unit, its PTX, or a report.
 std::optional<std::string> render(const Module &module, const std::vector<GeneratedKernel> &kernels,
                                   Diagnostics &diags) {
+  if (emitKind() == Emit::Report)
+    return report(kernels);
   std::string unit = cudaTranslationUnit(kernels);
-  if (emit == Emit::Cuda)
+  if (emitKind() == Emit::Cuda)
     return unit;
   std::string program = "fusec_" + (module.graphs.empty() ? "module" : module.graphs[0]->name());
-  return compileToPtx({unit, program, target == Target::Sm80 ? "sm_80" : "sm_90a"}, diags);
+  return compileToPtx({unit, program, targetName()}, diags);
+}
+
+int writeArtifactFile(const Module &m, const DimBindings &dims, Diagnostics &diags) {
+  const Graph &g = *m.graphs.front();
+  std::string unbound;
+  std::optional<std::vector<std::vector<int64_t>>> shapes = inputShapes(g, dims, &unbound);
+  if (!shapes) {
+    diags.error(g.loc(), "an artifact needs static shapes: " + unbound +
+                             " needs --dim for each of its symbolic dims");
+    return reportAndExit(diags, kExitUserError);
+  }
+  if (output == "-" || sameFile(input, output)) {
+    diags.error(Loc{}, "an artifact needs -o FILE.fusec (not stdout, not the input)");
+    return reportAndExit(diags, kExitUsage);
+  }
+  std::optional<Artifact> a = compileArtifact(g, *shapes, targetName(), diags);
+  if (!a || !writeArtifact(output, *a, diags))
+    return reportAndExit(diags, kExitUserError);
+  return reportAndExit(diags, kExitOk);
 }
 
 } // namespace
 
 int runCompile() {
   Diagnostics diags;
+  DimBindings dims;
+  if (!parseDimFlags(dimValues, dims, diags))
+    return reportAndExit(diags, kExitUsage);
   std::unique_ptr<Module> module = loadInput(input, diags);
-  if (!module || (!genericOnly && !optimizeModule(*module, PrecisionChoice::FP32, diags)))
+  if (!module)
     return reportAndExit(diags, kExitUserError);
+  Diagnostics passDiags; // notes of the passes (memory plan, ...) are not this tool's
+  if (!genericOnly && !optimizeModule(*module, precision, passDiags)) {
+    diags.append(passDiags);
+    return reportAndExit(diags, kExitUserError);
+  }
+  if (emitKind() == Emit::Artifact)
+    return writeArtifactFile(*module, dims, diags);
   std::vector<GeneratedKernel> kernels;
   bool ok = true;
   for (const auto &g : module->graphs)
-    if (genericOnly)
-      ok &= generateGeneric(*g, kernels, diags);
-  for (const auto &g : module->graphs)
-    for (const auto &op : g->ops())
-      if (op->kind() == OpKind::Kernel)
-        ok &= generateKernel(*op, *g, kernels, diags);
+    ok &= genericOnly ? generateGeneric(*g, kernels, diags)
+                      : generateGraph(*g, dims, kernels, diags);
   std::optional<std::string> text = ok ? render(*module, kernels, diags) : std::nullopt;
   if (!text || !writeTextOutput(
                    output, [&](std::ostream &os) { os << *text; }, diags))

@@ -7,7 +7,11 @@
 // Prints one summary line per output; --print-values prints the elements,
 // -o DIR writes each output to DIR/NAME.npy. --check runs the reference too
 // and fails when a GPU output differs by more than the GPU tolerance.
+// FILE may be a `.fusec` artifact (fusec compile -o): its kernels run as
+// compiled, nothing is compiled, and one that does not fit this fusec or
+// this GPU is refused; on the CPU its (lowered) graph runs on the reference.
 #include "runtime/Equivalence.h"
+#include "runtime/GpuArtifact.h"
 #include "runtime/GpuHost.h"
 #include "runtime/Npy.h"
 #include "runtime/Reference.h"
@@ -195,23 +199,25 @@ bool checkAgainstReference(const Graph &g, const std::vector<Tensor> &inputs,
   return false;
 }
 
-/// Optimizes a copy of `g`, compiles it for the inputs' shapes and runs it.
+/// Optimizes a copy of `g` (unless it comes from an artifact, whose kernel
+/// cache `artifact` then is), compiles it for the inputs' shapes and runs it.
 bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-              Diagnostics &diags) {
+              const LoadedArtifact *artifact, Diagnostics &diags) {
   Module m;
   m.graphs.push_back(g.clone());
   auto start = std::chrono::steady_clock::now();
   Diagnostics passDiags; // the passes' notes (memory plan, ...) are not for this tool
-  bool optimized = optimizeModule(m, precision, passDiags);
-  for (const Diagnostic &d : passDiags.all())
-    if (d.severity != Severity::Note)
-      diags.error(d.loc, d.message);
-  if (!optimized)
+  if (!artifact && !optimizeModule(m, precision, passDiags)) {
+    diags.append(passDiags);
     return false;
+  }
   std::vector<std::vector<int64_t>> shapes;
   for (const Tensor &t : inputs)
     shapes.push_back(t.shape);
-  std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, {}, diags);
+  GpuBuildOptions opts;
+  if (artifact)
+    opts = {artifact->target, artifact->cache.get(), true};
+  std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, opts, diags);
   if (!p)
     return false;
   for (const Diagnostic &note : p->fallbacks())
@@ -248,7 +254,16 @@ int runRun() {
   InputFlags flags;
   if (!parseInputFlags(flags, diags))
     return reportAndExit(diags, kExitUsage);
-  std::unique_ptr<Module> module = loadInput(input, diags);
+  Device where = chooseDevice(diags);
+  std::optional<LoadedArtifact> artifact;
+  std::unique_ptr<Module> module;
+  if (isArtifactFile(input)) {
+    std::optional<gpu::DeviceInfo> device = where == Device::Gpu ? gpu::openDevice() : std::nullopt;
+    if ((artifact = loadArtifact(input, device ? device->target() : "", diags)))
+      module = std::move(artifact->module);
+  } else {
+    module = loadInput(input, diags);
+  }
   if (!module)
     return reportAndExit(diags, kExitUserError);
   const Graph *g = selectGraph(*module, diags);
@@ -256,8 +271,9 @@ int runRun() {
   if (!g || !gatherInputs(*g, std::move(flags), inputs, diags))
     return reportAndExit(diags, kExitUserError);
 
-  bool ran = chooseDevice(diags) == Device::Gpu ? runOnGpu(*g, inputs, outputs, diags)
-                                                : runOnCpu(*g, inputs, outputs, diags);
+  bool ran = where == Device::Gpu
+                 ? runOnGpu(*g, inputs, outputs, artifact ? &*artifact : nullptr, diags)
+                 : runOnCpu(*g, inputs, outputs, diags);
   if (!ran)
     return reportAndExit(diags, kExitUserError);
 

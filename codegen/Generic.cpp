@@ -1,0 +1,76 @@
+// The generic emitter's entry point: checks that the op's shapes are static
+// and dispatches it by op class to the emitter of its family:
+//
+//   pointwise ops, batch_norm   GenericElementwise.cpp  one thread per element
+//   movement ops                GenericMovement.cpp     one thread per element
+//   reductions                  GenericReduce.cpp       a group of lanes per output
+//   layer_norm/rms_norm/softmax GenericNorm.cpp         a group of lanes per row
+//   matmul, linear              GenericMatMul.cpp       16x16 shared-memory tiles
+//   attention                   GenericAttention.cpp    one thread per query row
+//   conv2d and pooling          GenericWindow.cpp       one thread per element
+//
+// Each kernel takes only pointers (sizes and strides are literals) and runs
+// 256-thread blocks over a grid-stride or tile loop. This is the fallback
+// that makes every verified graph run, correct first; the templates are the
+// fast paths.
+#include "codegen/Generic.h"
+
+#include "codegen/GenericSupport.h"
+#include "ir/Assert.h"
+
+namespace fusec {
+
+using namespace codegen::generic;
+
+namespace {
+
+bool hasStaticShapes(const Op &op) {
+  for (const Value *v : op.operands())
+    if (!isStatic(v->type().shape))
+      return false;
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    if (!isStatic(op.result(i)->type().shape))
+      return false;
+  return true;
+}
+
+GeneratedKernel emitByClass(KernelBuilder &k) {
+  const Op &op = k.op();
+  switch (op.info().cls) {
+  case OpClass::Pointwise:
+    return emitElementwise(k);
+  case OpClass::Movement:
+    return emitMovement(k);
+  case OpClass::Reduction:
+    return emitReduction(k);
+  case OpClass::Normalization:
+    return op.kind() == OpKind::BatchNorm ? emitElementwise(k) : emitRowNormalization(k);
+  case OpClass::Contraction:
+    return op.kind() == OpKind::Attention ? emitAttention(k) : emitMatMul(k);
+  case OpClass::Window:
+    return emitWindow(k);
+  case OpClass::Structure:
+    break;
+  }
+  FUSEC_ASSERT(false, "structure ops have no generic kernel");
+}
+
+} // namespace
+
+std::optional<GeneratedKernel> emitGenericKernel(const Op &op, std::string_view graphName,
+                                                 Diagnostics &diags) {
+  FUSEC_ASSERT(op.kind() != OpKind::Kernel, "kernel ops go to their template's emitter");
+  std::string quoted = "'" + std::string(op.name()) + "'";
+  if (op.kind() == OpKind::Const) {
+    diags.error(op.loc(), quoted + " has no generic kernel: constants are uploaded, not computed");
+    return std::nullopt;
+  }
+  if (!hasStaticShapes(op)) {
+    diags.error(op.loc(), quoted + " needs static shapes for its generic kernel");
+    return std::nullopt;
+  }
+  KernelBuilder builder(op, graphName);
+  return emitByClass(builder);
+}
+
+} // namespace fusec

@@ -1,0 +1,117 @@
+// Reading and writing `.fusec` artifacts (see Artifact.h). The reader runs
+// the flatbuffers Verifier over the whole buffer before touching a field and
+// then copies everything out, so nothing refers into the file afterwards.
+#include "frontend/Artifact.h"
+
+#include "frontend/schema/artifact_generated.h"
+#include "ir/FileIO.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
+
+namespace fusec {
+
+namespace fa = fusec::artifact;
+
+namespace {
+
+uint64_t checksum(const std::string &ptx, const std::string &cubin) {
+  return llvm::xxh3_64bits(llvm::StringRef(ptx + cubin));
+}
+
+} // namespace
+
+bool isArtifactFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, 8, 0);
+  return buffer && (*buffer)->getBufferSize() == 8 &&
+         fa::ArtifactBufferHasIdentifier((*buffer)->getBufferStart());
+}
+
+bool writeArtifact(const std::string &path, const Artifact &a, Diagnostics &diags) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fa::Kernel>> kernels;
+  for (const ArtifactKernel &k : a.kernels) {
+    auto cubin = fbb.CreateVector(reinterpret_cast<const uint8_t *>(k.cubin.data()),
+                                  k.cubin.size());
+    kernels.push_back(fa::CreateKernel(fbb, fbb.CreateString(k.name), fbb.CreateString(k.key),
+                                       fbb.CreateString(k.templateName),
+                                       fbb.CreateString(k.ptx), cubin,
+                                       checksum(k.ptx, k.cubin)));
+  }
+  std::vector<flatbuffers::Offset<fa::Shape>> shapes;
+  for (const std::vector<int64_t> &s : a.inputShapes)
+    shapes.push_back(fa::CreateShape(fbb, fbb.CreateVector(s)));
+  auto root = fa::CreateArtifact(
+      fbb, kArtifactFormatVersion, fbb.CreateString(a.fusecVersion), fbb.CreateString(a.target),
+      fbb.CreateString(a.nvrtcVersion), fbb.CreateString(a.graphText), fbb.CreateVector(shapes),
+      a.arenaBytes, fbb.CreateVector(kernels));
+  fa::FinishArtifactBuffer(fbb, root);
+  return writeFileAtomically(path, {fbb.GetBufferPointer(), fbb.GetSize()}, diags);
+}
+
+namespace {
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
+
+/// Copies the verified root out; false (with the kernel's name) when a
+/// kernel's code does not match its checksum.
+bool copyOut(const fa::Artifact &root, Artifact &a, std::string &badKernel) {
+  a.fusecVersion = str(root.fusec_version());
+  a.target = str(root.target());
+  a.nvrtcVersion = str(root.nvrtc_version());
+  a.graphText = str(root.graph());
+  a.arenaBytes = root.arena_bytes();
+  if (root.input_shapes())
+    for (const fa::Shape *s : *root.input_shapes())
+      a.inputShapes.emplace_back(s->dims() ? std::vector<int64_t>(s->dims()->begin(),
+                                                                  s->dims()->end())
+                                           : std::vector<int64_t>{});
+  if (!root.kernels())
+    return true;
+  for (const fa::Kernel *k : *root.kernels()) {
+    a.kernels.push_back({str(k->name()), str(k->key()), str(k->template_()), str(k->ptx()),
+                         std::string(k->cubin()->begin(), k->cubin()->end())});
+    if (checksum(a.kernels.back().ptx, a.kernels.back().cubin) != k->checksum()) {
+      badKernel = a.kernels.back().name;
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<Artifact> readArtifact(const std::string &path, Diagnostics &diags) {
+  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
+  if (!bytes)
+    return std::nullopt;
+  std::string name = "'" + path + "'";
+  if (bytes->size() < 8 || !fa::ArtifactBufferHasIdentifier(bytes->data())) {
+    diags.error(Loc{}, name + " is not a fusec artifact (bad identifier)");
+    return std::nullopt;
+  }
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 8;
+  flatbuffers::Verifier verifier(bytes->data(), bytes->size(), opts);
+  if (bytes->size() >= FLATBUFFERS_MAX_BUFFER_SIZE || !fa::VerifyArtifactBuffer(verifier)) {
+    diags.error(Loc{}, name + " is truncated or corrupt: flatbuffers verification failed");
+    return std::nullopt;
+  }
+  const fa::Artifact &root = *fa::GetArtifact(bytes->data());
+  if (root.format_version() != kArtifactFormatVersion) {
+    diags.error(Loc{}, name + " has artifact format version " +
+                           std::to_string(root.format_version()) + "; this fusec reads version " +
+                           std::to_string(kArtifactFormatVersion));
+    return std::nullopt;
+  }
+  Artifact a;
+  std::string badKernel;
+  if (!copyOut(root, a, badKernel)) {
+    diags.error(Loc{}, name + " is corrupt: the code of kernel '" + badKernel +
+                           "' does not match its checksum");
+    return std::nullopt;
+  }
+  return a;
+}
+
+} // namespace fusec

@@ -1,0 +1,87 @@
+// Artifacts (see GpuArtifact.h). Compiling one is the runtime's build minus
+// the device: specialize, lower, plan, compile every kernel through the
+// global kernel cache; the graph stored is the lowered one, printed.
+#include "runtime/GpuArtifact.h"
+
+#include "codegen/GeneratedKernel.h"
+#include "include/fusec/fusec.h"
+#include "ir/MemoryPlan.h"
+#include "ir/Specialize.h"
+#include "ir/TextFormat.h"
+#include "ir/Verifier.h"
+#include "runtime/Lowering.h"
+
+namespace fusec {
+
+namespace {
+
+std::string nvrtcVersionString() {
+  std::optional<NvrtcVersion> v = loadNvrtc();
+  return v ? std::to_string(v->major) + "." + std::to_string(v->minor) : "none";
+}
+
+} // namespace
+
+std::optional<Artifact> compileArtifact(const Graph &g,
+                                        const std::vector<std::vector<int64_t>> &inputShapes,
+                                        const std::string &target, Diagnostics &diags) {
+  DimBindings bindings;
+  std::unique_ptr<Graph> lowered = specializeShapes(g, inputShapes, bindings, diags);
+  LoweredGraph steps;
+  if (!lowered || !lowerForGpu(*lowered, steps, diags))
+    return std::nullopt;
+  for (const Diagnostic &d : steps.fallbacks)
+    diags.note(d.loc, d.message);
+  std::vector<PtxRequest> requests;
+  for (const LoweredStep &s : steps.steps)
+    requests.push_back({cudaTranslationUnit({s.kernel}), s.kernel.name, target});
+  std::vector<CacheLookup> lookups;
+  std::vector<double> ms;
+  auto code = KernelCache::global().getOrCompileAll(requests, diags, lookups, ms);
+  Artifact a{version(), target, nvrtcVersionString(), toString(*lowered), inputShapes, 0, {}};
+  for (size_t i = 0; i < code.size(); ++i) {
+    if (!code[i])
+      return std::nullopt;
+    a.kernels.push_back({requests[i].name, lookups[i].key,
+                         std::string(steps.steps[i].op->kind() == OpKind::Kernel
+                                         ? steps.steps[i].op->getString("template")
+                                         : steps.steps[i].op->name()),
+                         std::move(code[i]->ptx), std::move(code[i]->cubin)});
+  }
+  if (std::optional<MemoryPlan> plan = planMemory(*lowered, DimBindings{}))
+    a.arenaBytes = plan->peakBytes;
+  return a;
+}
+
+std::optional<LoadedArtifact> loadArtifact(const std::string &path,
+                                           const std::string &deviceTarget, Diagnostics &diags) {
+  std::optional<Artifact> a = readArtifact(path, diags);
+  if (!a)
+    return std::nullopt;
+  std::string name = "'" + path + "'";
+  if (a->fusecVersion != version()) {
+    diags.error(Loc{}, name + " was compiled by fusec " + a->fusecVersion + "; this is fusec " +
+                           version() + ": compile it again");
+    return std::nullopt;
+  }
+  if (!deviceTarget.empty() && a->target != deviceTarget) {
+    diags.error(Loc{}, name + " was compiled for " + a->target + ", but this GPU is " +
+                           deviceTarget + ": compile it again with --target=" + deviceTarget);
+    return std::nullopt;
+  }
+  LoadedArtifact out;
+  out.module = parseModule(a->graphText, path, diags);
+  if (!out.module || out.module->graphs.size() != 1 || !verify(*out.module, diags)) {
+    diags.error(Loc{}, name + " holds a graph this fusec cannot load");
+    return std::nullopt;
+  }
+  out.cache = std::make_unique<KernelCache>("");
+  for (ArtifactKernel &k : a->kernels)
+    out.cache->insert(k.key, {std::move(k.ptx), std::move(k.cubin)});
+  out.cache->refuseMisses(name + " (the artifact is stale: compile it again with this fusec)");
+  out.inputShapes = std::move(a->inputShapes);
+  out.target = a->target;
+  return out;
+}
+
+} // namespace fusec
