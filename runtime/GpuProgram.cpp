@@ -264,6 +264,32 @@ GpuProgram::timeSteps(const std::vector<gpu::DevicePtr> &inputs,
   return medians;
 }
 
+std::optional<std::vector<std::pair<float, float>>>
+GpuProgram::traceSteps(const std::vector<gpu::DevicePtr> &inputs,
+                       const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                       Diagnostics &diags) {
+  std::vector<gpu::Event> events;
+  bool ok = true;
+  for (size_t i = 0; ok && i <= steps.size(); ++i) {
+    std::optional<gpu::Event> e = gpu::createEvent(diags);
+    ok = e && gpu::recordEvent(*e, stream, diags) &&
+         (i == steps.size() || launchStep(steps[i], inputs, outputs, stream, diags));
+    if (e)
+      events.push_back(*e);
+  }
+  std::vector<std::pair<float, float>> spans;
+  for (size_t i = 0; ok && i < steps.size(); ++i) {
+    std::optional<float> start = gpu::elapsedMs(events[0], events[i], diags);
+    std::optional<float> length = gpu::elapsedMs(events[i], events[i + 1], diags);
+    ok = start && length;
+    if (ok)
+      spans.push_back({*start, *length});
+  }
+  for (gpu::Event e : events)
+    gpu::destroyEvent(e);
+  return ok ? std::optional(spans) : std::nullopt;
+}
+
 bool GpuProgram::launchSteps(const std::vector<gpu::DevicePtr> &inputs,
                              const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                              Diagnostics &diags) {

@@ -75,6 +75,13 @@ public:
                                               gpu::Stream stream, unsigned reps,
                                               Diagnostics &diags);
 
+  /// One run of the steps with an event between consecutive launches: the
+  /// start (from the first launch) and the duration of each step in
+  /// milliseconds, for a timeline (fusec bench --trace).
+  std::optional<std::vector<std::pair<float, float>>>
+  traceSteps(const std::vector<gpu::DevicePtr> &inputs, const std::vector<gpu::DevicePtr> &outputs,
+             gpu::Stream stream, Diagnostics &diags);
+
 private:
   struct ArgSource {
     enum class Kind { Input, Output, Weight, Arena, Scalar } kind;

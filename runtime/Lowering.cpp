@@ -7,6 +7,7 @@
 
 #include "codegen/Codegen.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace fusec {
@@ -34,9 +35,16 @@ std::vector<Op *> inlineKernel(Graph &g, Op *k) {
     }
     inserted.push_back(copy);
   }
-  for (unsigned i = 0; i < k->numResults(); ++i)
-    k->result(i)->replaceAllUsesWith(mapped.at(body.outputs()[i]));
+  std::vector<std::pair<Value *, std::string>> renames; // keep the kernel's result names
+  for (unsigned i = 0; i < k->numResults(); ++i) {
+    Value *v = mapped.at(body.outputs()[i]);
+    k->result(i)->replaceAllUsesWith(v);
+    if (std::find(inserted.begin(), inserted.end(), v->definingOp()) != inserted.end())
+      renames.push_back({v, k->result(i)->name()});
+  }
   g.erase(k);
+  for (auto &[v, name] : renames)
+    v->setName(name);
   return inserted;
 }
 

@@ -4,7 +4,8 @@
 // launches) and the achieved bandwidth over the bytes the kernel must move
 // (each operand read once, each result written once); then the end-to-end
 // device time of a run replayed as a CUDA graph and of direct launches, and
-// the host time per kernel of a graph replay. Cold compiles are timed after
+// the host time per kernel of a graph replay. --trace writes one run's
+// kernels on a timeline (Chrome trace JSON). Cold compiles are timed after
 // one warm-up compile, so they exclude loading NVRTC into the process. --json writes it all for the
 // benchmark scripts (bench/).
 #include "runtime/GpuHost.h"
@@ -40,6 +41,11 @@ static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
     cl::sub(benchCommand), cl::cat(toolCategory));
 static cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(50),
                                     cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<std::string> tracePath("trace",
+                                      cl::desc("Write one run's kernels as a Chrome trace "
+                                               "(chrome://tracing, Perfetto)"),
+                                      cl::value_desc("FILE"), cl::sub(benchCommand),
+                                      cl::cat(toolCategory));
 static cl::opt<std::string> jsonPath("json", cl::desc("Write the results as JSON"),
                                      cl::value_desc("FILE"), cl::sub(benchCommand),
                                      cl::cat(toolCategory));
@@ -85,6 +91,7 @@ uint64_t stepBytes(const Graph &g, const std::string &kernelName) {
 
 struct Timings {
   std::vector<float> kernelMs;
+  std::vector<std::pair<float, float>> trace; // one run: (start, duration) ms per kernel
   float graphMs = 0, directMs = 0;
   double hostUsPerKernel = 0;
 };
@@ -134,10 +141,11 @@ bool measure(GpuProgram &p, const std::vector<Tensor> &inputs, Timings &t, Diagn
   std::optional<float> graph = timeRuns(p, in, out, *s, true, diags);
   std::optional<float> direct = timeRuns(p, in, out, *s, false, diags);
   std::optional<double> host = hostReplayCost(p, in, out, *s, diags);
+  auto trace = p.traceSteps(in.pointers(), out.pointers(), *s, diags);
   gpu::destroyStream(*s);
-  if (!kernels || !graph || !direct || !host)
+  if (!kernels || !graph || !direct || !host || !trace)
     return false;
-  t = {*kernels, *graph, *direct, *host};
+  t = {*kernels, *trace, *graph, *direct, *host};
   return true;
 }
 
@@ -198,6 +206,31 @@ llvm::json::Array fallbackMessages(const GpuProgram &p) {
   return out;
 }
 
+/// Chrome trace events ("X": complete events, microseconds) of one run.
+bool writeTrace(const GpuProgram &p, const Timings &t, Diagnostics &diags) {
+  llvm::json::Array events;
+  for (size_t i = 0; i < p.kernels().size(); ++i) {
+    const GpuKernelReport &k = p.kernels()[i];
+    llvm::json::Object args{{"template", k.templateName},
+                            {"bytes", int64_t(stepBytes(p.graph(), k.name))},
+                            {"grid", llvm::json::Array{k.launch.grid[0], k.launch.grid[1],
+                                                       k.launch.grid[2]}},
+                            {"block", llvm::json::Array{k.launch.block[0], k.launch.block[1],
+                                                        k.launch.block[2]}}};
+    events.push_back(llvm::json::Object{{"name", k.name},
+                                        {"ph", "X"},
+                                        {"pid", 0},
+                                        {"tid", 0},
+                                        {"ts", t.trace[i].first * 1000.0},
+                                        {"dur", t.trace[i].second * 1000.0},
+                                        {"args", std::move(args)}});
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(llvm::json::Object{{"traceEvents", std::move(events)}}) << "\n";
+  return writeTextOutput(tracePath, [&](std::ostream &out) { out << os.str(); }, diags);
+}
+
 bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &compileMs,
                const Timings &t, Diagnostics &diags) {
   llvm::json::Array kernels;
@@ -247,7 +280,8 @@ int runBench() {
   if (!p || !measure(*p, inputs, t, diags))
     return reportAndExit(diags, kExitUserError);
   printTable(*p, compileMs, t);
-  if (!jsonPath.empty() && !writeJson(*p, compileMs, t, diags))
+  if ((!jsonPath.empty() && !writeJson(*p, compileMs, t, diags)) ||
+      (!tracePath.empty() && !writeTrace(*p, t, diags)))
     return reportAndExit(diags, kExitUserError);
   return reportAndExit(diags, kExitOk);
 }
