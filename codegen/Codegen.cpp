@@ -3,6 +3,7 @@
 
 #include "codegen/Generic.h"
 #include "codegen/Pointwise.h"
+#include "codegen/RowReduction.h"
 #include "ir/Kernel.h"
 
 namespace fusec {
@@ -16,6 +17,7 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphNa
   case KernelTemplate::Pointwise:
     return emitPointwiseKernel(op, graphName, diags);
   case KernelTemplate::RowReduction:
+    return emitRowReductionKernel(op, graphName, diags);
   case KernelTemplate::Gemm:
   case KernelTemplate::Attention:
     break;

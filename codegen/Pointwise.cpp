@@ -103,13 +103,13 @@ private:
   Diagnostics &diags;
   GeneratedKernel out;
   Namer names;
-  Shape space;                                // the output index space
-  std::vector<std::string> dims;              // per axis: a literal or a parameter
-  std::map<const Value *, std::string> pointer;   // kernel operands and results: the parameter
-  std::map<const Value *, std::string> local;     // the register holding each value
+  Shape space;                                     // the output index space
+  std::vector<std::string> dims;                   // per axis: a literal or a parameter
+  std::map<const Value *, std::string> pointer;    // kernel operands and results: the parameter
+  std::map<const Value *, std::string> local;      // the register holding each value
   std::map<const Value *, std::string> inputIndex; // how an operand is indexed ("i": flat)
-  std::map<const Value *, std::string> tableLoad; // non-splat constants: "table[index]"
-  std::set<unsigned> coords; // axes whose coordinate the loop needs
+  std::map<const Value *, std::string> tableLoad;  // non-splat constants: "table[index]"
+  std::set<unsigned> coords;                       // axes whose coordinate the loop needs
   std::vector<std::string> params;
   std::ostringstream tables, hoisted;
 };
@@ -286,8 +286,7 @@ void PointwiseEmitter::emitCoordinates(std::ostream &os) const {
 /// The body for one element `i`: loads, one statement per op, stores.
 /// Flat-indexed operands and results go through the register arrays of the
 /// vector loop (`<pointer>_v[e]`) when `vector` is set.
-void PointwiseEmitter::emitElement(std::ostream &os, const std::string &indent,
-                                   bool vector) const {
+void PointwiseEmitter::emitElement(std::ostream &os, const std::string &indent, bool vector) const {
   for (const Value *v : body.inputs()) {
     if (!v->hasUses())
       continue;
@@ -375,8 +374,8 @@ void PointwiseEmitter::emitVectorLoop(std::ostream &os, unsigned width) const {
   for (unsigned j = 0; j < kernel.numResults(); ++j) {
     const std::string &ptr = pointer.at(kernel.result(j));
     std::string vt = vectorType(dtypeSize(kernel.result(j)->type().dtype) * width);
-    os << "    reinterpret_cast<" << vt << " *>(" << ptr << ")[vi] = *reinterpret_cast<const "
-       << vt << " *>(" << ptr << "_v);\n";
+    os << "    reinterpret_cast<" << vt << " *>(" << ptr << ")[vi] = *reinterpret_cast<const " << vt
+       << " *>(" << ptr << "_v);\n";
   }
   os << "  }\n";
 }

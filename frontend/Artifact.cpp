@@ -31,20 +31,19 @@ bool writeArtifact(const std::string &path, const Artifact &a, Diagnostics &diag
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fa::Kernel>> kernels;
   for (const ArtifactKernel &k : a.kernels) {
-    auto cubin = fbb.CreateVector(reinterpret_cast<const uint8_t *>(k.cubin.data()),
-                                  k.cubin.size());
+    auto cubin =
+        fbb.CreateVector(reinterpret_cast<const uint8_t *>(k.cubin.data()), k.cubin.size());
     kernels.push_back(fa::CreateKernel(fbb, fbb.CreateString(k.name), fbb.CreateString(k.key),
-                                       fbb.CreateString(k.templateName),
-                                       fbb.CreateString(k.ptx), cubin,
-                                       checksum(k.ptx, k.cubin)));
+                                       fbb.CreateString(k.templateName), fbb.CreateString(k.ptx),
+                                       cubin, checksum(k.ptx, k.cubin)));
   }
   std::vector<flatbuffers::Offset<fa::Shape>> shapes;
   for (const std::vector<int64_t> &s : a.inputShapes)
     shapes.push_back(fa::CreateShape(fbb, fbb.CreateVector(s)));
-  auto root = fa::CreateArtifact(
-      fbb, kArtifactFormatVersion, fbb.CreateString(a.fusecVersion), fbb.CreateString(a.target),
-      fbb.CreateString(a.nvrtcVersion), fbb.CreateString(a.graphText), fbb.CreateVector(shapes),
-      a.arenaBytes, fbb.CreateVector(kernels));
+  auto root = fa::CreateArtifact(fbb, kArtifactFormatVersion, fbb.CreateString(a.fusecVersion),
+                                 fbb.CreateString(a.target), fbb.CreateString(a.nvrtcVersion),
+                                 fbb.CreateString(a.graphText), fbb.CreateVector(shapes),
+                                 a.arenaBytes, fbb.CreateVector(kernels));
   fa::FinishArtifactBuffer(fbb, root);
   return writeFileAtomically(path, {fbb.GetBufferPointer(), fbb.GetSize()}, diags);
 }
@@ -63,9 +62,9 @@ bool copyOut(const fa::Artifact &root, Artifact &a, std::string &badKernel) {
   a.arenaBytes = root.arena_bytes();
   if (root.input_shapes())
     for (const fa::Shape *s : *root.input_shapes())
-      a.inputShapes.emplace_back(s->dims() ? std::vector<int64_t>(s->dims()->begin(),
-                                                                  s->dims()->end())
-                                           : std::vector<int64_t>{});
+      a.inputShapes.emplace_back(s->dims()
+                                     ? std::vector<int64_t>(s->dims()->begin(), s->dims()->end())
+                                     : std::vector<int64_t>{});
   if (!root.kernels())
     return true;
   for (const fa::Kernel *k : *root.kernels()) {

@@ -70,8 +70,7 @@ bool specializeOp(Op &op, const DimBindings &bindings, Diagnostics &diags) {
   for (unsigned i = 0; i < op.numResults(); ++i) {
     if (!isStatic(results[i].shape)) {
       diags.error(op.loc(), "'" + std::string(op.name()) + "' result '%" + op.result(i)->name() +
-                                "' of type " + results[i].str() +
-                                " has a dim that no input binds");
+                                "' of type " + results[i].str() + " has a dim that no input binds");
       return false;
     }
     op.result(i)->setType(results[i]);
@@ -105,7 +104,8 @@ std::unique_ptr<Graph> specializeShapes(const Graph &g,
       diags.error(g.loc(), what + " was given " + actual.str());
       return nullptr;
     }
-    if (!bindShape(type, inputShapes[i], what + " given " + actual.str() + ":", bindings, problem)) {
+    if (!bindShape(type, inputShapes[i], what + " given " + actual.str() + ":", bindings,
+                   problem)) {
       diags.error(g.loc(), problem);
       return nullptr;
     }

@@ -234,7 +234,8 @@ bool copyToHost(void *dst, DevicePtr src, size_t bytes, Diagnostics &diags) {
 }
 
 bool copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream, Diagnostics &diags) {
-  return !bytes || check(api().memcpyDtoDAsync(dst, src, bytes, stream), "cuMemcpyDtoDAsync", diags);
+  return !bytes ||
+         check(api().memcpyDtoDAsync(dst, src, bytes, stream), "cuMemcpyDtoDAsync", diags);
 }
 
 bool fill(DevicePtr dst, uint8_t value, size_t bytes, Diagnostics &diags) {

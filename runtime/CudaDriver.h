@@ -29,8 +29,8 @@ struct DeviceInfo {
   std::string name;
   int major = 0, minor = 0; ///< compute capability
   int multiprocessors = 0;
-  int driverVersion = 0;   ///< e.g. 13000
-  size_t totalMemory = 0;  ///< bytes
+  int driverVersion = 0;     ///< e.g. 13000
+  size_t totalMemory = 0;    ///< bytes
   int maxSharedPerBlock = 0; ///< opt-in limit, bytes
   /// "sm_90a" for compute capability 9.0, else "sm_<major><minor>".
   std::string target() const;

@@ -4,9 +4,8 @@
 // kept). One mutex per CompiledGraph guards its programs and their enqueues,
 // so any number of threads may run one graph; compiling a new shape holds
 // it too (its kernels compile in parallel inside).
-#include "include/fusec/fusec.h"
-
 #include "frontend/ModelFile.h"
+#include "include/fusec/fusec.h"
 #include "ir/Specialize.h"
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"

@@ -14,9 +14,7 @@
 
 namespace fusec {
 
-double toleranceFor(DType t) {
-  return t == DType::F16 || t == DType::BF16 ? 1e-2 : 1e-5;
-}
+double toleranceFor(DType t) { return t == DType::F16 || t == DType::BF16 ? 1e-2 : 1e-5; }
 
 double gpuToleranceFor(DType t) { return t == DType::F16 || t == DType::BF16 ? 2e-2 : 1e-4; }
 
@@ -46,8 +44,9 @@ bool makeInputs(const Graph &g, const EquivalenceOptions &opts, std::vector<Tens
     std::vector<int64_t> shape;
     for (const Dim &d : g.input(i)->type().shape) {
       auto it = opts.dims.find(d.symbol);
-      shape.push_back(d.isStatic() ? d.size : it != opts.dims.end() ? it->second
-                                                                    : opts.defaultDimSize);
+      shape.push_back(d.isStatic()            ? d.size
+                      : it != opts.dims.end() ? it->second
+                                              : opts.defaultDimSize);
     }
     Tensor t;
     if (!randomInput(*g.input(i), shape, opts.seed * 7919 + i, t, diags))
@@ -92,8 +91,8 @@ void compareOutput(const Graph &g, unsigned k, const Tensor &want, const Tensor 
       continue;
     r.worstError = err;
     std::ostringstream where;
-    where << "output " << k << " (%" << g.outputs()[k]->name() << ") at "
-          << indexStr(want.shape, i) << ": want " << a << ", got " << b;
+    where << "output " << k << " (%" << g.outputs()[k]->name() << ") at " << indexStr(want.shape, i)
+          << ": want " << a << ", got " << b;
     r.worstWhere = where.str();
   }
 }
@@ -115,8 +114,8 @@ EquivalenceResult checkEquivalence(const Graph &before, const Graph &after,
   for (unsigned k = 0; k < want.size(); ++k) {
     if (want[k].shape != got[k].shape || want[k].dtype != got[k].dtype) {
       diags.error(after.loc(), "equivalence check: @" + after.name() + " output " +
-                                   std::to_string(k) + " changed type from " +
-                                   want[k].typeStr() + " to " + got[k].typeStr());
+                                   std::to_string(k) + " changed type from " + want[k].typeStr() +
+                                   " to " + got[k].typeStr());
       return r;
     }
     compareOutput(after, k, want[k], got[k], r);
@@ -124,8 +123,8 @@ EquivalenceResult checkEquivalence(const Graph &before, const Graph &after,
   r.equivalent = r.worstError <= r.tolerance;
   if (!r.equivalent) {
     std::ostringstream msg;
-    msg << "equivalence check failed for @" << after.name() << ": " << r.worstWhere
-        << " (error " << r.worstError << " > tolerance " << r.tolerance << ")";
+    msg << "equivalence check failed for @" << after.name() << ": " << r.worstWhere << " (error "
+        << r.worstError << " > tolerance " << r.tolerance << ")";
     diags.error(after.loc(), msg.str());
   }
   return r;

@@ -53,8 +53,8 @@ std::optional<Artifact> compileArtifact(const Graph &g,
   return a;
 }
 
-std::optional<LoadedArtifact> loadArtifact(const std::string &path,
-                                           const std::string &deviceTarget, Diagnostics &diags) {
+std::optional<LoadedArtifact> loadArtifact(const std::string &path, const std::string &deviceTarget,
+                                           Diagnostics &diags) {
   std::optional<Artifact> a = readArtifact(path, diags);
   if (!a)
     return std::nullopt;

@@ -35,7 +35,7 @@ struct LoadedArtifact {
 /// Reads `path` and checks that it fits this fusec (same version) and the
 /// GPU target `deviceTarget`; reports why not ("compiled for sm_80, but this
 /// GPU is sm_90a: compile it again with --target=sm_90a").
-std::optional<LoadedArtifact> loadArtifact(const std::string &path,
-                                           const std::string &deviceTarget, Diagnostics &diags);
+std::optional<LoadedArtifact> loadArtifact(const std::string &path, const std::string &deviceTarget,
+                                           Diagnostics &diags);
 
 } // namespace fusec

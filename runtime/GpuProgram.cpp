@@ -75,8 +75,7 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   if (!p->planArena(diags))
     return nullptr;
   p->dropInPlaceReshapes(lowered.steps);
-  if (!p->compileSteps(lowered.steps, resolved, diags) ||
-      !p->uploadConstants(diags))
+  if (!p->compileSteps(lowered.steps, resolved, diags) || !p->uploadConstants(diags))
     return nullptr;
   p->planOutputCopies();
   return p;
@@ -136,8 +135,8 @@ bool GpuProgram::uploadConstants(Diagnostics &diags) {
   return true;
 }
 
-bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered,
-                              const GpuBuildOptions &opts, Diagnostics &diags) {
+bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const GpuBuildOptions &opts,
+                              Diagnostics &diags) {
   KernelCache &cache = opts.cache ? *opts.cache : KernelCache::global();
   size_t n = lowered.size();
   std::vector<PtxRequest> requests;
@@ -145,7 +144,8 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered,
     requests.push_back({cudaTranslationUnit({step.kernel}), step.kernel.name, opts.target});
   std::vector<CacheLookup> lookups;
   std::vector<double> ms;
-  std::vector<std::optional<CompiledCuda>> code = cache.getOrCompileAll(requests, diags, lookups, ms);
+  std::vector<std::optional<CompiledCuda>> code =
+      cache.getOrCompileAll(requests, diags, lookups, ms);
   reports.resize(n);
   for (size_t i = 0; i < n; ++i)
     reports[i].lookup = lookups[i], reports[i].compileMs = ms[i];
@@ -166,8 +166,8 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered,
     for (const KernelArg &a : k.args) {
       if (a.isPointer()) {
         const Op &op = *lowered[i].op;
-        step.args.push_back(sourceOf(a.kind == KernelArg::Kind::Input ? op.operand(a.index)
-                                                                      : op.result(a.index)));
+        step.args.push_back(
+            sourceOf(a.kind == KernelArg::Kind::Input ? op.operand(a.index) : op.result(a.index)));
         continue;
       }
       FUSEC_ASSERT(a.value, "a scalar kernel argument without a value");
@@ -233,18 +233,17 @@ bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &in
   return gpu::launch(s.function, s.launch, params, stream, diags, s.name);
 }
 
-std::optional<std::vector<float>>
-GpuProgram::timeSteps(const std::vector<gpu::DevicePtr> &inputs,
-                      const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
-                      unsigned reps, Diagnostics &diags) {
+std::optional<std::vector<float>> GpuProgram::timeSteps(const std::vector<gpu::DevicePtr> &inputs,
+                                                        const std::vector<gpu::DevicePtr> &outputs,
+                                                        gpu::Stream stream, unsigned reps,
+                                                        Diagnostics &diags) {
   std::optional<gpu::Event> start = gpu::createEvent(diags), end = gpu::createEvent(diags);
   std::vector<float> medians;
   for (const Step &s : steps) {
     std::vector<float> times;
     for (unsigned r = 0; r <= reps && start && end; ++r) {
       if (!gpu::recordEvent(*start, stream, diags) ||
-          !launchStep(s, inputs, outputs, stream, diags) ||
-          !gpu::recordEvent(*end, stream, diags))
+          !launchStep(s, inputs, outputs, stream, diags) || !gpu::recordEvent(*end, stream, diags))
         break;
       std::optional<float> ms = gpu::elapsedMs(*start, *end, diags);
       if (!ms)
@@ -318,8 +317,8 @@ bool GpuProgram::enqueue(const std::vector<gpu::DevicePtr> &inputs,
   addresses.insert(addresses.end(), outputs.begin(), outputs.end());
   for (gpu::DevicePtr p : addresses)
     if (p % 16) {
-      diags.error(g.loc(), "device buffers must be 16-byte aligned; got address " +
-                               std::to_string(p));
+      diags.error(g.loc(),
+                  "device buffers must be 16-byte aligned; got address " + std::to_string(p));
       return false;
     }
   if (!useGraphs || !stream)

@@ -23,7 +23,7 @@
 namespace fusec {
 
 struct GpuBuildOptions {
-  std::string target; ///< default: the device's (DeviceInfo::target)
+  std::string target;           ///< default: the device's (DeviceInfo::target)
   KernelCache *cache = nullptr; ///< default: KernelCache::global()
   bool useGraphs = true;
 };
@@ -60,8 +60,7 @@ public:
   /// addresses, one per graph input and output, 16-byte aligned, holding
   /// the types of graph(). Returns false after reporting an error.
   bool enqueue(const std::vector<gpu::DevicePtr> &inputs,
-               const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
-               Diagnostics &diags);
+               const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream, Diagnostics &diags);
 
   /// Launches the steps directly (no graph capture or replay).
   bool launchSteps(const std::vector<gpu::DevicePtr> &inputs,
@@ -93,7 +92,11 @@ private:
     std::vector<ArgSource> args;
     std::string name;
   };
-  struct Copy { ArgSource from; unsigned output; uint64_t bytes; };
+  struct Copy {
+    ArgSource from;
+    unsigned output;
+    uint64_t bytes;
+  };
   struct CapturedGraph {
     std::vector<gpu::DevicePtr> addresses;
     gpu::GraphExec exec;

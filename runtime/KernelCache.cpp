@@ -94,8 +94,7 @@ std::string KernelCache::keyOf(const PtxRequest &req) {
   return llvm::toHex(llvm::ArrayRef<uint8_t>(digest.data(), 16), /*LowerCase=*/true);
 }
 
-std::optional<CompiledCuda> KernelCache::readEntry(const std::string &key,
-                                                   std::string &whyMissed) {
+std::optional<CompiledCuda> KernelCache::readEntry(const std::string &key, std::string &whyMissed) {
   llvm::SmallString<128> path(dir);
   llvm::sys::path::append(path, key + ".fck");
   if (!llvm::sys::fs::exists(path)) {
@@ -126,8 +125,7 @@ std::optional<CompiledCuda> KernelCache::readEntry(const std::string &key,
   return code;
 }
 
-void KernelCache::writeEntry(const std::string &key, const CompiledCuda &code,
-                             Diagnostics &diags) {
+void KernelCache::writeEntry(const std::string &key, const CompiledCuda &code, Diagnostics &diags) {
   std::string entry = std::string(kMagic) + key + "\n";
   appendU64(entry, code.ptx.size());
   appendU64(entry, code.cubin.size());
@@ -205,9 +203,9 @@ KernelCache::getOrCompileAll(const std::vector<PtxRequest> &reqs, Diagnostics &d
       pool.async([&, i] {
         auto start = std::chrono::steady_clock::now();
         code[i] = getOrCompile(reqs[i], each[i], &lookups[i]);
-        wallMs[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              start)
-                        .count();
+        wallMs[i] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
       });
     pool.wait();
   }

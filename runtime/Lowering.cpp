@@ -52,7 +52,7 @@ std::string firstMessage(const Diagnostics &d) {
   return d.all().empty() ? std::string("refused") : d.all().front().message;
 }
 
-bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags) {
+bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allowFallback) {
   if (op->kind() == OpKind::Const)
     return true;
   Diagnostics trial;
@@ -60,26 +60,25 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags) {
     out.steps.push_back({op, std::move(*k)});
     return true;
   }
-  if (op->kind() != OpKind::Kernel) {
-    for (const Diagnostic &d : trial.all())
-      diags.error(d.loc, d.message);
+  if (op->kind() != OpKind::Kernel || !allowFallback) {
+    diags.append(trial);
     return false;
   }
   out.fallbacks.push_back({Severity::Note, op->loc(),
                            "kernel '%" + op->result(0)->name() + "' (template " +
-                               op->getString("template") + ") runs op by op: " +
-                               firstMessage(trial)});
+                               op->getString("template") +
+                               ") runs op by op: " + firstMessage(trial)});
   for (Op *inner : inlineKernel(g, op))
-    if (!emitStep(g, inner, out, diags))
+    if (!emitStep(g, inner, out, diags, allowFallback))
       return false;
   return true;
 }
 
 } // namespace
 
-bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags) {
+bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback) {
   for (Op *op : g.opsSnapshot())
-    if (!emitStep(g, op, out, diags))
+    if (!emitStep(g, op, out, diags, allowFallback))
       return false;
   return true;
 }

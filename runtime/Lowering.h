@@ -30,7 +30,9 @@ struct LoweredGraph {
 
 /// Lowers `g` (static shapes, see ir/Specialize.h) in place and returns its
 /// steps in graph order. Returns false after reporting an error at an op
-/// that even the generic emitter cannot run.
-bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags);
+/// that even the generic emitter cannot run, or, with `allowFallback`
+/// false, the errors of a template that refused its kernel (what
+/// `fusec compile --no-fallback` shows a compiler engineer).
+bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback = true);
 
 } // namespace fusec

@@ -248,8 +248,7 @@ bool parseNpy(std::span<const uint8_t> bytes, const std::string &file, Tensor &o
   return true;
 }
 
-bool readNpy(const std::string &path, Tensor &out, Diagnostics &diags,
-             const NpyReadOptions &opts) {
+bool readNpy(const std::string &path, Tensor &out, Diagnostics &diags, const NpyReadOptions &opts) {
   std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
   return bytes && parseNpy(*bytes, path, out, diags, opts);
 }

@@ -223,8 +223,8 @@ private:
       return true;
     std::vector<TensorType> actual;
     for (unsigned i = 0; i < operands.size(); ++i)
-      actual.push_back({operands[i]->dtype, staticShape(operands[i]->shape),
-                        op.operand(i)->type().layout});
+      actual.push_back(
+          {operands[i]->dtype, staticShape(operands[i]->shape), op.operand(i)->type().layout});
     Diagnostics scratch;
     std::vector<TensorType> results;
     if (!inferResultTypes(op.kind(), actual, op.attrs(), op.loc(), scratch, results))

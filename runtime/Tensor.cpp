@@ -67,8 +67,8 @@ std::string allocationProblem(DType dtype, const std::vector<int64_t> &shape) {
   std::optional<uint64_t> bytes = tensorBytes(dtype, shape);
   if (bytes && *bytes <= kMaxTensorBytes)
     return "";
-  return tensorTypeStr(dtype, shape) + " needs more than " +
-         std::to_string(kMaxTensorBytes >> 30) + " GiB, the limit of one host tensor";
+  return tensorTypeStr(dtype, shape) + " needs more than " + std::to_string(kMaxTensorBytes >> 30) +
+         " GiB, the limit of one host tensor";
 }
 
 std::string tensorTypeStr(DType dtype, const std::vector<int64_t> &shape) {
@@ -109,8 +109,7 @@ int64_t Tensor::getInt(size_t i) const {
   case DType::F32:
   case DType::F16:
   case DType::BF16:
-  case DType::F64:
-  {
+  case DType::F64: {
     uint8_t truncated[sizeof(int64_t)]; // the saturating float → i64 rule of cast
     storeElement(DType::I64, getDouble(i), truncated);
     return load<int64_t>(truncated);

@@ -44,6 +44,13 @@ bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t input
 /// True when `a` and `b` name the same existing file.
 bool sameFile(const std::string &a, const std::string &b);
 
+/// The values of every tool's --precision option.
+inline llvm::cl::ValuesClass precisionValues() {
+  return llvm::cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "no autocast"),
+                          clEnumValN(PrecisionChoice::FP16, "fp16", "fp16 with fp32 accumulation"),
+                          clEnumValN(PrecisionChoice::BF16, "bf16", "bf16 with fp32 accumulation"));
+}
+
 /// An llvm::cl enum parser whose error for a bad value lists the valid ones:
 /// "for the --layout option: 'nhw' is not valid (valid: auto, nchw, nhwc)".
 template <typename T> class ChoiceParser : public llvm::cl::parser<T> {

@@ -22,9 +22,14 @@ constexpr int kCols = 768;
 std::string graphText() {
   std::string n = std::to_string(kCols);
   return "func @ln_gelu(%x: f32[rows," + n + "], %g: f32[" + n + "], %b: f32[" + n +
-         "]) -> f32[rows," + n + "] {\n"
-         "  %y = layer_norm(%x, %g, %b) : f32[rows," + n + "]\n"
-         "  %z = gelu(%y) : f32[rows," + n + "]\n"
+         "]) -> f32[rows," + n +
+         "] {\n"
+         "  %y = layer_norm(%x, %g, %b) : f32[rows," +
+         n +
+         "]\n"
+         "  %z = gelu(%y) : f32[rows," +
+         n +
+         "]\n"
          "  return %z\n"
          "}\n";
 }

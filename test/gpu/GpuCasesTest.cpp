@@ -33,8 +33,8 @@ namespace fusec {
 namespace {
 
 struct GpuCase {
-  std::string file;   // relative to the source dir
-  std::string graph;  // graph name
+  std::string file;  // relative to the source dir
+  std::string graph; // graph name
   DimBindings dims;
   PrecisionChoice precision = PrecisionChoice::FP32;
   std::string label; // the test name

@@ -34,8 +34,8 @@ protected:
 
   static PtxRequest program(int n) {
     std::string name = "scale" + std::to_string(n);
-    return {"extern \"C\" __global__ void " + name + "(float *x) { x[threadIdx.x] *= " +
-                std::to_string(n) + ".0f; }",
+    return {"extern \"C\" __global__ void " + name +
+                "(float *x) { x[threadIdx.x] *= " + std::to_string(n) + ".0f; }",
             name, "sm_80"};
   }
 

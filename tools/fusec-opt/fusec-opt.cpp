@@ -42,12 +42,9 @@ static cl::opt<LayoutChoice, false, ChoiceParser<LayoutChoice>>
                       clEnumValN(LayoutChoice::NCHW, "nchw", "channels first"),
                       clEnumValN(LayoutChoice::NHWC, "nhwc", "channels last")),
            cl::cat(category));
-static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
-    "precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
-    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "no autocast"),
-               clEnumValN(PrecisionChoice::FP16, "fp16", "fp16 with fp32 accumulation"),
-               clEnumValN(PrecisionChoice::BF16, "bf16", "bf16 with fp32 accumulation")),
-    cl::cat(category));
+static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
+    precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
+              precisionValues(), cl::cat(category));
 static cl::opt<bool> explainFusion("explain-fusion",
                                    cl::desc("Say why each unfused producer→consumer edge was "
                                             "left unfused (on stderr)"),
@@ -134,8 +131,7 @@ bool checkModules(const Module &before, const Module &after, const EquivalenceOp
     EquivalenceResult r = checkEquivalence(*before.graphs[i], *after.graphs[i], opts, diags);
     if (r.equivalent)
       std::cerr << std::defaultfloat << "equivalence: @" << after.graphs[i]->name()
-                << " ok (worst error "
-                << r.worstError << ", tolerance " << r.tolerance << ")\n";
+                << " ok (worst error " << r.worstError << ", tolerance " << r.tolerance << ")\n";
     ok &= r.equivalent;
   }
   return ok;
@@ -153,9 +149,8 @@ std::unique_ptr<Module> cloneModule(const Module &m) {
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   adoptLLVMFlags();
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "fusec-opt: parse, verify, transform and print fusec IR\n",
-                                   &llvm::errs()))
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "fusec-opt: parse, verify, transform and print fusec IR\n", &llvm::errs()))
     return kExitUsage;
   if (listPasses) {
     printPassList();
@@ -183,7 +178,8 @@ int main(int argc, char **argv) {
     printTimings(timings);
   if (!ok || (original && !checkModules(*original, *module, equivalence, diags)))
     return reportAndExit(diags, kExitUserError);
-  if (!writeTextOutput(outputFile, [&](std::ostream &os) { printModule(*module, os); }, diags))
+  if (!writeTextOutput(
+          outputFile, [&](std::ostream &os) { printModule(*module, os); }, diags))
     return reportAndExit(diags, kExitUserError);
   return reportAndExit(diags, kExitOk); // notes and warnings, if any
 }

@@ -33,12 +33,9 @@ static cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model
 static cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
                                        cl::value_desc("NAME=SIZE"), cl::CommaSeparated,
                                        cl::sub(benchCommand), cl::cat(toolCategory));
-static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
-    "precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
-    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "keep f32"),
-               clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
-               clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
-    cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
+    precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
+              precisionValues(), cl::sub(benchCommand), cl::cat(toolCategory));
 static cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(50),
                                     cl::sub(benchCommand), cl::cat(toolCategory));
 static cl::opt<std::string> tracePath("trace",
@@ -166,9 +163,9 @@ std::unique_ptr<GpuProgram> buildThrice(const Graph &g, const std::vector<Tensor
   // kernel's: pay it before timing the cold compiles.
   Diagnostics warmDiags;
   if (std::optional<gpu::DeviceInfo> device = gpu::openDevice())
-    compileCuda({"extern \"C\" __global__ void fusec_warm_up() {}", "fusec_warm_up",
-                 device->target()},
-                warmDiags);
+    compileCuda(
+        {"extern \"C\" __global__ void fusec_warm_up() {}", "fusec_warm_up", device->target()},
+        warmDiags);
   KernelCache cold(std::string(dir.str())), disk(std::string(dir.str()));
   std::unique_ptr<GpuProgram> p;
   for (KernelCache *cache : {&cold, &disk, &disk}) {
@@ -211,12 +208,11 @@ bool writeTrace(const GpuProgram &p, const Timings &t, Diagnostics &diags) {
   llvm::json::Array events;
   for (size_t i = 0; i < p.kernels().size(); ++i) {
     const GpuKernelReport &k = p.kernels()[i];
-    llvm::json::Object args{{"template", k.templateName},
-                            {"bytes", int64_t(stepBytes(p.graph(), k.name))},
-                            {"grid", llvm::json::Array{k.launch.grid[0], k.launch.grid[1],
-                                                       k.launch.grid[2]}},
-                            {"block", llvm::json::Array{k.launch.block[0], k.launch.block[1],
-                                                        k.launch.block[2]}}};
+    llvm::json::Object args{
+        {"template", k.templateName},
+        {"bytes", int64_t(stepBytes(p.graph(), k.name))},
+        {"grid", llvm::json::Array{k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
+        {"block", llvm::json::Array{k.launch.block[0], k.launch.block[1], k.launch.block[2]}}};
     events.push_back(llvm::json::Object{{"name", k.name},
                                         {"ph", "X"},
                                         {"pid", 0},
@@ -228,7 +224,8 @@ bool writeTrace(const GpuProgram &p, const Timings &t, Diagnostics &diags) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(llvm::json::Object{{"traceEvents", std::move(events)}}) << "\n";
-  return writeTextOutput(tracePath, [&](std::ostream &out) { out << os.str(); }, diags);
+  return writeTextOutput(
+      tracePath, [&](std::ostream &out) { out << os.str(); }, diags);
 }
 
 bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &compileMs,
@@ -253,7 +250,8 @@ bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &comp
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-  return writeTextOutput(jsonPath, [&](std::ostream &out) { out << os.str(); }, diags);
+  return writeTextOutput(
+      jsonPath, [&](std::ostream &out) { out << os.str(); }, diags);
 }
 
 } // namespace

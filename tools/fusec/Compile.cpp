@@ -52,12 +52,14 @@ cl::opt<Emit, false, ChoiceParser<Emit>>
 cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
                                 cl::value_desc("NAME=SIZE"), cl::CommaSeparated,
                                 cl::sub(compileCommand), cl::cat(toolCategory));
-cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
-    "precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
-    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "keep f32"),
-               clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
-               clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
-    cl::sub(compileCommand), cl::cat(toolCategory));
+cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
+    precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
+              precisionValues(), cl::sub(compileCommand), cl::cat(toolCategory));
+
+cl::opt<bool> noFallback("no-fallback",
+                         cl::desc("Report a template's refusal of a kernel as an error instead "
+                                  "of running the kernel op by op"),
+                         cl::sub(compileCommand), cl::cat(toolCategory));
 
 // Hidden, for the generic emitter's lit tests: no passes, so every op stays
 // top-level, and each op but constants and kernels gets its generic kernel.
@@ -109,10 +111,10 @@ inputShapes(const Graph &g, const DimBindings &dims, std::string *unbound = null
 
 /// A note for an op whose kernel waits for bound shapes.
 void noteDeferred(const Op &op, const Diagnostics &why, Diagnostics &diags) {
-  std::string what = op.kind() == OpKind::Kernel
-                         ? "kernel '%" + op.result(0)->name() + "' (template " +
-                               op.getString("template") + ")"
-                         : "'" + std::string(op.name()) + "' '%" + op.result(0)->name() + "'";
+  std::string what =
+      op.kind() == OpKind::Kernel
+          ? "kernel '%" + op.result(0)->name() + "' (template " + op.getString("template") + ")"
+          : "'" + std::string(op.name()) + "' '%" + op.result(0)->name() + "'";
   diags.note(op.loc(), what + " is generated once its shapes are bound: " +
                            (why.all().empty() ? "" : why.all().front().message));
 }
@@ -127,7 +129,7 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     DimBindings bindings;
     std::unique_ptr<Graph> specialized = specializeShapes(g, *shapes, bindings, diags);
     LoweredGraph lowered;
-    if (!specialized || !lowerForGpu(*specialized, lowered, diags))
+    if (!specialized || !lowerForGpu(*specialized, lowered, diags, !noFallback))
       return false;
     for (const Diagnostic &note : lowered.fallbacks)
       diags.note(note.loc, note.message);
@@ -141,10 +143,12 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     Diagnostics trial;
     if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial))
       kernels.push_back(std::move(*k));
+    else if (noFallback)
+      diags.append(trial);
     else
       noteDeferred(*op, trial, diags);
   }
-  return true;
+  return !diags.hasErrors();
 }
 
 std::string launchStr(const GeneratedKernel &k) {
@@ -226,8 +230,8 @@ int runCompile() {
   std::vector<GeneratedKernel> kernels;
   bool ok = true;
   for (const auto &g : module->graphs)
-    ok &= genericOnly ? generateGeneric(*g, kernels, diags)
-                      : generateGraph(*g, dims, kernels, diags);
+    ok &=
+        genericOnly ? generateGeneric(*g, kernels, diags) : generateGraph(*g, dims, kernels, diags);
   std::optional<std::string> text = ok ? render(*module, kernels, diags) : std::nullopt;
   if (!text || !writeTextOutput(
                    output, [&](std::ostream &os) { os << *text; }, diags))

@@ -59,13 +59,10 @@ static cl::opt<Device, false, ChoiceParser<Device>>
                       clEnumValN(Device::Gpu, "gpu", "the GPU (an error without one)"),
                       clEnumValN(Device::Cpu, "cpu", "the CPU reference executor")),
            cl::sub(runCommand), cl::cat(toolCategory));
-static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>> precision(
-    "precision", cl::desc("Autocast precision of the GPU pipeline"),
-    cl::init(PrecisionChoice::FP32),
-    cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "keep f32"),
-               clEnumValN(PrecisionChoice::FP16, "fp16", "autocast to f16"),
-               clEnumValN(PrecisionChoice::BF16, "bf16", "autocast to bf16")),
-    cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
+    precision("precision", cl::desc("Autocast precision of the GPU pipeline"),
+              cl::init(PrecisionChoice::FP32), precisionValues(), cl::sub(runCommand),
+              cl::cat(toolCategory));
 static cl::opt<bool> explainCache("explain-cache",
                                   cl::desc("Say where each kernel's code came from and why an "
                                            "entry of the kernel cache missed"),
@@ -98,8 +95,7 @@ bool gatherInputs(const Graph &g, InputFlags flags, std::vector<Tensor> &inputs,
     const Value &v = *g.input(i);
     Tensor t;
     auto file = files.find(v.name());
-    bool ok = file != files.end()
-                  ? readNpy(file->second, t, diags, {v.type().dtype == DType::BF16})
+    bool ok = file != files.end() ? readNpy(file->second, t, diags, {v.type().dtype == DType::BF16})
                                   : randomInputWithDims(v, dims, seed * 1000003 + i, t, diags);
     if (!ok)
       return false;

@@ -1,0 +1,114 @@
+// The row_reduction template's intermediate form, internal to codegen/: the
+// body of a `kernel` op rewritten as a small dataflow program over one view
+// of the anchor's input, and the schedule that runs it. RowReduction.cpp
+// holds the algorithm's description; RowReductionProgram.cpp and
+// RowReductionReduce.cpp build the program, RowReductionSchedule.cpp
+// chooses the schedule, RowReduction.cpp and RowReductionSweep.cpp render
+// both as CUDA C++.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fusec::rowred {
+
+/// The axis groups of the view [outer, reduced, inner] of the anchor's
+/// input; a node's mask has a group's bit when its value varies along it.
+enum GroupBit : unsigned { Outer = 1, Reduced = 2, Inner = 4 };
+
+/// The anchor's input seen as [outer, reduced, inner]: axes [begin, end)
+/// are reduced. The reduced and inner extents are static; outer may not be.
+struct View {
+  Shape shape;
+  DType dtype = DType::F32;
+  unsigned begin = 0, end = 0;
+  int64_t reduced = 1, inner = 1;
+  std::optional<int64_t> outer;
+
+  bool isRowPath() const { return end == shape.size(); }
+  /// The group of axis `axis` of `shape`.
+  GroupBit groupOf(unsigned axis) const;
+};
+
+enum class NodeKind { Load, Table, Splat, Expr, Reduce };
+enum class ReduceKind { Sum, Max, Min };
+
+/// One value of the program: an operand element, a constant, an expression
+/// over other nodes, or a reduction over the reduced group.
+struct Node {
+  NodeKind kind = NodeKind::Expr;
+  unsigned mask = 0;  ///< GroupBits along which the value varies
+  unsigned level = 0; ///< reductions on its longest dependence chain
+  std::string type;   ///< C type in registers (the accumulator's for Reduce)
+  std::string name;   ///< C identifier of the value
+  std::vector<unsigned> args;
+  /// Expr: the C expression over the names of args.
+  std::function<std::string(const std::vector<std::string> &)> expr;
+  // Load: kernel operand `input`; Table: `name` is the __device__ table;
+  // both indexed by the groups in `mask`. Splat: `literal`.
+  unsigned input = 0;
+  DType dtype = DType::F32;
+  std::string literal;
+  ReduceKind reduce = ReduceKind::Sum; ///< Reduce: how args[0] combines
+  bool held = false;                   ///< schedule: kept in registers from its sweep to later ones
+
+  bool isElementwise() const { return mask & Reduced; }
+};
+
+/// A kernel result: node `node` stored to result `result`, whose shape
+/// spans the groups in `mask` (per element when it has Reduced).
+struct Store {
+  unsigned node = 0, result = 0;
+  DType dtype = DType::F32;
+  unsigned mask = 0;
+};
+
+struct Program {
+  View view;
+  std::vector<Node> nodes; ///< in dependence order
+  std::vector<Store> stores;
+  std::string tables; ///< __device__ definitions of non-splat constants
+  std::string fused;  ///< the body's op names, for the kernel's comment
+  unsigned maxLevel = 0;
+};
+
+/// Builds the program of `kernel`'s body (kernel entry name `entry`, which
+/// prefixes table names). Reports each op it cannot take, and returns
+/// nullopt, on an op no row reduction holds, anchors over different rows,
+/// an operand that is not full, per-row, per-column or scalar against the
+/// view, a symbolic reduced or inner extent, or max/min of an empty extent.
+std::optional<Program> buildProgram(const Op &kernel, const std::string &entry, Diagnostics &diags);
+
+/// How the rows are mapped onto threads.
+enum class Mode {
+  Registers, ///< a row in registers: 1-32 threads a row (warp) or a block a row
+  Loop,      ///< a block a row that re-reads the row from memory every sweep
+  Column,    ///< a thread per (outer, inner) position, looping over the reduced extent
+};
+
+struct Schedule {
+  Mode mode = Mode::Registers;
+  unsigned vec = 1;     ///< elements per vector access
+  unsigned threads = 1; ///< threads a row (a power of two <= 32, or a multiple of 32)
+  unsigned rowsPerBlock = 1;
+  unsigned vectors = 1;    ///< Registers: vectors a thread; Loop: unroll factor
+  int64_t numVectors = 0;  ///< vectors a row: reduced / vec
+  std::vector<bool> sweep; ///< per level: whether a pass over the row runs at it
+  unsigned heldFloats = 0; ///< 4-byte registers a thread holds across sweeps
+
+  unsigned blockThreads() const { return threads * rowsPerBlock; }
+};
+
+/// Chooses the schedule of `prog` and marks its held nodes.
+Schedule chooseSchedule(Program &prog);
+
+/// The sweep that evaluates an elementwise node at `level`, and each root:
+/// a reduction runs in the sweep of its input's level.
+unsigned sweepOf(const Program &prog, unsigned node);
+
+} // namespace fusec::rowred

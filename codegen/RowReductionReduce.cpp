@@ -1,0 +1,147 @@
+// Reductions and normalizations of a row_reduction program (see
+// RowReductionProgram.cpp for the whole): a reduce_* is a Reduce node over
+// its input (accumulating in f32 for f32/f16/bf16, f64 for f64, wrapping
+// i64 for integers) and the expression of its result; layer_norm, rms_norm
+// and softmax are the Reduce nodes and expressions of their formulas, in
+// the result's compute type (f32 for f16/bf16).
+#include "codegen/PointwiseMath.h"
+#include "codegen/RowReductionBuilder.h"
+#include "codegen/RowReductionView.h"
+
+#include <charconv>
+
+namespace fusec::rowred {
+
+using namespace codegen;
+
+namespace {
+
+/// The accumulator of a reduction of `t`: f32 math for f32/f16/bf16.
+std::string accumulatorType(DType t) {
+  if (t == DType::F64)
+    return "double";
+  return isFloat(t) ? "float" : "long long";
+}
+
+/// A literal of C type `type` ("float" or "double") for finite `v`.
+std::string literal(double v, const std::string &type) {
+  char buf[64];
+  bool isDouble = type == "double";
+  auto res = isDouble ? std::to_chars(buf, buf + sizeof buf, v)
+                      : std::to_chars(buf, buf + sizeof buf, float(v));
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return isDouble ? s : s + "f";
+}
+
+std::string mathFn(const std::string &name, const std::string &type) {
+  return type == "double" ? name : name + "f";
+}
+
+} // namespace
+
+bool ProgramBuilder::visitReduce(const Op &op) {
+  DType t = op.operand(0)->type().dtype;
+  const View &v = prog.view;
+  if (t == DType::Bool) {
+    diags.error(op.loc(), "'" + std::string(op.name()) +
+                              "' of bool is not supported by the "
+                              "row_reduction template");
+    return false;
+  }
+  bool isMaxMin = op.kind() == OpKind::ReduceMax || op.kind() == OpKind::ReduceMin;
+  if (isMaxMin && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
+    diags.error(op.loc(), "'" + std::string(op.name()) + "' of " + op.operand(0)->type().str() +
+                              " reduces an empty extent");
+    return false;
+  }
+  std::optional<unsigned> x = operand(op, 0, false);
+  if (!x)
+    return false;
+  std::string acc = accumulatorType(t), type(computeType(op.result()->type().dtype));
+  ReduceKind kind = op.kind() == OpKind::ReduceMax   ? ReduceKind::Max
+                    : op.kind() == OpKind::ReduceMin ? ReduceKind::Min
+                                                     : ReduceKind::Sum;
+  unsigned r = reduce(kind, *x, acc, op.result()->name());
+  ExprFn fn = [type, acc](const std::vector<std::string> &a) {
+    return type == acc ? a[0] : "(" + type + ")" + a[0];
+  };
+  if (op.kind() == OpKind::ReduceMean) {
+    std::string n = literal(double(v.reduced), acc);
+    fn = [n](const std::vector<std::string> &a) { return a[0] + " / " + n; };
+  }
+  computed[op.result()] = expr(type, {r}, fn, op.result()->name());
+  if (!op.getBool("keepdims"))
+    inRowSpace.insert(op.result());
+  return true;
+}
+
+// (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε);
+// rms_norm: x·(1/√(Σx²/N + ε))·γ.
+void ProgramBuilder::layerNorm(const Op &op, unsigned x, const std::string &t) {
+  std::string name = op.result()->name(), n = literal(double(prog.view.reduced), t);
+  std::string eps = literal(op.getFloat("epsilon"), t), sqrt = mathFn("sqrt", t);
+  bool isRms = op.kind() == OpKind::RmsNorm;
+  std::vector<unsigned> args{x};
+  unsigned centered = x;
+  if (!isRms) {
+    unsigned sum = reduce(ReduceKind::Sum, x, t, name + "_sum");
+    unsigned mean = expr(
+        t, {sum}, [n](auto &a) { return a[0] + " / " + n; }, name + "_mean");
+    centered = expr(
+        t, {x, mean}, [](auto &a) { return a[0] + " - " + a[1]; }, name + "_centered");
+    args.push_back(mean);
+  }
+  unsigned square = expr(
+      t, {centered}, [](auto &a) { return a[0] + " * " + a[0]; }, name + "_square");
+  unsigned sumSq = reduce(ReduceKind::Sum, square, t, name + "_sumsq");
+  args.push_back(expr(
+      t, {sumSq},
+      [=](auto &a) {
+        return literal(1, t) + " / " + sqrt + "(" + a[0] + " / " + n + " + " + eps + ")";
+      },
+      name + "_rstd"));
+  for (unsigned i = 1; i < op.numOperands(); ++i)
+    args.push_back(*operand(op, i, false));
+  unsigned params = op.numOperands() - 1;
+  computed[op.result()] = expr(
+      t, std::move(args),
+      [isRms, params](auto &a) {
+        std::string y = isRms ? a[0] + " * " + a[1] : "(" + a[0] + " - " + a[1] + ") * " + a[2];
+        size_t p = isRms ? 2 : 3;
+        y += params > 0 ? " * " + a[p] : "";
+        return params > 1 ? y + " + " + a[p + 1] : y;
+      },
+      name);
+}
+
+// exp(x − max)·(1/Σexp(x − max)).
+void ProgramBuilder::softmax(const Op &op, unsigned x, const std::string &t) {
+  std::string name = op.result()->name(), exp = mathFn("exp", t), one = literal(1, t);
+  unsigned max = reduce(ReduceKind::Max, x, t, name + "_max");
+  unsigned e = expr(
+      t, {x, max}, [exp](auto &a) { return exp + "(" + a[0] + " - " + a[1] + ")"; }, name + "_exp");
+  unsigned sum = reduce(ReduceKind::Sum, e, t, name + "_sum");
+  unsigned inv = expr(
+      t, {sum}, [one](auto &a) { return one + " / " + a[0]; }, name + "_inv");
+  computed[op.result()] = expr(
+      t, {e, inv}, [](auto &a) { return a[0] + " * " + a[1]; }, name);
+}
+
+bool ProgramBuilder::visitNorm(const Op &op) {
+  std::optional<unsigned> x = operand(op, 0, false);
+  for (unsigned i = 1; x && i < op.numOperands(); ++i)
+    if (!operand(op, i, false))
+      return false;
+  if (!x)
+    return false;
+  std::string t(computeType(op.result()->type().dtype));
+  if (op.kind() == OpKind::Softmax)
+    softmax(op, *x, t);
+  else
+    layerNorm(op, *x, t);
+  return true;
+}
+
+} // namespace fusec::rowred

@@ -1,0 +1,170 @@
+// The row_reduction schedule (see RowReductionPlan.h): how rows map onto
+// threads, the vector width, and which values stay in registers.
+//
+// Sweeps: a program of level L runs up to L + 1 passes over each row; pass
+// s evaluates the elementwise nodes of level s, feeds the reductions whose
+// input has level s, and stores the results of level s. A reduction's
+// result is ready after its pass (warp shuffles, or shared memory and
+// shuffles across a block).
+//
+// Held values: on the register path an elementwise node that varies with
+// the row and is read by a later pass is kept in a register array from its
+// own pass on (the row is read from memory once); everything else is
+// recomputed, which is cheap (a layer_norm holds its input alone; gamma and
+// beta are reloaded, from L1). The register budget counts the held
+// values live across one pass boundary.
+//
+// Row path: the vector width is the widest power of two, at most 16 bytes
+// of the narrowest element type, that divides the row (f32, f16 and bf16
+// only; anything else goes element by element). Rows whose vectors fit
+// 32 floats a thread on a power-of-two group of at most 32 threads run a
+// group a row, several rows a 128-thread block; longer rows run a block a
+// row, 128 threads while that holds at most 64 floats a thread, else 256
+// (64 floats), 512 (32) or 1024 (16): up to 16384 elements with one held
+// value. Rows longer still re-read the row from memory in every pass (256
+// threads a row). Column path: one thread per (outer, inner) position,
+// 256 a block.
+#include "codegen/RowReductionPlan.h"
+
+#include <algorithm>
+
+namespace fusec::rowred {
+
+namespace {
+
+unsigned regsOf(const Node &n) { return n.type == "double" || n.type == "long long" ? 2 : 1; }
+
+/// For each node, the last level at which an elementwise node reads it
+/// (its own level when none does).
+std::vector<unsigned> lastUses(const Program &prog) {
+  std::vector<unsigned> last;
+  for (const Node &n : prog.nodes)
+    last.push_back(n.level);
+  for (const Node &c : prog.nodes)
+    if (c.kind == NodeKind::Expr && c.isElementwise())
+      for (unsigned a : c.args)
+        last[a] = std::max(last[a], c.level);
+  return last;
+}
+
+/// Marks the held nodes; returns the registers live across the worst pass
+/// boundary per element a thread owns.
+unsigned markHeld(Program &prog) {
+  std::vector<unsigned> last = lastUses(prog);
+  std::vector<unsigned> live(prog.maxLevel + 1, 0);
+  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+    Node &n = prog.nodes[i];
+    // Per-column values are reloaded (from L1) rather than held.
+    bool perRow = n.mask & (Outer | Inner);
+    n.held = n.isElementwise() && perRow && n.kind != NodeKind::Reduce && last[i] > n.level;
+    for (unsigned s = n.level; n.held && s < last[i]; ++s)
+      live[s] += regsOf(n);
+  }
+  return *std::max_element(live.begin(), live.end());
+}
+
+unsigned vectorWidth(const Program &prog) {
+  unsigned width = 16;
+  auto narrow = [&](DType t) {
+    if (t != DType::F32 && t != DType::F16 && t != DType::BF16)
+      width = 1;
+    width = std::min(width, 16 / dtypeSize(t));
+  };
+  for (const Node &n : prog.nodes)
+    if (n.kind == NodeKind::Load && n.isElementwise())
+      narrow(n.dtype);
+  for (const Store &s : prog.stores)
+    if (s.mask & Reduced)
+      narrow(s.dtype);
+  while (width > 1 && prog.view.reduced % width != 0)
+    width /= 2;
+  return width;
+}
+
+void markSweeps(const Program &prog, Schedule &s) {
+  s.sweep.assign(prog.maxLevel + 1, false);
+  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+    const Node &n = prog.nodes[i];
+    if (n.kind == NodeKind::Reduce || n.held)
+      s.sweep[sweepOf(prog, i)] = true;
+  }
+  for (const Store &st : prog.stores)
+    if (st.mask & Reduced)
+      s.sweep[prog.nodes[st.node].level] = true;
+}
+
+unsigned ceilPow2(int64_t n) {
+  unsigned p = 1;
+  while (p < 32 && p < n)
+    p *= 2;
+  return p;
+}
+
+// Note [Row reduction unrolling]
+// A thread's elements are fully unrolled so that its row stays in
+// registers: code size, and NVRTC time, grow with them. Measured on an
+// H100 (LayerNorm + GeLU f16 8192 x 8192, bf16 16384 x 4096, f16 16384 x
+// 1024): 64 elements a thread on 128 threads ran at 93% of copy bandwidth,
+// 32 on 256 at 86-88%, 16 on 512 at 74%, 8 on 1024 at 40% (fewer threads a
+// row mean fewer barriers and more rows in flight); 64 elements on 64
+// threads and half-warp rows of 64 lost again. NVRTC then takes about 400
+// ms for 64 elements and 230 ms for 32 (on this project's build machine;
+// the device helpers alone take 50 ms), once per shape: the kernel cache
+// keeps the result.
+
+/// A register schedule for `held` registers an element, or false.
+bool fitRegisters(Schedule &s, unsigned held) {
+  int64_t q = s.numVectors;
+  auto perThread = [&](unsigned t) { return std::max<int64_t>(1, (q + t - 1) / t); };
+  unsigned group = ceilPow2(q);
+  if (perThread(group) * s.vec * held <= 32) {
+    s.threads = group;
+    s.vectors = unsigned(perThread(group));
+    s.rowsPerBlock = 128 / group;
+    return true;
+  }
+  // (threads a row, most held registers a thread): 1024-thread blocks get
+  // at most 64 registers a thread.
+  constexpr std::pair<unsigned, unsigned> kBlocks[] = {{128, 64}, {256, 64}, {512, 32}, {1024, 16}};
+  for (auto [t, budget] : kBlocks)
+    if (perThread(t) * s.vec * held <= budget) {
+      s.threads = t;
+      s.vectors = unsigned(perThread(t));
+      return true;
+    }
+  return false;
+}
+
+} // namespace
+
+unsigned sweepOf(const Program &prog, unsigned node) {
+  const Node &n = prog.nodes[node];
+  return n.kind == NodeKind::Reduce ? prog.nodes[n.args[0]].level : n.level;
+}
+
+Schedule chooseSchedule(Program &prog) {
+  Schedule s;
+  if (!prog.view.isRowPath()) {
+    s.mode = Mode::Column;
+    s.rowsPerBlock = 256;
+    s.numVectors = prog.view.reduced;
+    markSweeps(prog, s);
+    return s;
+  }
+  s.vec = vectorWidth(prog);
+  s.numVectors = prog.view.reduced / s.vec;
+  unsigned held = markHeld(prog);
+  if (fitRegisters(s, std::max(held, 1u))) {
+    s.heldFloats = held * s.vectors * s.vec;
+  } else {
+    s.mode = Mode::Loop;
+    s.threads = 256;
+    s.vectors = 4;
+    for (Node &n : prog.nodes)
+      n.held = false;
+  }
+  markSweeps(prog, s);
+  return s;
+}
+
+} // namespace fusec::rowred
