@@ -10,6 +10,9 @@
 // The tolerance is gpuToleranceFor the lowest float precision of the
 // optimized graph (runtime/Equivalence.h).
 //
+// Inputs are fresh on every run: the seed is $FUSEC_GPU_TEST_SEED when set,
+// else drawn at start; a failure names it, so that it can be reproduced.
+//
 // Without a usable GPU every test is reported skipped, with the reason.
 // The sources are found under $FUSEC_SOURCE_DIR (default: the source tree
 // this binary was built from), so an installed copy can run elsewhere.
@@ -26,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -139,6 +143,14 @@ std::vector<GpuCase> discoverCases() {
   return cases;
 }
 
+uint64_t runSeed() {
+  static const uint64_t seed = [] {
+    const char *env = std::getenv("FUSEC_GPU_TEST_SEED");
+    return env && *env ? std::strtoull(env, nullptr, 0) : uint64_t(std::random_device{}());
+  }();
+  return seed;
+}
+
 std::string text(const Diagnostics &diags) {
   std::ostringstream os;
   diags.print(os);
@@ -169,7 +181,7 @@ TEST_P(GpuCases, MatchesReference) {
   for (unsigned i = 0; i < g->numInputs(); ++i) {
     Tensor t;
     ASSERT_TRUE(randomInput(*g->input(i), resolveShape(g->input(i)->type().shape, c.dims),
-                            0x9e3779b9u + i * 7919u, t, diags))
+                            runSeed() * 1000003 + i, t, diags))
         << text(diags);
     shapes.push_back(t.shape);
     inputs.push_back(std::move(t));
@@ -185,7 +197,8 @@ TEST_P(GpuCases, MatchesReference) {
   r.tolerance = gpuToleranceFor(lowestPrecision(*optimized.graphs[0]));
   for (unsigned k = 0; k < want.size(); ++k)
     compareOutput(*g, k, want[k], got[k], r);
-  EXPECT_LE(r.worstError, r.tolerance) << r.worstWhere;
+  EXPECT_LE(r.worstError, r.tolerance)
+      << r.worstWhere << " (FUSEC_GPU_TEST_SEED=" << runSeed() << ")";
   RecordProperty("worst_error", std::to_string(r.worstError));
   RecordProperty("kernels", std::to_string(p->kernels().size()));
 }
