@@ -1,6 +1,7 @@
 // Dispatch from an op to the emitter of its kernel template.
 #include "codegen/Codegen.h"
 
+#include "codegen/Gemm.h"
 #include "codegen/Generic.h"
 #include "codegen/Pointwise.h"
 #include "codegen/RowReduction.h"
@@ -19,6 +20,7 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphNa
   case KernelTemplate::RowReduction:
     return emitRowReductionKernel(op, graphName, diags);
   case KernelTemplate::Gemm:
+    return emitGemmKernel(op, graphName, diags);
   case KernelTemplate::Attention:
     break;
   }

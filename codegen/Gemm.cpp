@@ -1,0 +1,178 @@
+// The gemm template's entry point: analysis (GemmAnalysis.cpp), the choice
+// of tiles, then the tensor-core or the SIMT kernel.
+//
+// Tiles (docs/codegen-gemm.md has the measurements behind them): for each
+// way the operands are staged, a list of block tiles from largest to
+// smallest; the first that gives every SM of an H100 a tile and is at most
+// twice as wide as N wins. Both operands by cp.async: 128x256x64 with 8
+// warps of 64x64 and 3 stages (about 52% of cuBLAS at 4096^3 on an H100;
+// a warp issues 8 ldmatrix.x4 per 32 mma). A cast operand staged through
+// registers: 256x128 or 128x256 (the converted operand read by fewer
+// blocks) with 4 stages (bk 16 for a cast A: 32 spills). Element-wise loads or f64 sources: 128x128
+// with 8 warps of 64x32, leaving registers for the fetched tile. SIMT: 128x128x16 with 8x8 outputs
+// a thread in f32, 64x64x16 with 4x4 in f64. Every default fits sm_80's 163 KiB of shared memory
+// and assembles without spills. A `config` attribute on the kernel op overrides the choice.
+#include "codegen/Gemm.h"
+
+#include "codegen/GemmPlan.h"
+#include "ir/Assert.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace fusec {
+
+using namespace codegen::gemm;
+
+namespace {
+
+constexpr int64_t kWave = 132;
+
+/// Output tiles of `t` in the whole problem, or nullopt for symbolic rows.
+std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
+  if (!plan.staticShapes)
+    return std::nullopt;
+  int64_t m = std::stoll(plan.m), batches = std::stoll(plan.batches);
+  return int64_t(plan.chains.size()) * batches * ((m + t.bm - 1) / t.bm) *
+         ((plan.n + t.bn - 1) / t.bn);
+}
+
+TileConfig chooseTiles(const Plan &plan) {
+  if (!plan.tensorCores) {
+    if (plan.acc == DType::F64)
+      return TileConfig{64, 64, 16, 0, 0, 0, 8, 4, 4};
+    return TileConfig{128, 128, 16, 0, 0, 0, 8, 8, 8};
+  }
+  //                bm, bn, bk, warps, stages, group
+  std::vector<TileConfig> sizes = {{128, 256, 64, 2, 4, 3, 8, 0, 0},
+                                   {128, 128, 32, 2, 2, 4, 8, 0, 0},
+                                   {64, 128, 64, 2, 2, 3, 8, 0, 0}};
+  // Registers for element-wise loads (rows not whole chunks) or f64 sources
+  // leave no room for the larger tiles.
+  auto heavy = [](const Matrix &x) {
+    return !x.async && (x.inner % 8 != 0 || x.sources.front().stored == DType::F64);
+  };
+  if ((!plan.a.async && !plan.b.async) || heavy(plan.a) || heavy(plan.b))
+    sizes = {{128, 128, 32, 2, 4, 3, 8, 0, 0}, {64, 128, 32, 2, 2, 3, 8, 0, 0}};
+  else if (!plan.b.async) // more rows a block: fewer reads of the B it converts
+    sizes = {{256, 128, 32, 4, 2, 4, 8, 0, 0},
+             {128, 128, 32, 2, 4, 3, 8, 0, 0},
+             {64, 128, 32, 2, 2, 3, 8, 0, 0}};
+  else if (!plan.a.async) // bk 32 would spill a register
+    sizes = {{128, 256, 16, 2, 4, 4, 8, 0, 0},
+             {128, 128, 32, 2, 4, 3, 8, 0, 0},
+             {64, 128, 32, 2, 2, 3, 8, 0, 0}};
+  // The largest tiles that still give every SM of an H100 (132) a tile and
+  // are not more than twice as wide as N.
+  TileConfig chosen = sizes.back();
+  for (const TileConfig &t : sizes) {
+    if (tileCount(plan, t).value_or(kWave) >= kWave && t.bn <= std::max<int64_t>(2 * plan.n, 128)) {
+      chosen = t;
+      break;
+    }
+  }
+  // One K step of 64 leaves ptxas one straight-line block that spills.
+  if (plan.k <= 64)
+    chosen.bk = std::min(chosen.bk, 32);
+  return chosen;
+}
+
+bool parsePair(const std::string &v, int &x, int &y) {
+  size_t at = v.find('x');
+  if (at == std::string::npos)
+    return false;
+  x = std::atoi(v.substr(0, at).c_str());
+  y = std::atoi(v.substr(at + 1).c_str());
+  return x > 0 && y > 0;
+}
+
+/// Applies "key=value ..." to `t`; false on a malformed entry.
+bool parseConfig(const std::string &text, bool tensorCores, TileConfig &t, std::string &bad) {
+  std::istringstream in(text);
+  std::string item;
+  while (in >> item) {
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq),
+                value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    int n = std::atoi(value.c_str());
+    bool ok = n > 0;
+    if (key == "bm" || key == "bn" || key == "bk" || key == "stages" || key == "group")
+      (key == "bm"       ? t.bm
+       : key == "bn"     ? t.bn
+       : key == "bk"     ? t.bk
+       : key == "stages" ? t.stages
+                         : t.groupM) = n;
+    else if (key == "warps" && tensorCores)
+      ok = parsePair(value, t.warpsM, t.warpsN);
+    else if (key == "thread" && !tensorCores)
+      ok = parsePair(value, t.tm, t.tn);
+    else
+      ok = false;
+    if (!ok) {
+      bad = item;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool isPow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/// Why the tiles cannot run, or "" when they can.
+std::string tileProblem(const TileConfig &t, bool tensorCores, bool registers, DType acc) {
+  if (!tensorCores) {
+    int bytes = 2 * t.bk * (t.bm + t.bn + 2) * (acc == DType::F64 ? 8 : 4);
+    if (t.bm % t.tm || t.bn % t.tn || t.threads() > 1024 || bytes > 48 * 1024)
+      return "SIMT tiles must divide into at most 1024 threads and 48 KiB";
+    return "";
+  }
+  if (!isPow2(t.bm) || !isPow2(t.bn) || t.bm < 32 || t.bn < 32 || t.bm > 256 || t.bn > 256 ||
+      (t.bk != 16 && t.bk != 32 && t.bk != 64))
+    return "bm and bn must be powers of two in [32, 256], bk 16, 32 or 64";
+  if (t.bm % (16 * t.warpsM) || t.bn % (16 * t.warpsN) || t.threads() > 1024)
+    return "each warp needs at least 16 rows and 16 columns, at most 32 warps";
+  if (t.bm * t.bk / 8 % t.threads() || t.bn * t.bk / 8 % t.threads())
+    return "each operand tile needs a multiple of one 16-byte chunk a thread";
+  if (t.stages < (registers ? 3 : 2) || t.stages > 6 ||
+      t.stages * (t.bm + t.bn) * t.bk * 2 > 227 * 1024 || t.bm * (t.bn + 8) * 4 > 227 * 1024)
+    return "stages must be 2 (3 with an operand staged through registers) to 6, and they and "
+           "the f32 output tile fit in 227 KiB";
+  return "";
+}
+
+bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
+  plan.tile = chooseTiles(plan);
+  const Attribute *config = kernel.attrIfPresent("config");
+  if (!config)
+    return true;
+  std::string bad;
+  const std::string &text = config->get<std::string>();
+  if (!parseConfig(text, plan.tensorCores, plan.tile, bad)) {
+    diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": cannot read '" + bad + "'");
+    return false;
+  }
+  std::string problem =
+      tileProblem(plan.tile, plan.tensorCores, !plan.a.async || !plan.b.async, plan.acc);
+  if (problem.empty())
+    return true;
+  diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
+  return false;
+}
+
+} // namespace
+
+std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, std::string_view graphName,
+                                              Diagnostics &diags) {
+  FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
+  FUSEC_ASSERT(kernel.getString("template") == "gemm", "not a gemm kernel");
+  Plan plan;
+  if (!analyzeGemm(kernel, graphName, plan, diags) || !chooseConfig(kernel, plan, diags))
+    return std::nullopt;
+  GeneratedKernel out;
+  out.name = plan.entry;
+  out.args = plan.args;
+  out.source = plan.tensorCores ? tensorCoreKernel(plan, out.launch) : simtKernel(plan, out.launch);
+  return out;
+}
+
+} // namespace fusec
