@@ -35,12 +35,13 @@ bool bindShape(const TensorType &type, const std::vector<int64_t> &shape, const 
 
 namespace {
 
-/// `shape` with bound names replaced by their sizes and `?` by -1.
-Shape bindShapeAttr(const Shape &shape, const DimBindings &bindings) {
+/// `shape` with bound names replaced by their sizes; for a reshape, `?`
+/// becomes the -1 it infers (broadcast resolves its `?` from the operand).
+Shape bindShapeAttr(const Shape &shape, const DimBindings &bindings, bool reshape) {
   Shape out;
   for (const Dim &d : shape) {
     auto it = bindings.find(d.symbol);
-    if (d.isAnonymous())
+    if (d.isAnonymous() && reshape)
       out.push_back(Dim::fixed(-1));
     else if (!d.isStatic() && it != bindings.end())
       out.push_back(Dim::fixed(it->second));
@@ -54,7 +55,8 @@ bool specializeBody(Graph &g, const DimBindings &bindings, Diagnostics &diags);
 
 bool specializeOp(Op &op, const DimBindings &bindings, Diagnostics &diags) {
   if (const Attribute *shape = op.attrIfPresent("shape"))
-    op.setAttr("shape", Attribute(bindShapeAttr(shape->get<Shape>(), bindings)));
+    op.setAttr("shape", Attribute(bindShapeAttr(shape->get<Shape>(), bindings,
+                                                op.kind() == OpKind::Reshape)));
   std::vector<TensorType> operandTypes;
   for (const Value *v : op.operands())
     operandTypes.push_back(v->type());

@@ -27,7 +27,7 @@ bool bindShape(const TensorType &type, const std::vector<int64_t> &shape, const 
 /// A copy of `g` whose every type (kernel bodies included) is static: the
 /// inputs take `inputShapes` (checked against their types, named dims bound
 /// into `bindings`), named dims in `shape` attributes become their sizes (a
-/// `?` becomes the -1 that reshape infers), and each op's results are
+/// reshape's `?` becomes the -1 it infers), and each op's results are
 /// inferred again from its operands. Returns null after reporting an error
 /// at the graph (an input that does not fit its type) or at an op (shapes
 /// that do not agree once known).

@@ -6,6 +6,8 @@
 
 #include "ir/Assert.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <dlfcn.h>
 #include <mutex>
 
@@ -36,6 +38,9 @@ struct DriverApi {
   CUresult (*deviceTotalMem)(size_t *, CUdevice);
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxGetCurrent)(CUcontext *);
+  CUresult (*streamWaitEvent)(Stream, Event, unsigned);
+  CUresult (*streamIsCapturing)(Stream, int *);
   CUresult (*memAlloc)(DevicePtr *, size_t);
   CUresult (*memFree)(DevicePtr);
   CUresult (*memcpyHtoD)(DevicePtr, const void *, size_t);
@@ -93,6 +98,9 @@ bool resolveAll(void *lib, DriverApi &a, std::string &e) {
          resolve(lib, {"cuDeviceTotalMem_v2"}, a.deviceTotalMem, e) &&
          resolve(lib, {"cuDevicePrimaryCtxRetain"}, a.primaryCtxRetain, e) &&
          resolve(lib, {"cuCtxSetCurrent"}, a.ctxSetCurrent, e) &&
+         resolve(lib, {"cuCtxGetCurrent"}, a.ctxGetCurrent, e) &&
+         resolve(lib, {"cuStreamWaitEvent"}, a.streamWaitEvent, e) &&
+         resolve(lib, {"cuStreamIsCapturing"}, a.streamIsCapturing, e) &&
          resolve(lib, {"cuMemAlloc_v2"}, a.memAlloc, e) &&
          resolve(lib, {"cuMemFree_v2"}, a.memFree, e) &&
          resolve(lib, {"cuMemcpyHtoD_v2"}, a.memcpyHtoD, e) &&
@@ -166,7 +174,11 @@ Driver openDriver() {
     d.error = "cuInit failed: " + describe(d.api, r);
     return d;
   }
-  if (d.api.deviceGetCount(&count) != 0 || count == 0) {
+  if (CUresult r = d.api.deviceGetCount(&count)) {
+    d.error = "cuDeviceGetCount failed: " + describe(d.api, r);
+    return d;
+  }
+  if (count == 0) {
     d.error = "no CUDA device is visible";
     return d;
   }
@@ -198,6 +210,20 @@ bool check(CUresult r, const char *call, Diagnostics &diags, const std::string &
 
 } // namespace
 
+bool targetRunsOn(const std::string &target, int major, int minor) {
+  llvm::StringRef digits(target);
+  if (!digits.consume_front("sm_"))
+    return false;
+  bool archSpecific = digits.consume_back("a");
+  unsigned arch = 0;
+  if (digits.getAsInteger(10, arch))
+    return false;
+  int tMajor = int(arch / 10), tMinor = int(arch % 10);
+  if (archSpecific)
+    return tMajor == major && tMinor == minor;
+  return tMajor == major && tMinor <= minor;
+}
+
 std::string DeviceInfo::target() const {
   std::string t = "sm_" + std::to_string(major) + std::to_string(minor);
   return major == 9 && minor == 0 ? t + "a" : t;
@@ -205,11 +231,24 @@ std::string DeviceInfo::target() const {
 
 std::optional<DeviceInfo> openDevice(std::string *whyNot) {
   Driver &d = driver();
-  if (d.error.empty() && d.api.ctxSetCurrent(d.context) == 0)
+  std::string error = d.error;
+  CUcontext current = nullptr;
+  if (error.empty() && (d.api.ctxGetCurrent(&current) != 0 || !current))
+    if (CUresult r = d.api.ctxSetCurrent(d.context))
+      error = "cuCtxSetCurrent failed: " + describe(d.api, r);
+  if (error.empty())
     return d.info;
   if (whyNot)
-    *whyNot = d.error.empty() ? "cuCtxSetCurrent failed" : d.error;
+    *whyNot = error;
   return std::nullopt;
+}
+
+bool ensureDevice(Diagnostics &diags) {
+  std::string whyNot;
+  if (openDevice(&whyNot))
+    return true;
+  diags.error(Loc{}, whyNot);
+  return false;
 }
 
 std::optional<DevicePtr> allocate(size_t bytes, Diagnostics &diags, const std::string &what) {
@@ -290,6 +329,21 @@ void destroyStream(Stream s) {
 
 bool synchronize(Stream s, Diagnostics &diags) {
   return check(api().streamSynchronize(s), "cuStreamSynchronize", diags);
+}
+
+bool waitForEvent(Stream s, Event e, Diagnostics &diags) {
+  return check(api().streamWaitEvent(s, e, 0), "cuStreamWaitEvent", diags);
+}
+
+bool synchronizeEvent(Event e, Diagnostics &diags) {
+  return check(api().eventSynchronize(e), "cuEventSynchronize", diags);
+}
+
+std::optional<bool> isCapturing(Stream s, Diagnostics &diags) {
+  int status = 0; // CU_STREAM_CAPTURE_STATUS_NONE
+  if (!check(api().streamIsCapturing(s, &status), "cuStreamIsCapturing", diags))
+    return std::nullopt;
+  return status != 0;
 }
 
 std::optional<Event> createEvent(Diagnostics &diags) {

@@ -36,11 +36,20 @@ struct DeviceInfo {
   std::string target() const;
 };
 
-/// Loads libcuda, initializes it and makes device 0's primary context
-/// current on the calling thread (once per process; later calls only set
-/// the context). Returns nullopt with the reason in `whyNot` ("no CUDA
+/// Whether a cubin compiled for `target` (sm_80, sm_90a, ...) runs on a
+/// device of compute capability major.minor: the same major version and a
+/// minor version no newer than the device's; an "a" target only on exactly
+/// its own architecture.
+bool targetRunsOn(const std::string &target, int major, int minor);
+
+/// Loads libcuda and initializes it (once per process), and makes device
+/// 0's primary context current on the calling thread when the thread has
+/// no current context (an application's own current context is kept: fusec
+/// works in it). Returns nullopt with the reason in `whyNot` ("no CUDA
 /// driver found (libcuda.so.1)", "no CUDA device", or the failing call).
 std::optional<DeviceInfo> openDevice(std::string *whyNot = nullptr);
+/// openDevice, reporting why not as an error.
+bool ensureDevice(Diagnostics &diags);
 
 /// Each returns false (or nullopt) after reporting "<call> failed: <NAME>
 /// (<description>)" plus `what` (e.g. the kernel's name) where given.
@@ -71,6 +80,12 @@ void destroyStream(Stream s);
 bool synchronize(Stream s, Diagnostics &diags);
 
 std::optional<Event> createEvent(Diagnostics &diags);
+/// Makes later work on `s` wait for the last recorded state of `e`.
+bool waitForEvent(Stream s, Event e, Diagnostics &diags);
+/// Blocks the host until `e` has completed.
+bool synchronizeEvent(Event e, Diagnostics &diags);
+/// Whether `s` is being captured into a CUDA graph (by anyone).
+std::optional<bool> isCapturing(Stream s, Diagnostics &diags);
 void destroyEvent(Event e);
 bool recordEvent(Event e, Stream s, Diagnostics &diags);
 /// Milliseconds between two recorded events (waits for `end`).

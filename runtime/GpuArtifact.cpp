@@ -53,7 +53,8 @@ std::optional<Artifact> compileArtifact(const Graph &g,
   return a;
 }
 
-std::optional<LoadedArtifact> loadArtifact(const std::string &path, const std::string &deviceTarget,
+std::optional<LoadedArtifact> loadArtifact(const std::string &path,
+                                           const std::optional<gpu::DeviceInfo> &device,
                                            Diagnostics &diags) {
   std::optional<Artifact> a = readArtifact(path, diags);
   if (!a)
@@ -64,9 +65,11 @@ std::optional<LoadedArtifact> loadArtifact(const std::string &path, const std::s
                            version() + ": compile it again");
     return std::nullopt;
   }
-  if (!deviceTarget.empty() && a->target != deviceTarget) {
-    diags.error(Loc{}, name + " was compiled for " + a->target + ", but this GPU is " +
-                           deviceTarget + ": compile it again with --target=" + deviceTarget);
+  if (device && !gpu::targetRunsOn(a->target, device->major, device->minor)) {
+    diags.error(Loc{}, name + " was compiled for " + a->target +
+                           ", which cannot run on this GPU (" + device->name + ", " +
+                           device->target() +
+                           "): compile it again with --target=" + device->target());
     return std::nullopt;
   }
   LoadedArtifact out;
@@ -78,6 +81,7 @@ std::optional<LoadedArtifact> loadArtifact(const std::string &path, const std::s
   out.cache = std::make_unique<KernelCache>("");
   for (ArtifactKernel &k : a->kernels)
     out.cache->insert(k.key, {std::move(k.ptx), std::move(k.cubin)});
+  out.cache->keyAsNvrtc(a->nvrtcVersion);
   out.cache->refuseMisses(name + " (the artifact is stale: compile it again with this fusec)");
   out.inputShapes = std::move(a->inputShapes);
   out.target = a->target;

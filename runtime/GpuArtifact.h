@@ -9,6 +9,7 @@
 #include "frontend/Artifact.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
+#include "runtime/CudaDriver.h"
 #include "runtime/KernelCache.h"
 
 #include <memory>
@@ -32,10 +33,12 @@ struct LoadedArtifact {
   std::string target;
 };
 
-/// Reads `path` and checks that it fits this fusec (same version) and the
-/// GPU target `deviceTarget`; reports why not ("compiled for sm_80, but this
-/// GPU is sm_90a: compile it again with --target=sm_90a").
-std::optional<LoadedArtifact> loadArtifact(const std::string &path, const std::string &deviceTarget,
+/// Reads `path` and checks that it fits this fusec (same version) and, when
+/// `device` is given, that its code runs there; reports why not ("compiled
+/// for sm_80, which cannot run on this GPU (NVIDIA H100 ..., sm_90a): compile
+/// it again with --target=sm_90a").
+std::optional<LoadedArtifact> loadArtifact(const std::string &path,
+                                           const std::optional<gpu::DeviceInfo> &device,
                                            Diagnostics &diags);
 
 } // namespace fusec

@@ -31,6 +31,12 @@ bool prepareBuffers(const GpuProgram &p, const std::vector<Tensor> &inputs, Devi
   const Graph &g = p.graph();
   for (unsigned i = 0; i < inputs.size(); ++i) {
     const Tensor &t = inputs[i];
+    const TensorType &type = g.input(i)->type();
+    if (t.dtype != type.dtype || t.shape != sizesOf(*g.input(i))) {
+      diags.error(g.loc(), "input '%" + g.input(i)->name() + "' of type " + type.str() +
+                               " was given " + t.typeStr());
+      return false;
+    }
     if (!in.add(t.bytes.size(), diags, "input '%" + g.input(i)->name() + "'") ||
         !gpu::copyToDevice(in.pointers().back(), t.bytes.data(), t.bytes.size(), diags))
       return false;

@@ -72,16 +72,32 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   GpuBuildOptions resolved = opts;
   if (resolved.target.empty())
     resolved.target = device->target();
+  if (!gpu::targetRunsOn(resolved.target, device->major, device->minor)) {
+    diags.error(Loc{}, "code for " + resolved.target + " cannot run on this GPU (" + device->name +
+                           ", " + device->target() + ")");
+    return nullptr;
+  }
   if (!p->planArena(diags))
     return nullptr;
   p->dropInPlaceReshapes(lowered.steps);
   if (!p->compileSteps(lowered.steps, resolved, diags) || !p->uploadConstants(diags))
     return nullptr;
   p->planOutputCopies();
+  std::optional<gpu::Event> done = gpu::createEvent(diags);
+  if (!done)
+    return nullptr;
+  p->lastRun = *done;
   return p;
 }
 
 GpuProgram::~GpuProgram() {
+  Diagnostics ignored; // nothing to report to from a destructor
+  if (!gpu::openDevice())
+    return;
+  if (lastRun) { // the last run may still read the arena and the weights
+    gpu::synchronizeEvent(lastRun, ignored);
+    gpu::destroyEvent(lastRun);
+  }
   for (CapturedGraph &c : graphs)
     gpu::destroyGraph(c.exec);
   for (gpu::Module m : modules)
@@ -225,7 +241,7 @@ gpu::DevicePtr GpuProgram::address(const ArgSource &s, const std::vector<gpu::De
 bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &inputs,
                             const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                             Diagnostics &diags) const {
-  if (s.launch.grid[0] * s.launch.grid[1] * s.launch.grid[2] == 0)
+  if (s.launch.grid[0] == 0 || s.launch.grid[1] == 0 || s.launch.grid[2] == 0)
     return true; // an empty tensor: nothing to compute
   std::vector<uint64_t> params;
   for (const ArgSource &a : s.args)
@@ -289,6 +305,14 @@ GpuProgram::traceSteps(const std::vector<gpu::DevicePtr> &inputs,
   return ok ? std::optional(spans) : std::nullopt;
 }
 
+bool GpuProgram::enqueueDirect(const std::vector<gpu::DevicePtr> &inputs,
+                               const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                               Diagnostics &diags) {
+  return checkBuffers(inputs, outputs, diags) && gpu::ensureDevice(diags) &&
+         gpu::waitForEvent(stream, lastRun, diags) && launchSteps(inputs, outputs, stream, diags) &&
+         gpu::recordEvent(lastRun, stream, diags);
+}
+
 bool GpuProgram::launchSteps(const std::vector<gpu::DevicePtr> &inputs,
                              const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                              Diagnostics &diags) {
@@ -302,9 +326,9 @@ bool GpuProgram::launchSteps(const std::vector<gpu::DevicePtr> &inputs,
   return true;
 }
 
-bool GpuProgram::enqueue(const std::vector<gpu::DevicePtr> &inputs,
-                         const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
-                         Diagnostics &diags) {
+bool GpuProgram::checkBuffers(const std::vector<gpu::DevicePtr> &inputs,
+                              const std::vector<gpu::DevicePtr> &outputs,
+                              Diagnostics &diags) const {
   const Graph &g = *lowered;
   if (inputs.size() != g.numInputs() || outputs.size() != g.outputs().size()) {
     diags.error(g.loc(), "graph '@" + g.name() + "' takes " + std::to_string(g.numInputs()) +
@@ -313,27 +337,69 @@ bool GpuProgram::enqueue(const std::vector<gpu::DevicePtr> &inputs,
                              std::to_string(outputs.size()));
     return false;
   }
+  for (const auto *list : {&inputs, &outputs})
+    for (gpu::DevicePtr p : *list)
+      if (p % 16) {
+        diags.error(g.loc(),
+                    "device buffers must be 16-byte aligned; got address " + std::to_string(p));
+        return false;
+      }
+  return true;
+}
+
+/// Captures the launches for one set of addresses into a graph; a failed
+/// capture is ended (its own errors are the launch's consequences) and
+/// leaves nothing behind.
+std::optional<gpu::GraphExec> GpuProgram::capture(const std::vector<gpu::DevicePtr> &inputs,
+                                                  const std::vector<gpu::DevicePtr> &outputs,
+                                                  gpu::Stream stream, Diagnostics &diags) {
+  if (!gpu::beginCapture(stream, diags))
+    return std::nullopt;
+  bool launched = launchSteps(inputs, outputs, stream, diags);
+  Diagnostics endDiags;
+  std::optional<gpu::GraphExec> exec = gpu::endCapture(stream, launched ? diags : endDiags);
+  if (launched)
+    return exec;
+  if (exec)
+    gpu::destroyGraph(*exec);
+  return std::nullopt;
+}
+
+// Note [Runs share the arena]
+// Every run of a program uses the same arena, so two runs must not overlap
+// on the device even when they are enqueued on different streams (two
+// threads, or one serving loop with several streams): each run waits for
+// the previous run's completion event and records its own.
+bool GpuProgram::enqueue(const std::vector<gpu::DevicePtr> &inputs,
+                         const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                         Diagnostics &diags) {
+  if (!checkBuffers(inputs, outputs, diags) || !gpu::ensureDevice(diags) ||
+      !gpu::waitForEvent(stream, lastRun, diags))
+    return false;
+  std::optional<bool> capturing = stream ? gpu::isCapturing(stream, diags) : false;
+  if (!capturing)
+    return false;
+  // A stream the caller is capturing itself gets plain launches, which
+  // become part of the caller's graph.
+  bool direct = !useGraphs || !stream || *capturing;
+  bool ok =
+      direct ? launchSteps(inputs, outputs, stream, diags) : replay(inputs, outputs, stream, diags);
+  return ok && gpu::recordEvent(lastRun, stream, diags);
+}
+
+bool GpuProgram::replay(const std::vector<gpu::DevicePtr> &inputs,
+                        const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                        Diagnostics &diags) {
   std::vector<gpu::DevicePtr> addresses = inputs;
   addresses.insert(addresses.end(), outputs.begin(), outputs.end());
-  for (gpu::DevicePtr p : addresses)
-    if (p % 16) {
-      diags.error(g.loc(),
-                  "device buffers must be 16-byte aligned; got address " + std::to_string(p));
-      return false;
-    }
-  if (!useGraphs || !stream)
-    return launchSteps(inputs, outputs, stream, diags);
   for (auto it = graphs.begin(); it != graphs.end(); ++it) {
     if (it->addresses != addresses)
       continue;
     graphs.splice(graphs.begin(), graphs, it);
     return gpu::launchGraph(it->exec, stream, diags);
   }
-  if (!gpu::beginCapture(stream, diags))
-    return false;
-  bool launched = launchSteps(inputs, outputs, stream, diags);
-  std::optional<gpu::GraphExec> exec = gpu::endCapture(stream, diags);
-  if (!launched || !exec)
+  std::optional<gpu::GraphExec> exec = capture(inputs, outputs, stream, diags);
+  if (!exec)
     return false;
   graphs.push_front({addresses, *exec});
   if (graphs.size() > kMaxGraphs) {

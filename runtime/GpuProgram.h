@@ -62,12 +62,12 @@ public:
   bool enqueue(const std::vector<gpu::DevicePtr> &inputs,
                const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream, Diagnostics &diags);
 
-  /// Launches the steps directly (no graph capture or replay).
-  bool launchSteps(const std::vector<gpu::DevicePtr> &inputs,
-                   const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
-                   Diagnostics &diags);
+  /// Enqueues one run as direct launches (no graph capture or replay).
+  bool enqueueDirect(const std::vector<gpu::DevicePtr> &inputs,
+                     const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                     Diagnostics &diags);
 
-  /// Device milliseconds of each step (median of `reps` timed launches
+  /// Device milliseconds of each step (median of `reps` > 0 timed launches
   /// after one warm-up), in step order; nullopt after reporting an error.
   std::optional<std::vector<float>> timeSteps(const std::vector<gpu::DevicePtr> &inputs,
                                               const std::vector<gpu::DevicePtr> &outputs,
@@ -110,6 +110,16 @@ private:
   bool compileSteps(const std::vector<struct LoweredStep> &steps, const GpuBuildOptions &opts,
                     Diagnostics &diags);
   ArgSource sourceOf(const Value *v) const;
+  bool checkBuffers(const std::vector<gpu::DevicePtr> &inputs,
+                    const std::vector<gpu::DevicePtr> &outputs, Diagnostics &diags) const;
+  bool launchSteps(const std::vector<gpu::DevicePtr> &inputs,
+                   const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
+                   Diagnostics &diags);
+  std::optional<gpu::GraphExec> capture(const std::vector<gpu::DevicePtr> &inputs,
+                                        const std::vector<gpu::DevicePtr> &outputs,
+                                        gpu::Stream stream, Diagnostics &diags);
+  bool replay(const std::vector<gpu::DevicePtr> &inputs, const std::vector<gpu::DevicePtr> &outputs,
+              gpu::Stream stream, Diagnostics &diags);
   bool launchStep(const Step &s, const std::vector<gpu::DevicePtr> &inputs,
                   const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                   Diagnostics &diags) const;
@@ -129,6 +139,7 @@ private:
   std::vector<Diagnostic> fallbackNotes;
   bool useGraphs = true;
   std::list<CapturedGraph> graphs; // most recently used first
+  gpu::Event lastRun = nullptr;    // Note [Runs share the arena]
 };
 
 } // namespace fusec

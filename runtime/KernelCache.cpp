@@ -24,6 +24,7 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -33,7 +34,6 @@ namespace fusec {
 namespace {
 
 constexpr char kMagic[] = "FUSECK1\n";
-constexpr const char *kNvrtcOptions = "-default-device --std=c++17";
 
 void appendU64(std::string &s, uint64_t v) {
   for (int i = 0; i < 8; ++i)
@@ -77,6 +77,11 @@ KernelCache &KernelCache::global() {
 }
 
 std::string KernelCache::keyOf(const PtxRequest &req) {
+  NvrtcVersion v = loadNvrtc().value_or(NvrtcVersion{});
+  return keyOf(req, std::to_string(v.major) + "." + std::to_string(v.minor));
+}
+
+std::string KernelCache::keyOf(const PtxRequest &req, const std::string &nvrtcVersion) {
   llvm::BLAKE3 hasher;
   auto add = [&](llvm::StringRef s) {
     std::string size;
@@ -84,11 +89,11 @@ std::string KernelCache::keyOf(const PtxRequest &req) {
     hasher.update(size);
     hasher.update(s);
   };
-  NvrtcVersion v = loadNvrtc().value_or(NvrtcVersion{});
   add(req.source);
   add(req.target);
-  add(std::to_string(v.major) + "." + std::to_string(v.minor));
-  add(kNvrtcOptions);
+  add(nvrtcVersion);
+  for (const char *option : kNvrtcOptions)
+    add(option);
   add(version());
   auto digest = hasher.final();
   return llvm::toHex(llvm::ArrayRef<uint8_t>(digest.data(), 16), /*LowerCase=*/true);
@@ -112,7 +117,7 @@ std::optional<CompiledCuda> KernelCache::readEntry(const std::string &key, std::
   uint64_t ptxSize = readU64(bytes->data() + header.size());
   uint64_t cubinSize = readU64(bytes->data() + header.size() + 8);
   uint64_t sum = readU64(bytes->data() + header.size() + 16);
-  if (ptxSize > bytes->size() || cubinSize != bytes->size() - fixed - ptxSize) {
+  if (ptxSize > bytes->size() - fixed || cubinSize != bytes->size() - fixed - ptxSize) {
     whyMissed = "corrupt entry " + std::string(path) + ": sizes do not match the file";
     return std::nullopt;
   }
@@ -156,7 +161,7 @@ std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Dia
                                                       CacheLookup *lookup) {
   CacheLookup local;
   CacheLookup &l = lookup ? *lookup : local;
-  l.key = keyOf(req);
+  l.key = keyVersion.empty() ? keyOf(req) : keyOf(req, keyVersion);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(l.key); it != memory.end()) {
@@ -209,8 +214,21 @@ KernelCache::getOrCompileAll(const std::vector<PtxRequest> &reqs, Diagnostics &d
       });
     pool.wait();
   }
+  // Once for the whole batch: an environment error (NVRTC missing) is the
+  // same for every request.
+  std::vector<std::string> seen;
   for (const Diagnostics &d : each)
-    diags.append(d);
+    for (const Diagnostic &one : d.all()) {
+      if (std::find(seen.begin(), seen.end(), one.message) != seen.end())
+        continue;
+      seen.push_back(one.message);
+      if (one.severity == Severity::Error)
+        diags.error(one.loc, one.message);
+      else if (one.severity == Severity::Warning)
+        diags.warning(one.loc, one.message);
+      else
+        diags.note(one.loc, one.message);
+    }
   return code;
 }
 

@@ -55,6 +55,8 @@ public:
   /// The key of `req`: a hash of its source, target, NVRTC version and
   /// options, and fusec's version.
   static std::string keyOf(const PtxRequest &req);
+  /// The key as an NVRTC of version `nvrtcVersion` ("13.0") would have it.
+  static std::string keyOf(const PtxRequest &req, const std::string &nvrtcVersion);
 
   const std::string &directory() const { return dir; }
 
@@ -63,6 +65,9 @@ public:
   /// From now on a miss is an error "kernel 'NAME' (key K) is not in
   /// <where>" instead of a compile: what running an artifact needs.
   void refuseMisses(std::string where) { refuseMissesIn = std::move(where); }
+  /// Keys requests as NVRTC `version` did (an artifact's kernels were
+  /// compiled elsewhere; this machine's NVRTC, if any, does not matter).
+  void keyAsNvrtc(std::string version) { keyVersion = std::move(version); }
 
 private:
   std::optional<CompiledCuda> readEntry(const std::string &key, std::string &whyMissed);
@@ -73,6 +78,7 @@ private:
   std::map<std::string, CompiledCuda> memory;
   bool warnedUnwritable = false;
   std::string refuseMissesIn; // non-empty: never compile
+  std::string keyVersion;     // non-empty: the NVRTC version keys name
 };
 
 } // namespace fusec

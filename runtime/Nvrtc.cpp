@@ -190,7 +190,7 @@ std::optional<CompiledCuda> compileCuda(const PtxRequest &req, Diagnostics &diag
              "nvrtcCreateProgram", req, diags))
     return std::nullopt;
   std::string arch = "--gpu-architecture=" + req.target;
-  const char *options[] = {arch.c_str(), "-default-device", "--std=c++17"};
+  const char *options[] = {arch.c_str(), kNvrtcOptions[0], kNvrtcOptions[1]};
   std::optional<CompiledCuda> out;
   if (api.compileProgram(prog, 3, options) != 0) {
     reportCompileFailure(prog, req, diags);

@@ -21,6 +21,10 @@ struct NvrtcVersion {
 /// CUDA_HOME ..." when no library loads, or a missing symbol.
 std::optional<NvrtcVersion> loadNvrtc(std::string *whyNot = nullptr);
 
+/// The NVRTC options fusec passes besides --gpu-architecture (part of the
+/// kernel cache key).
+inline constexpr const char *kNvrtcOptions[] = {"-default-device", "--std=c++17"};
+
 /// What to compile.
 struct PtxRequest {
   std::string source; ///< self-contained CUDA C++

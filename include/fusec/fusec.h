@@ -114,6 +114,8 @@ public:
   /// Null with a message ("no CUDA driver found ...", out of memory) on failure.
   static std::unique_ptr<DeviceBuffer> allocate(size_t bytes, std::string *error);
   ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   void *data() const { return address; }
   size_t size() const { return bytes; }
   /// Synchronous copies of size() bytes from and to host memory.

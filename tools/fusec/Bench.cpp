@@ -101,7 +101,7 @@ std::optional<float> timeRuns(GpuProgram &p, const DeviceBuffers &in, const Devi
   for (unsigned r = 0; r < iterations + 3 && start && end; ++r) {
     bool ok = gpu::recordEvent(*start, s, diags) &&
               (replay ? p.enqueue(in.pointers(), out.pointers(), s, diags)
-                      : p.launchSteps(in.pointers(), out.pointers(), s, diags)) &&
+                      : p.enqueueDirect(in.pointers(), out.pointers(), s, diags)) &&
               gpu::recordEvent(*end, s, diags);
     std::optional<float> ms = ok ? gpu::elapsedMs(*start, *end, diags) : std::nullopt;
     if (!ms)
@@ -128,22 +128,32 @@ std::optional<double> hostReplayCost(GpuProgram &p, const DeviceBuffers &in,
   return us / (kReplays * std::max<size_t>(1, p.kernels().size()));
 }
 
-bool measure(GpuProgram &p, const std::vector<Tensor> &inputs, Timings &t, Diagnostics &diags) {
-  DeviceBuffers in, out;
-  std::optional<gpu::Stream> s = gpu::createStream(diags);
-  if (!s || !prepareBuffers(p, inputs, in, out, diags))
-    return false;
+/// Each measurement in turn; the first failure (a CUDA error is sticky)
+/// stops the rest, so it is reported once.
+bool measureOn(GpuProgram &p, const DeviceBuffers &in, const DeviceBuffers &out, gpu::Stream s,
+               Timings &t, Diagnostics &diags) {
   std::optional<std::vector<float>> kernels =
-      p.timeSteps(in.pointers(), out.pointers(), *s, iterations, diags);
-  std::optional<float> graph = timeRuns(p, in, out, *s, true, diags);
-  std::optional<float> direct = timeRuns(p, in, out, *s, false, diags);
-  std::optional<double> host = hostReplayCost(p, in, out, *s, diags);
-  auto trace = p.traceSteps(in.pointers(), out.pointers(), *s, diags);
-  gpu::destroyStream(*s);
-  if (!kernels || !graph || !direct || !host || !trace)
+      p.timeSteps(in.pointers(), out.pointers(), s, iterations, diags);
+  if (!kernels)
+    return false;
+  std::optional<float> graph = timeRuns(p, in, out, s, true, diags);
+  std::optional<float> direct = graph ? timeRuns(p, in, out, s, false, diags) : std::nullopt;
+  std::optional<double> host = direct ? hostReplayCost(p, in, out, s, diags) : std::nullopt;
+  auto trace = host ? p.traceSteps(in.pointers(), out.pointers(), s, diags) : std::nullopt;
+  if (!trace)
     return false;
   t = {*kernels, *trace, *graph, *direct, *host};
   return true;
+}
+
+bool measure(GpuProgram &p, const std::vector<Tensor> &inputs, Timings &t, Diagnostics &diags) {
+  DeviceBuffers in, out;
+  std::optional<gpu::Stream> s = gpu::createStream(diags);
+  if (!s)
+    return false;
+  bool ok = prepareBuffers(p, inputs, in, out, diags) && measureOn(p, in, out, *s, t, diags);
+  gpu::destroyStream(*s);
+  return ok;
 }
 
 /// Builds `g` three times: into an empty cache directory (cold), from that
@@ -171,7 +181,7 @@ std::unique_ptr<GpuProgram> buildThrice(const Graph &g, const std::vector<Tensor
   for (KernelCache *cache : {&cold, &disk, &disk}) {
     p = GpuProgram::build(g, shapes, GpuBuildOptions{"", cache, true}, diags);
     if (!p)
-      return nullptr;
+      break;
     compileMs.emplace_back();
     for (const GpuKernelReport &k : p->kernels())
       compileMs.back().push_back(k.compileMs);
@@ -259,7 +269,9 @@ bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &comp
 int runBench() {
   Diagnostics diags;
   DimBindings dims;
-  if (!parseDimFlags(dimValues, dims, diags) || iterations == 0)
+  if (iterations == 0)
+    diags.error(Loc{}, "--iterations must be at least 1");
+  if (!parseDimFlags(dimValues, dims, diags) || diags.hasErrors())
     return reportAndExit(diags, kExitUsage);
   std::unique_ptr<Module> module = loadInput(input, diags);
   if (!module)

@@ -19,8 +19,8 @@ static cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<input
 static cl::opt<std::string> output(cl::Positional, cl::Required, cl::desc("<output .fir|.fb>"),
                                    cl::sub(convertCommand), cl::cat(toolCategory));
 static cl::opt<uint64_t>
-    externalThreshold("external-data", cl::init(0), cl::sub(convertCommand),
-                      cl::cat(toolCategory), cl::value_desc("bytes"),
+    externalThreshold("external-data", cl::init(0), cl::sub(convertCommand), cl::cat(toolCategory),
+                      cl::value_desc("bytes"),
                       cl::desc("Store constants of at least this many bytes in OUT.data beside "
                                "the model file (0: keep all inline)"));
 
@@ -35,7 +35,8 @@ int runConvert() {
     return reportAndExit(diags, kExitUserError);
   bool ok;
   if (llvm::StringRef(output).ends_with(".fir") || output == "-")
-    ok = writeTextOutput(output, [&](std::ostream &os) { printModule(*module, os); }, diags);
+    ok = writeTextOutput(
+        output, [&](std::ostream &os) { printModule(*module, os); }, diags);
   else
     ok = writeModelFile(*module, output, {externalThreshold}, diags);
   return reportAndExit(diags, ok ? kExitOk : kExitUserError);

@@ -255,7 +255,7 @@ int runRun() {
   std::unique_ptr<Module> module;
   if (isArtifactFile(input)) {
     std::optional<gpu::DeviceInfo> device = where == Device::Gpu ? gpu::openDevice() : std::nullopt;
-    if ((artifact = loadArtifact(input, device ? device->target() : "", diags)))
+    if ((artifact = loadArtifact(input, device, diags)))
       module = std::move(artifact->module);
   } else {
     module = loadInput(input, diags);
