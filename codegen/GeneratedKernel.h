@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,21 @@ std::string kernelEntryName(const Op &kernel, std::string_view graphName);
 
 /// `s` with every character that is not a letter or digit replaced by '_'.
 std::string cIdentifier(std::string_view s);
+
+/// C identifiers made from IR names, unique within one kernel:
+/// fresh("in_", "x.1") is "in_x_1", then "in_x_1_1", ...
+class Namer {
+public:
+  std::string fresh(std::string_view prefix, std::string_view irName) {
+    std::string base = std::string(prefix) + cIdentifier(irName), name = base;
+    for (unsigned n = 1; !used.insert(name).second; ++n)
+      name = base + "_" + std::to_string(n);
+    return name;
+  }
+
+private:
+  std::set<std::string> used;
+};
 
 /// One self-contained CUDA C++ translation unit (no #include) holding the
 /// device helpers once and then every kernel: what NVRTC compiles.

@@ -233,23 +233,17 @@ std::string GroupLayout::reduce(const std::string &value, const std::string &com
 
 KernelBuilder::KernelBuilder(const Op &op, std::string_view graphName) : theOp(op) {
   kernel.name = kernelEntryName(op, graphName);
-  std::set<std::string> used;
-  auto fresh = [&](const std::string &base) {
-    std::string name = base;
-    for (unsigned n = 1; !used.insert(name).second; ++n)
-      name = base + "_" + std::to_string(n);
-    return name;
-  };
+  Namer names;
   for (unsigned i = 0; i < op.numOperands(); ++i) {
     const Value *v = op.operand(i);
-    inputs.push_back(fresh("in_" + cIdentifier(v->name())));
+    inputs.push_back(names.fresh("in_", v->name()));
     params.push_back("const " + std::string(storageType(v->type().dtype)) + " *__restrict__ " +
                      inputs.back());
     kernel.args.push_back({KernelArg::Kind::Input, inputs.back(), i, 0, std::nullopt});
   }
   for (unsigned i = 0; i < op.numResults(); ++i) {
     const Value *v = op.result(i);
-    outputs.push_back(fresh("out_" + cIdentifier(v->name())));
+    outputs.push_back(names.fresh("out_", v->name()));
     params.push_back(std::string(storageType(v->type().dtype)) + " *__restrict__ " +
                      outputs.back());
     kernel.args.push_back({KernelArg::Kind::Output, outputs.back(), i, 0, std::nullopt});

@@ -7,112 +7,18 @@
 // serves every binding of the symbolic sizes. Constants become literals
 // (splats) or small __device__ tables.
 //
-// Vector path: when every operand and result indexed by the flat index
-// can move V elements in one aligned load or store of at most 16 bytes (V =
-// 16 / the widest element size, at least 2), the loop runs over vectors of V
-// elements: one vector load per such operand into a register array, the
-// element body unrolled V times over it, one vector store per result; the
-// numel % V tail elements run the scalar loop. Base pointers are 16-byte
-// aligned (a runtime guarantee), so vector i is aligned to its size.
-//
 // Not done here: reporting an integer division by zero (it gives 0).
 #include "codegen/Pointwise.h"
 
+#include "codegen/PointwiseEmitter.h"
 #include "codegen/PointwiseMath.h"
 #include "ir/Assert.h"
 
-#include "llvm/ADT/StringExtras.h"
-
 #include <algorithm>
-#include <map>
-#include <set>
-#include <sstream>
 
 namespace fusec {
 
-using namespace codegen;
-
-namespace {
-
-/// C identifiers made from IR names, unique within one kernel.
-class Namer {
-public:
-  std::string fresh(std::string_view prefix, std::string_view irName) {
-    std::string base = std::string(prefix) + cIdentifier(irName), name = base;
-    for (unsigned n = 1; !used.insert(name).second; ++n)
-      name = base + "_" + std::to_string(n);
-    return name;
-  }
-
-private:
-  std::set<std::string> used;
-};
-
-bool isSplat(const DenseData &d) {
-  size_t size = dtypeSize(d.dtype);
-  for (size_t i = 1; i < d.numElements(); ++i)
-    if (!std::equal(d.bytes.begin(), d.bytes.begin() + size, d.bytes.begin() + i * size))
-      return false;
-  return true;
-}
-
-bool hasAnonymousDim(const Shape &s) {
-  for (const Dim &d : s)
-    if (d.isAnonymous())
-      return true;
-  return false;
-}
-
-// Note [Pointwise kernel arguments]
-// A pointwise kernel's parameters are, in order: one pointer per kernel
-// operand (const, in its storage type), one pointer per kernel result, the
-// number of output elements (long long), one long long per distinct symbolic
-// dim of the output (a named dim once, each `?` once), then, for each operand
-// that is not indexed by the flat index, one stride (in elements) per output
-// axis that the operand spans and may not broadcast along: its contiguous
-// stride, or 0 where its run-time size is 1. GeneratedKernel::args lists
-// them with their meaning so that the launcher needs no knowledge of the source.
-class PointwiseEmitter {
-public:
-  PointwiseEmitter(const Op &kernel, std::string_view graphName, Diagnostics &diags)
-      : kernel(kernel), body(*kernel.body()), diags(diags) {
-    out.name = kernelEntryName(kernel, graphName);
-  }
-
-  std::optional<GeneratedKernel> run();
-
-private:
-  bool check();
-  void declareParams();
-  void declareDims();
-  std::vector<unsigned> strideAxes(const Shape &operand) const;
-  std::vector<std::pair<unsigned, int64_t>> staticStrides(const Shape &operand) const;
-  void chooseLaunch(unsigned width);
-  std::string stridedIndex(const std::vector<std::pair<unsigned, std::string>> &terms);
-  void emitCoordinates(std::ostream &os) const;
-  void declareConst(const Op &op);
-  void assignNames();
-  unsigned vectorWidth() const;
-  void emitElement(std::ostream &os, const std::string &indent, bool vector) const;
-  void emitScalarLoop(std::ostream &os, const std::string &start) const;
-  void emitVectorLoop(std::ostream &os, unsigned width) const;
-  std::string comment() const;
-
-  const Op &kernel;
-  const Graph &body;
-  Diagnostics &diags;
-  GeneratedKernel out;
-  Namer names;
-  Shape space;                                     // the output index space
-  std::vector<std::string> dims;                   // per axis: a literal or a parameter
-  std::map<const Value *, std::string> pointer;    // kernel operands and results: the parameter
-  std::map<const Value *, std::string> local;      // the register holding each value
-  std::map<const Value *, std::string> inputIndex; // how an operand is indexed ("i": flat)
-  std::map<const Value *, std::string> tableLoad;  // non-splat constants: "table[index]"
-  std::set<unsigned> coords;                       // axes whose coordinate the loop needs
-  std::vector<std::string> params;
-  std::ostringstream tables, hoisted;
-};
+namespace codegen {
 
 bool PointwiseEmitter::check() {
   bool ok = true;
@@ -268,134 +174,6 @@ void PointwiseEmitter::assignNames() {
   }
 }
 
-void PointwiseEmitter::emitCoordinates(std::ostream &os) const {
-  if (coords.empty())
-    return;
-  os << "    long long rem = i;\n";
-  for (unsigned k = unsigned(space.size()); k-- > *coords.begin();) {
-    if (k == 0) {
-      os << "    const long long c0 = rem;\n";
-      break;
-    }
-    os << "    const long long c" << k << " = rem % " << dims[k] << ";\n";
-    if (k > *coords.begin())
-      os << "    rem /= " << dims[k] << ";\n";
-  }
-}
-
-/// The body for one element `i`: loads, one statement per op, stores.
-/// Flat-indexed operands and results go through the register arrays of the
-/// vector loop (`<pointer>_v[e]`) when `vector` is set.
-void PointwiseEmitter::emitElement(std::ostream &os, const std::string &indent, bool vector) const {
-  for (const Value *v : body.inputs()) {
-    if (!v->hasUses())
-      continue;
-    const std::string &index = inputIndex.at(v);
-    bool viaArray = vector && index == "i";
-    os << indent << "const " << computeType(v->type().dtype) << " " << local.at(v) << " = "
-       << loadExpr(v->type().dtype, pointer.at(v) + (viaArray ? "_v" : ""), viaArray ? "e" : index)
-       << ";\n";
-  }
-  for (const auto &op : body.ops()) {
-    const Value *r = op->result();
-    std::string type(computeType(r->type().dtype));
-    if (op->kind() == OpKind::Const) {
-      if (tableLoad.count(r))
-        os << indent << "const " << type << " " << local.at(r) << " = " << tableLoad.at(r) << ";\n";
-      continue;
-    }
-    std::vector<std::string> args;
-    for (const Value *v : op->operands())
-      args.push_back(local.at(v));
-    os << indent << "const " << type << " " << local.at(r) << " = " << pointwiseExpr(*op, args)
-       << ";\n";
-  }
-  for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    const std::string &ptr = pointer.at(kernel.result(j));
-    os << indent << ptr << (vector ? "_v[e]" : "[i]") << " = "
-       << storeExpr(kernel.result(j)->type().dtype, local.at(body.outputs()[j])) << ";\n";
-  }
-}
-
-/// V for the vector path, or 1 when it does not apply.
-unsigned PointwiseEmitter::vectorWidth() const {
-  unsigned widest = 0, narrowest = 16;
-  auto visit = [&](DType t) {
-    widest = std::max(widest, dtypeSize(t));
-    narrowest = std::min(narrowest, dtypeSize(t));
-  };
-  for (const Value *v : body.inputs())
-    if (v->hasUses() && inputIndex.at(v) == "i")
-      visit(v->type().dtype);
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    visit(kernel.result(j)->type().dtype);
-  unsigned width = unsigned(16 / widest);
-  return width >= 2 && narrowest * width >= 2 ? width : 1;
-}
-
-void PointwiseEmitter::emitScalarLoop(std::ostream &os, const std::string &start) const {
-  os << "  for (long long i = " << start << "; i < numel; i += step) {\n";
-  emitCoordinates(os);
-  emitElement(os, "    ", false);
-  os << "  }\n";
-}
-
-/// "fusec_v16" etc.: the type of one vector of `bytes` bytes.
-static std::string vectorType(size_t bytes) { return "fusec_v" + std::to_string(bytes); }
-
-void PointwiseEmitter::emitVectorLoop(std::ostream &os, unsigned width) const {
-  std::string w = std::to_string(width);
-  os << "  const long long numVectors = numel / " << w << ";\n"
-     << "  for (long long vi = first; vi < numVectors; vi += step) {\n";
-  auto array = [&](const Value *v, const std::string &ptr) {
-    os << "    alignas(16) " << storageType(v->type().dtype) << " " << ptr << "_v[" << w << "];\n";
-  };
-  for (const Value *v : body.inputs()) {
-    if (!v->hasUses() || inputIndex.at(v) != "i")
-      continue;
-    const std::string &ptr = pointer.at(v);
-    std::string vt = vectorType(dtypeSize(v->type().dtype) * width);
-    array(v, ptr);
-    os << "    *reinterpret_cast<" << vt << " *>(" << ptr << "_v) = reinterpret_cast<const " << vt
-       << " *>(" << ptr << ")[vi];\n";
-  }
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    array(kernel.result(j), pointer.at(kernel.result(j)));
-  os << "#pragma unroll\n    for (int e = 0; e < " << w << "; ++e) {\n"
-     << "      const long long i = vi * " << w << " + e;\n";
-  std::ostringstream coordinateStream;
-  emitCoordinates(coordinateStream);
-  std::string coordinates = coordinateStream.str();
-  for (llvm::StringRef line : llvm::split(coordinates, '\n'))
-    if (!line.empty())
-      os << "  " << line.str() << "\n";
-  emitElement(os, "      ", true);
-  os << "    }\n";
-  for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    const std::string &ptr = pointer.at(kernel.result(j));
-    std::string vt = vectorType(dtypeSize(kernel.result(j)->type().dtype) * width);
-    os << "    reinterpret_cast<" << vt << " *>(" << ptr << ")[vi] = *reinterpret_cast<const " << vt
-       << " *>(" << ptr << "_v);\n";
-  }
-  os << "  }\n";
-}
-
-// Static shapes: 256 threads a block, about four elements a thread (two
-// vectors on the vector path; the loop strides over the rest), at most
-// 2^31-1 blocks.
-void PointwiseEmitter::chooseLaunch(unsigned width) {
-  std::optional<int64_t> numel = staticNumElements(space);
-  if (!numel)
-    return;
-  constexpr int64_t kBlock = 256;
-  int64_t kPerThread = width > 1 ? 2 * width : 4;
-  int64_t blocks = std::max<int64_t>(1, (*numel + kBlock * kPerThread - 1) / (kBlock * kPerThread));
-  LaunchConfig launch;
-  launch.grid[0] = unsigned(std::min<int64_t>(blocks, 0x7fffffff));
-  launch.block[0] = unsigned(kBlock);
-  out.launch = launch;
-}
-
 std::string PointwiseEmitter::comment() const {
   std::string ops;
   for (const auto &op : body.ops())
@@ -430,13 +208,13 @@ std::optional<GeneratedKernel> PointwiseEmitter::run() {
   return std::move(out);
 }
 
-} // namespace
+} // namespace codegen
 
 std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, std::string_view graphName,
                                                    Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "pointwise", "not a pointwise kernel");
-  return PointwiseEmitter(kernel, graphName, diags).run();
+  return codegen::PointwiseEmitter(kernel, graphName, diags).run();
 }
 
 } // namespace fusec

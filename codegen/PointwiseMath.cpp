@@ -41,24 +41,6 @@ std::string infix(const std::string &a, std::string_view op, const std::string &
   return a + " " + std::string(op) + " " + b;
 }
 
-/// A float literal that reads back to `v` in its C type.
-std::string floatLiteral(double v, bool isDouble) {
-  if (std::isnan(v))
-    return isDouble ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
-  if (std::isinf(v)) {
-    std::string inf =
-        isDouble ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
-    return v < 0 ? "-" + inf : inf;
-  }
-  char buf[64];
-  auto res = isDouble ? std::to_chars(buf, buf + sizeof buf, v)
-                      : std::to_chars(buf, buf + sizeof buf, float(v));
-  std::string s(buf, res.ptr);
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return isDouble ? s : s + "f";
-}
-
 std::string intLiteral(int64_t v) {
   if (v == INT64_MIN)
     return "(-9223372036854775807LL - 1)";
@@ -297,6 +279,23 @@ std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args) {
   default:
     return unaryExpr(op, t, args[0]);
   }
+}
+
+std::string floatLiteral(double v, bool isDouble) {
+  if (std::isnan(v))
+    return isDouble ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(v)) {
+    std::string inf =
+        isDouble ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+    return v < 0 ? "-" + inf : inf;
+  }
+  char buf[64];
+  auto res = isDouble ? std::to_chars(buf, buf + sizeof buf, v)
+                      : std::to_chars(buf, buf + sizeof buf, float(v));
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return isDouble ? s : s + "f";
 }
 
 } // namespace fusec::codegen

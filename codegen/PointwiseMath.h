@@ -22,6 +22,9 @@ std::string loadExpr(DType t, const std::string &ptr, const std::string &index);
 std::string storeExpr(DType t, const std::string &value);
 /// `x` (of computeType(from)) converted as `cast` specifies, as computeType(to).
 std::string castExpr(DType from, DType to, const std::string &x);
+/// A float literal that reads back to `v` in its C type (double when
+/// `isDouble`, else float); NaN and infinities as bit patterns.
+std::string floatLiteral(double v, bool isDouble);
 /// Element `i` of a constant as a literal of computeType(d.dtype).
 std::string constantLiteral(const DenseData &d, size_t i);
 /// The value of pointwise `op` over `args` (its operands as computeType).

@@ -48,21 +48,15 @@ namespace rowred {
 using namespace codegen;
 
 void Writer::declareParams() {
-  std::set<std::string> used;
-  auto fresh = [&](const std::string &base) {
-    std::string name = base;
-    for (unsigned n = 1; !used.insert(name).second; ++n)
-      name = base + "_" + std::to_string(n);
-    return name;
-  };
+  Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j) {
-    inNames.push_back(fresh("in_" + cIdentifier(kernel.operand(j)->name())));
+    inNames.push_back(names.fresh("in_", kernel.operand(j)->name()));
     params.push_back("const " + std::string(storageType(kernel.operand(j)->type().dtype)) +
                      " *__restrict__ " + inNames.back());
     out.args.push_back({KernelArg::Kind::Input, inNames.back(), j, 0, std::nullopt});
   }
   for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    outNames.push_back(fresh("out_" + cIdentifier(kernel.result(j)->name())));
+    outNames.push_back(names.fresh("out_", kernel.result(j)->name()));
     params.push_back(std::string(storageType(kernel.result(j)->type().dtype)) + " *__restrict__ " +
                      outNames.back());
     out.args.push_back({KernelArg::Kind::Output, outNames.back(), j, 0, std::nullopt});

@@ -23,17 +23,8 @@ std::string accumulatorType(DType t) {
   return isFloat(t) ? "float" : "long long";
 }
 
-/// A literal of C type `type` ("float" or "double") for finite `v`.
-std::string literal(double v, const std::string &type) {
-  char buf[64];
-  bool isDouble = type == "double";
-  auto res = isDouble ? std::to_chars(buf, buf + sizeof buf, v)
-                      : std::to_chars(buf, buf + sizeof buf, float(v));
-  std::string s(buf, res.ptr);
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return isDouble ? s : s + "f";
-}
+/// A literal of C type `type` ("float" or "double") for `v`.
+std::string literal(double v, const std::string &type) { return floatLiteral(v, type == "double"); }
 
 std::string mathFn(const std::string &name, const std::string &type) {
   return type == "double" ? name : name + "f";
