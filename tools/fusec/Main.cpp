@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
                                    "fusec: a kernel-fusion compiler for NVIDIA GPUs\n\n"
                                    "  fusec convert IN OUT   convert between .fir and .fb\n"
                                    "  fusec run FILE         run a model on the GPU or the CPU\n"
-                                   "  fusec compile FILE     CUDA C++ or PTX of its kernels\n"
+                                   "  fusec compile FILE     its kernels: CUDA C++, PTX, a report, an artifact\n"
                                    "  fusec bench FILE       compile for the GPU and time it\n\n"
                                    "  fusec SUBCOMMAND --help for the options of each\n",
                                    &llvm::errs()))
