@@ -11,7 +11,8 @@
 // The schedule (RowReductionSchedule.cpp) picks, for trailing reductions
 // (the row path), a group of threads a row: rows of up to 32 elements a
 // thread on at most 32 threads run a warp (or less) a row with shuffle
-// reductions, several rows a block; longer rows a block of 128 to 1024
+// reductions, several rows a block (softmax rows of 128 vectors or more
+// run a block a row instead); longer rows a block of 128 to 1024
 // threads a row, up to 64 elements a thread, reducing through shared
 // memory and shuffles. The row is loaded once, with 16-byte vector
 // accesses when its length allows, into registers; each later pass over it

@@ -18,15 +18,17 @@
 // of the narrowest element type, that divides the row (f32, f16 and bf16
 // only; anything else goes element by element). Rows whose vectors fit
 // 32 floats a thread on a power-of-two group of at most 32 threads run a
-// group a row, several rows a 128-thread block; longer rows run a block a
-// row, 128 threads while that holds at most 64 floats a thread, else 256
-// (64 floats), 512 (32) or 1024 (16): up to 16384 elements with one held
-// value. Rows longer still re-read the row from memory in every pass (256
-// threads a row). Column path: one thread per (outer, inner) position,
-// 256 a block.
+// group a row, several rows a 128-thread block, unless the row has 128
+// vectors or more and a max reduction feeds a later one (softmax); longer
+// rows (and those) run a block a row, 128 threads while that holds at most
+// 64 floats a thread, else 256 (64 floats), 512 (32) or 1024 (16): up to
+// 16384 elements with one held value. Rows longer still re-read the row
+// from memory in every pass (256 threads a row). Column path: one thread
+// per (outer, inner) position, 256 a block.
 #include "codegen/RowReductionPlan.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace fusec::rowred {
 
@@ -111,13 +113,43 @@ unsigned ceilPow2(int64_t n) {
 // ms for 64 elements and 230 ms for 32 (on this project's build machine;
 // the device helpers alone take 50 ms), once per shape: the kernel cache
 // keeps the result.
+//
+// Short rows (H100, 2026-11-21, f16 16384 x 1024, a warp a row with 4
+// vectors of 8 a lane, 4 rows a 128-thread block: softmax 35.5 us, LN+GeLU
+// 35.5 us): 8 or 16 rows a block, half-warp rows of 64 elements (two rows
+// a warp, all loads before the first reduction), __launch_bounds__ with 8
+// blocks an SM, a grid capped at 8 or 16 blocks an SM, and streaming
+// loads or stores (__ldcs/__stcs) were all 1-35% slower. A block of 128
+// a row with one vector a thread ran softmax f16 and bf16 in 32 us (-10%;
+// f32, two vectors a thread: 52 us either way) but LN+GeLU in 35 -> 39
+// us, without gamma and beta 32 -> 37.5 us, and reduce_sum in 11.3 ->
+// 16.8 us: only softmax-shaped programs (a max feeding a later reduction)
+// take it. Why the others lose was not found.
 
-/// A register schedule for `held` registers an element, or false.
-bool fitRegisters(Schedule &s, unsigned held) {
+/// Whether a max reduction feeds a reduction of a later sweep (softmax).
+bool maxThenReduce(const Program &prog) {
+  std::optional<unsigned> maxSweep;
+  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+    const Node &n = prog.nodes[i];
+    if (n.kind != NodeKind::Reduce)
+      continue;
+    if (maxSweep && sweepOf(prog, i) > *maxSweep)
+      return true;
+    if (n.reduce == ReduceKind::Max && !maxSweep)
+      maxSweep = sweepOf(prog, i);
+  }
+  return false;
+}
+
+/// A register schedule for `held` registers an element, or false. A
+/// softmax-shaped program whose row fills a warp with 4 or more vectors a
+/// lane runs a block of 128 a row instead (see the Note).
+bool fitRegisters(Schedule &s, unsigned held, bool softmaxLike) {
   int64_t q = s.numVectors;
   auto perThread = [&](unsigned t) { return std::max<int64_t>(1, (q + t - 1) / t); };
   unsigned group = ceilPow2(q);
-  if (perThread(group) * s.vec * held <= 32) {
+  bool warpRow = !softmaxLike || q < 128;
+  if (warpRow && perThread(group) * s.vec * held <= 32) {
     s.threads = group;
     s.vectors = unsigned(perThread(group));
     s.rowsPerBlock = 128 / group;
@@ -154,7 +186,7 @@ Schedule chooseSchedule(Program &prog) {
   s.vec = vectorWidth(prog);
   s.numVectors = prog.view.reduced / s.vec;
   unsigned held = markHeld(prog);
-  if (fitRegisters(s, std::max(held, 1u))) {
+  if (fitRegisters(s, std::max(held, 1u), maxThenReduce(prog))) {
     s.heldFloats = held * s.vectors * s.vec;
   } else {
     s.mode = Mode::Loop;

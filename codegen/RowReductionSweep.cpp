@@ -271,6 +271,17 @@ void Writer::writePassLoop(const Pass &p, std::ostream &os) const {
   os << close;
 }
 
+// A block reduction's scratch may be rewritten by the next row's
+// reduction into it only after every thread has read it: with two or more
+// reductions a row, the barrier of each one in between orders that, so
+// the trailing barrier is left out (`reuse` false).
+unsigned Writer::blockReductions() const {
+  unsigned count = 0;
+  for (const Node &n : prog.nodes)
+    count += n.kind == NodeKind::Reduce;
+  return count;
+}
+
 void Writer::writeCombine(unsigned s, std::ostream &os) {
   if (sched.mode == Mode::Column || sched.threads == 1)
     return;
@@ -286,7 +297,7 @@ void Writer::writeCombine(unsigned s, std::ostream &os) {
     }
     shared += "  __shared__ " + n.type + " red_" + n.name + "[32];\n";
     os << "    " << n.name << " = fusec_block_" << fn << "(" << n.name << ", red_" << n.name
-       << ");\n";
+       << ", " << (blockReductions() > 1 ? "false" : "true") << ");\n";
   }
 }
 

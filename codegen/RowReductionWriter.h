@@ -40,6 +40,7 @@ private:
   void writePassLoop(const Pass &p, std::ostream &os) const;
   std::string openPassLoop(bool usesCol, std::string &ind, std::ostream &os) const;
   void writeCombine(unsigned s, std::ostream &os);
+  unsigned blockReductions() const;
   void need(unsigned node, Pass &p);
   void addStores(unsigned s, Pass &p);
   std::string elementValue(const Node &n, Pass &p);

@@ -6,8 +6,10 @@
 // pairs convert with one instruction each. Reductions: warp (a power-of-two
 // group of `width` lanes, xor shuffles, so every lane gets the total) and
 // block (each warp's total through 32 shared slots; blockDim.x a multiple
-// of 32, blockDim.y 1) sums, maxima and minima over f32, f64 and wrapping
-// i64; max and min propagate NaN like fusec_max_f32.
+// of 32, blockDim.y 1; a trailing barrier only when `reuse`, i.e. when the
+// caller may write the same scratch again before another block reduction)
+// sums, maxima and minima over f32, f64 and wrapping i64; max and min
+// propagate NaN like fusec_max_f32.
 
 __device__ __forceinline__ void fusec_f16x2_to_f32(unsigned w, float *v) {
   asm("{\n\t.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\t"
@@ -145,7 +147,7 @@ __device__ __forceinline__ long long fusec_min_i64(long long a, long long b) {
   return b < a ? b : a;
 }
 
-// fusec_warp_OP_T(v, width) and fusec_block_OP_T(v, scratch[32]): the
+// fusec_warp_OP_T(v, width) and fusec_block_OP_T(v, scratch[32], reuse): the
 // total of v over the lane's group of `width` lanes, or over the block.
 #define FUSEC_REDUCTION(OP, T, TYPE, IDENTITY)                                                 \
   __device__ __forceinline__ TYPE fusec_warp_##OP##_##T(TYPE v, int width) {                 \
@@ -153,7 +155,7 @@ __device__ __forceinline__ long long fusec_min_i64(long long a, long long b) {
       v = fusec_##OP##_##T(v, __shfl_xor_sync(0xffffffffu, v, offset));                       \
     return v;                                                                                 \
   }                                                                                           \
-  __device__ __forceinline__ TYPE fusec_block_##OP##_##T(TYPE v, TYPE *scratch) {            \
+  __device__ __forceinline__ TYPE fusec_block_##OP##_##T(TYPE v, TYPE *scratch, bool reuse) { \
     const unsigned lane = threadIdx.x & 31u;                                                  \
     v = fusec_warp_##OP##_##T(v, 32);                                                         \
     if (lane == 0)                                                                            \
@@ -161,7 +163,8 @@ __device__ __forceinline__ long long fusec_min_i64(long long a, long long b) {
     __syncthreads();                                                                          \
     v = lane < (blockDim.x >> 5) ? scratch[lane] : (IDENTITY);                                \
     v = fusec_warp_##OP##_##T(v, 32);                                                         \
-    __syncthreads();                                                                          \
+    if (reuse)                                                                                \
+      __syncthreads();                                                                        \
     return v;                                                                                 \
   }
 
