@@ -28,8 +28,13 @@
 // Then: tensor-core alignment (PrecisionAlign.cpp) pads the static K and N
 // dims of low-type matmul, linear and attention ops to multiples of 8, and
 // redundant casts go: cast(x) to x's own type → x, and cast(cast(x, A), T)
-// with x: T and A exactly holding T (bf16 → f32 → bf16) → x. Casts and
-// constants that this pass left unused are erased.
+// with x: T and A exactly holding T (bf16 → f32 → bf16) → x. Casts,
+// constants and movement ops that this pass left unused are erased.
+//
+// A contraction's operand made by a reshape or transpose that feeds nothing
+// else is cast before the movement instead of after it (exact: movement
+// commutes with a cast), so the data moves in the low type and fusion can
+// take the cast into its producer's epilogue.
 //
 // Deliberately not done: values that are not f32 (f64, integers, existing
 // f16/bf16) keep their types, though low-type contractions among them get
@@ -186,12 +191,36 @@ private:
       return copy;
     if (isProducedBy(*v, OpKind::Cast) && v->definingOp()->operand(0)->type().dtype == low)
       return copy = v->definingOp()->operand(0);
+    if (Value *moved = lowThroughMovement(*v, at))
+      return copy = moved;
     builder.setInsertionPoint(at);
     builder.setLoc(at->loc());
     copy = isProducedBy(*v, OpKind::Const) ? lowConstant(*v) : builder.cast(v, low);
     FUSEC_ASSERT(copy, "cannot cast to the low type");
     copy->setName(g.uniqueName(v->name() + "." + std::string(dtypeName(low))));
     return copy;
+  }
+
+  // cast(reshape|transpose(x)) → reshape|transpose(cast(x)), exact: when
+  // the movement op only feeds the contraction `at`, the data moves in the low type
+  // and the cast lands beside x's producer, where fusion can take it into an
+  // epilogue (the q, k, v of attention: a gemm then reshapes and
+  // transposes). The f32 movement op is left unused; eraseLeftovers erases it.
+  Value *lowThroughMovement(const Value &v, Op *at) {
+    Op *m = v.definingOp();
+    bool onlyHere =
+        std::all_of(v.uses().begin(), v.uses().end(), [&](const Use &u) { return u.user == at; });
+    if (!m || (m->kind() != OpKind::Reshape && m->kind() != OpKind::Transpose) || !onlyHere)
+      return nullptr;
+    Value *x = toLow(m->operand(0), m);
+    TensorType type = v.type();
+    type.dtype = low;
+    Op *copy = g.createOp(m->kind(), {x}, {type}, m->attrs(), m->loc(), at);
+    retype(*copy);
+    copy->result()->setName(g.uniqueName(v.name() + "." + std::string(dtypeName(low))));
+    lowered.insert(copy->result());
+    replaced.insert(&v);
+    return copy->result();
   }
 
   // A lowered value back in f32, made before `at` (null: at the end).
@@ -264,16 +293,19 @@ void removeRedundantCasts(Graph &g, std::unordered_set<const Value *> &replaced)
   }
 }
 
-// Erases the casts and constants whose results this pass left unused; the
-// reverse sweep meets a dead cast before the dead cast or constant it reads.
+// Erases the casts, constants and moved reshapes/transposes whose results
+// this pass left unused; the reverse sweep meets a dead op before the dead
+// op it reads.
 void eraseLeftovers(Graph &g, std::unordered_set<const Value *> &replaced) {
   std::vector<Op *> ops = g.opsSnapshot();
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     Op *op = *it;
-    bool castOrConst = op->kind() == OpKind::Cast || op->kind() == OpKind::Const;
-    if (!castOrConst || op->result()->hasUses() || !replaced.count(op->result()))
+    OpKind k = op->kind();
+    bool ours =
+        k == OpKind::Cast || k == OpKind::Const || k == OpKind::Reshape || k == OpKind::Transpose;
+    if (!ours || op->result()->hasUses() || !replaced.count(op->result()))
       continue;
-    if (op->kind() == OpKind::Cast)
+    if (k != OpKind::Const)
       replaced.insert(op->operand(0));
     g.erase(op);
   }
