@@ -9,8 +9,8 @@
 namespace fusec {
 
 [[noreturn]] void assertionFailed(const char *cond, const char *msg, const char *file, int line) {
-  std::fprintf(stderr, "fusec internal error: %s:%d: assertion '%s' failed: %s\n", file, line,
-               cond, msg);
+  std::fprintf(stderr, "fusec internal error: %s:%d: assertion '%s' failed: %s\n", file, line, cond,
+               msg);
   std::abort();
 }
 
@@ -89,6 +89,15 @@ bool isStatic(const Shape &s) {
     if (!d.isStatic())
       return false;
   return true;
+}
+
+std::vector<int64_t> staticSizes(const Shape &s) {
+  std::vector<int64_t> sizes;
+  for (const Dim &d : s) {
+    FUSEC_ASSERT(d.isStatic(), "staticSizes of a symbolic shape");
+    sizes.push_back(d.size);
+  }
+  return sizes;
 }
 
 std::optional<int64_t> staticNumElements(const Shape &s) {

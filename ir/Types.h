@@ -57,6 +57,8 @@ std::string shapeStr(const Shape &s);
 bool isStatic(const Shape &s);
 /// Product of static sizes; nullopt if any dim is symbolic or it overflows int64.
 std::optional<int64_t> staticNumElements(const Shape &s);
+/// The sizes of a static shape; asserts that every dim is static.
+std::vector<int64_t> staticSizes(const Shape &s);
 
 enum class Layout : uint8_t { None, NCHW, NHWC };
 std::string_view layoutName(Layout l); // "", "nchw", "nhwc"

@@ -6,6 +6,7 @@
 
 #include "ir/Assert.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <dlfcn.h>
@@ -301,13 +302,15 @@ std::optional<Function> getFunction(Module m, const std::string &name, Diagnosti
   return f;
 }
 
-bool launch(Function f, const LaunchConfig &c, const std::vector<uint64_t> &params, Stream stream,
+bool allowSharedBytes(Function f, unsigned bytes, Diagnostics &diags,
+                      const std::string &kernelName) {
+  return bytes <= 48 * 1024 || check(api().funcSetAttribute(f, kFuncMaxDynamicShared, int(bytes)),
+                                     "cuFuncSetAttribute", diags, kernelName);
+}
+
+bool launch(Function f, const LaunchConfig &c, std::span<const uint64_t> params, Stream stream,
             Diagnostics &diags, const std::string &kernelName) {
-  if (c.sharedBytes > 48 * 1024 &&
-      !check(api().funcSetAttribute(f, kFuncMaxDynamicShared, int(c.sharedBytes)),
-             "cuFuncSetAttribute", diags, kernelName))
-    return false;
-  std::vector<void *> args;
+  llvm::SmallVector<void *, 32> args;
   for (const uint64_t &p : params)
     args.push_back(const_cast<uint64_t *>(&p));
   return check(api().launchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1],

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,11 +70,15 @@ std::optional<Module> loadModule(const std::string &image, const std::string &na
 void unloadModule(Module m);
 std::optional<Function> getFunction(Module m, const std::string &name, Diagnostics &diags);
 
+/// Lets `f` use `bytes` of dynamic shared memory (needed once, at load,
+/// beyond 48 KiB).
+bool allowSharedBytes(Function f, unsigned bytes, Diagnostics &diags,
+                      const std::string &kernelName);
+
 /// Launches `f` with `config` and the kernel parameters (8 bytes each,
 /// pointers and long longs alike) on `stream` (null: the default stream).
-/// Raises the function's dynamic shared-memory limit first when needed.
-bool launch(Function f, const LaunchConfig &config, const std::vector<uint64_t> &params,
-            Stream stream, Diagnostics &diags, const std::string &kernelName);
+bool launch(Function f, const LaunchConfig &config, std::span<const uint64_t> params, Stream stream,
+            Diagnostics &diags, const std::string &kernelName);
 
 std::optional<Stream> createStream(Diagnostics &diags);
 void destroyStream(Stream s);

@@ -31,18 +31,6 @@ bool fail(const Diagnostics &diags, std::string *error) {
   return false;
 }
 
-std::string cacheSourceName(CacheLookup::Source s) {
-  switch (s) {
-  case CacheLookup::Source::Memory:
-    return "memory";
-  case CacheLookup::Source::Disk:
-    return "disk";
-  case CacheLookup::Source::Compiled:
-    return "compiled";
-  }
-  return "";
-}
-
 PrecisionChoice precisionChoice(Precision p) {
   switch (p) {
   case Precision::FP16:
@@ -152,11 +140,8 @@ bool CompiledGraph::outputShapes(const std::vector<std::vector<int64_t>> &inputS
   if (!g)
     return fail(diags, error);
   outputShapes.clear();
-  for (const Value *v : g->outputs()) {
-    outputShapes.emplace_back();
-    for (const Dim &d : v->type().shape)
-      outputShapes.back().push_back(d.size);
-  }
+  for (const Value *v : g->outputs())
+    outputShapes.push_back(staticSizes(v->type().shape));
   return true;
 }
 
@@ -178,10 +163,7 @@ bool CompiledGraph::run(const std::vector<DeviceTensor> &inputs,
     return fail(diags, error);
   const Graph &g = p->graph();
   for (size_t j = 0; j < outputs.size() && j < g.outputs().size(); ++j) {
-    std::vector<int64_t> want;
-    for (const Dim &d : g.outputs()[j]->type().shape)
-      want.push_back(d.size);
-    if (outputs[j].shape != want) {
+    if (outputs[j].shape != staticSizes(g.outputs()[j]->type().shape)) {
       diags.error(g.loc(), "output " + std::to_string(j) + " of '@" + g.name() + "' is " +
                                g.outputs()[j]->type().str() + " for these inputs");
       return fail(diags, error);

@@ -42,10 +42,7 @@ std::optional<Artifact> compileArtifact(const Graph &g,
   for (size_t i = 0; i < code.size(); ++i) {
     if (!code[i])
       return std::nullopt;
-    a.kernels.push_back({requests[i].name, lookups[i].key,
-                         std::string(steps.steps[i].op->kind() == OpKind::Kernel
-                                         ? steps.steps[i].op->getString("template")
-                                         : steps.steps[i].op->name()),
+    a.kernels.push_back({requests[i].name, lookups[i].key, stepTemplateName(*steps.steps[i].op),
                          std::move(code[i]->ptx), std::move(code[i]->cubin)});
   }
   if (std::optional<MemoryPlan> plan = planMemory(*lowered, DimBindings{}))

@@ -3,17 +3,6 @@
 
 namespace fusec {
 
-namespace {
-
-std::vector<int64_t> sizesOf(const Value &v) {
-  std::vector<int64_t> sizes;
-  for (const Dim &d : v.type().shape)
-    sizes.push_back(d.size);
-  return sizes;
-}
-
-} // namespace
-
 DeviceBuffers::~DeviceBuffers() {
   for (gpu::DevicePtr p : ptrs)
     gpu::release(p);
@@ -32,7 +21,7 @@ bool prepareBuffers(const GpuProgram &p, const std::vector<Tensor> &inputs, Devi
   for (unsigned i = 0; i < inputs.size(); ++i) {
     const Tensor &t = inputs[i];
     const TensorType &type = g.input(i)->type();
-    if (t.dtype != type.dtype || t.shape != sizesOf(*g.input(i))) {
+    if (t.dtype != type.dtype || t.shape != staticSizes(type.shape)) {
       diags.error(g.loc(), "input '%" + g.input(i)->name() + "' of type " + type.str() +
                                " was given " + t.typeStr());
       return false;
@@ -42,7 +31,7 @@ bool prepareBuffers(const GpuProgram &p, const std::vector<Tensor> &inputs, Devi
       return false;
   }
   for (const Value *v : g.outputs()) {
-    size_t bytes = Tensor(v->type().dtype, sizesOf(*v)).bytes.size();
+    size_t bytes = Tensor(v->type().dtype, staticSizes(v->type().shape)).bytes.size();
     if (!out.add(bytes, diags, "output '%" + v->name() + "'") ||
         !gpu::fill(out.pointers().back(), 0xff, bytes, diags))
       return false;
@@ -56,7 +45,7 @@ bool downloadOutputs(const GpuProgram &p, const DeviceBuffers &out, std::vector<
   outputs.clear();
   for (unsigned j = 0; j < g.outputs().size(); ++j) {
     const Value &v = *g.outputs()[j];
-    Tensor t(v.type().dtype, sizesOf(v));
+    Tensor t(v.type().dtype, staticSizes(v.type().shape));
     if (!gpu::copyToHost(t.bytes.data(), out.pointers()[j], t.bytes.size(), diags))
       return false;
     outputs.push_back(std::move(t));

@@ -19,10 +19,11 @@
 #include "runtime/GpuProgram.h"
 
 #include "ir/Assert.h"
-#include "ir/Kernel.h"
 #include "ir/Specialize.h"
 #include "runtime/Lowering.h"
 #include "runtime/Tensor.h"
+
+#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
 #include <chrono>
@@ -34,19 +35,27 @@ namespace {
 constexpr size_t kMaxGraphs = 8;
 
 uint64_t valueBytes(const Value &v) {
-  std::vector<int64_t> shape;
-  for (const Dim &d : v.type().shape)
-    shape.push_back(d.size);
-  return tensorBytes(v.type().dtype, shape).value_or(0);
+  return tensorBytes(v.type().dtype, staticSizes(v.type().shape)).value_or(0);
+}
+
+/// Bytes a step must move: each distinct operand read once, each result
+/// written once.
+uint64_t stepBytes(const Op &op) {
+  uint64_t bytes = 0;
+  std::vector<const Value *> seen;
+  for (const Value *v : op.operands())
+    if (std::find(seen.begin(), seen.end(), v) == seen.end()) {
+      seen.push_back(v);
+      bytes += valueBytes(*v);
+    }
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    bytes += valueBytes(*op.result(i));
+  return bytes;
 }
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-std::string templateOf(const Op &op) {
-  return op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
 }
 
 } // namespace
@@ -178,6 +187,8 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
     if (!f)
       return false;
     FUSEC_ASSERT(k.launch, "a kernel of static shapes without a launch configuration");
+    if (!gpu::allowSharedBytes(*f, k.launch->sharedBytes, diags, k.name))
+      return false;
     Step step{*f, *k.launch, {}, k.name};
     for (const KernelArg &a : k.args) {
       if (a.isPointer()) {
@@ -191,7 +202,8 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
     }
     steps.push_back(std::move(step));
     reports[i].name = k.name;
-    reports[i].templateName = templateOf(*lowered[i].op);
+    reports[i].templateName = stepTemplateName(*lowered[i].op);
+    reports[i].bytes = stepBytes(*lowered[i].op);
     reports[i].launch = *k.launch;
     reports[i].compileMs += msSince(start);
   }
@@ -243,7 +255,7 @@ bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &in
                             Diagnostics &diags) const {
   if (s.launch.grid[0] == 0 || s.launch.grid[1] == 0 || s.launch.grid[2] == 0)
     return true; // an empty tensor: nothing to compute
-  std::vector<uint64_t> params;
+  llvm::SmallVector<uint64_t, 32> params;
   for (const ArgSource &a : s.args)
     params.push_back(address(a, inputs, outputs));
   return gpu::launch(s.function, s.launch, params, stream, diags, s.name);

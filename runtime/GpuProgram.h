@@ -32,6 +32,7 @@ struct GpuBuildOptions {
 struct GpuKernelReport {
   std::string name;
   std::string templateName; ///< the kernel op's template, or the op's name
+  uint64_t bytes = 0;       ///< what it must move: operands read once, results written once
   LaunchConfig launch;
   CacheLookup lookup;
   double compileMs = 0; ///< NVRTC, cache lookup and module load

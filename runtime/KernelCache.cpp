@@ -69,6 +69,18 @@ std::string defaultDirectory() {
 
 } // namespace
 
+const char *cacheSourceName(CacheLookup::Source s) {
+  switch (s) {
+  case CacheLookup::Source::Memory:
+    return "memory";
+  case CacheLookup::Source::Disk:
+    return "disk";
+  case CacheLookup::Source::Compiled:
+    break;
+  }
+  return "compiled";
+}
+
 KernelCache::KernelCache(std::string dir) : dir(std::move(dir)) {}
 
 KernelCache &KernelCache::global() {

@@ -30,6 +30,9 @@ struct CacheLookup {
   std::string whyMissed; ///< for Compiled: "no entry", "corrupt entry: ...", "disabled"
 };
 
+/// "memory", "disk" or "compiled".
+const char *cacheSourceName(CacheLookup::Source s);
+
 class KernelCache {
 public:
   /// A cache in `dir`; an empty `dir` keeps entries in memory only.

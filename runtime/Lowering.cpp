@@ -76,6 +76,10 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allo
 
 } // namespace
 
+std::string stepTemplateName(const Op &op) {
+  return op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
+}
+
 bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback) {
   for (Op *op : g.opsSnapshot())
     if (!emitStep(g, op, out, diags, allowFallback))

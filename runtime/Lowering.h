@@ -28,6 +28,9 @@ struct LoweredGraph {
   std::vector<Diagnostic> fallbacks;
 };
 
+/// What runs `op`: a kernel op's template, else the op's name ("transpose").
+std::string stepTemplateName(const Op &op);
+
 /// Lowers `g` (static shapes, see ir/Specialize.h) in place and returns its
 /// steps in graph order. Returns false after reporting an error at an op
 /// that even the generic emitter cannot run, or, with `allowFallback`

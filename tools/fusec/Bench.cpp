@@ -60,32 +60,6 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-uint64_t bytesOf(const Value &v) {
-  std::vector<int64_t> shape;
-  for (const Dim &d : v.type().shape)
-    shape.push_back(d.size);
-  return tensorBytes(v.type().dtype, shape).value_or(0);
-}
-
-/// Bytes a step must move: each distinct operand once, each result once.
-uint64_t stepBytes(const Graph &g, const std::string &kernelName) {
-  for (const auto &op : g.ops()) {
-    if (op->numResults() == 0 || kernelEntryName(*op, g.name()) != kernelName)
-      continue;
-    uint64_t bytes = 0;
-    std::vector<const Value *> seen;
-    for (const Value *v : op->operands())
-      if (std::find(seen.begin(), seen.end(), v) == seen.end()) {
-        seen.push_back(v);
-        bytes += bytesOf(*v);
-      }
-    for (unsigned i = 0; i < op->numResults(); ++i)
-      bytes += bytesOf(*op->result(i));
-    return bytes;
-  }
-  return 0;
-}
-
 struct Timings {
   std::vector<float> kernelMs;
   std::vector<std::pair<float, float>> trace; // one run: (start, duration) ms per kernel
@@ -196,7 +170,7 @@ void printTable(const GpuProgram &p, const std::vector<std::vector<double>> &com
               "mem ms", "device us", "GB/s");
   for (size_t i = 0; i < p.kernels().size(); ++i) {
     const GpuKernelReport &k = p.kernels()[i];
-    double gbs = double(stepBytes(p.graph(), k.name)) / (t.kernelMs[i] * 1e6);
+    double gbs = double(k.bytes) / (t.kernelMs[i] * 1e6);
     std::printf("%-40s %-14s %9.2f %9.3f %9.4f %10.2f %9.1f\n", k.name.c_str(),
                 k.templateName.c_str(), compileMs[0][i], compileMs[1][i], compileMs[2][i],
                 t.kernelMs[i] * 1000.0, gbs);
@@ -220,7 +194,7 @@ bool writeTrace(const GpuProgram &p, const Timings &t, Diagnostics &diags) {
     const GpuKernelReport &k = p.kernels()[i];
     llvm::json::Object args{
         {"template", k.templateName},
-        {"bytes", int64_t(stepBytes(p.graph(), k.name))},
+        {"bytes", int64_t(k.bytes)},
         {"grid", llvm::json::Array{k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
         {"block", llvm::json::Array{k.launch.block[0], k.launch.block[1], k.launch.block[2]}}};
     events.push_back(llvm::json::Object{{"name", k.name},
@@ -245,7 +219,7 @@ bool writeJson(const GpuProgram &p, const std::vector<std::vector<double>> &comp
     const GpuKernelReport &k = p.kernels()[i];
     kernels.push_back(llvm::json::Object{{"name", k.name},
                                          {"template", k.templateName},
-                                         {"bytes", int64_t(stepBytes(p.graph(), k.name))},
+                                         {"bytes", int64_t(k.bytes)},
                                          {"device_ms", t.kernelMs[i]},
                                          {"compile_cold_ms", compileMs[0][i]},
                                          {"compile_disk_ms", compileMs[1][i]},

@@ -151,16 +151,11 @@ bool writeOutputs(const Graph &g, const std::vector<Tensor> &outputs, Diagnostic
   return true;
 }
 
-std::string cacheSourceName(const CacheLookup &l) {
-  switch (l.source) {
-  case CacheLookup::Source::Memory:
-    return "memory hit";
-  case CacheLookup::Source::Disk:
-    return "disk hit";
-  case CacheLookup::Source::Compiled:
-    break;
-  }
-  return "compiled (" + l.whyMissed + ")";
+/// "memory hit", "disk hit" or "compiled (why the cache missed)".
+std::string explainLookup(const CacheLookup &l) {
+  std::string source = cacheSourceName(l.source);
+  return l.source == CacheLookup::Source::Compiled ? source + " (" + l.whyMissed + ")"
+                                                   : source + " hit";
 }
 
 double elapsedMs(std::chrono::steady_clock::time_point start) {
@@ -224,7 +219,7 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Ten
             << elapsedMs(start) << " ms\n";
   if (explainCache)
     for (const GpuKernelReport &k : p->kernels())
-      std::cerr << "cache: " << k.name << " [" << k.lookup.key << "]: " << cacheSourceName(k.lookup)
+      std::cerr << "cache: " << k.name << " [" << k.lookup.key << "]: " << explainLookup(k.lookup)
                 << "\n";
   start = std::chrono::steady_clock::now();
   if (!runOnHostTensors(*p, inputs, outputs, diags))
