@@ -117,13 +117,6 @@ double bfloat16ToDouble(uint16_t bits) { return narrowToDouble(bits, kBFloat16);
 float doubleToFloat(double v) { return static_cast<float>(v); }
 
 namespace {
-template <typename T> T load(const uint8_t *p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T> void store(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
 /// Truncates toward zero into T's range; NaN → 0.
 template <typename T> T saturatingTrunc(double v) {
@@ -141,21 +134,21 @@ template <typename T> T saturatingTrunc(double v) {
 double loadElement(DType dtype, const uint8_t *p) {
   switch (dtype) {
   case DType::F32:
-    return load<float>(p);
+    return loadRaw<float>(p);
   case DType::F16:
-    return halfToDouble(load<uint16_t>(p));
+    return halfToDouble(loadRaw<uint16_t>(p));
   case DType::BF16:
-    return bfloat16ToDouble(load<uint16_t>(p));
+    return bfloat16ToDouble(loadRaw<uint16_t>(p));
   case DType::F64:
-    return load<double>(p);
+    return loadRaw<double>(p);
   case DType::I32:
-    return load<int32_t>(p);
+    return loadRaw<int32_t>(p);
   case DType::I64:
-    return double(load<int64_t>(p));
+    return double(loadRaw<int64_t>(p));
   case DType::I8:
-    return load<int8_t>(p);
+    return loadRaw<int8_t>(p);
   case DType::Bool:
-    return load<uint8_t>(p) != 0;
+    return loadRaw<uint8_t>(p) != 0;
   }
   return 0;
 }
@@ -163,21 +156,21 @@ double loadElement(DType dtype, const uint8_t *p) {
 void storeElement(DType dtype, double v, uint8_t *p) {
   switch (dtype) {
   case DType::F32:
-    return store(p, doubleToFloat(v));
+    return storeRaw(p, doubleToFloat(v));
   case DType::F16:
-    return store(p, doubleToHalf(v));
+    return storeRaw(p, doubleToHalf(v));
   case DType::BF16:
-    return store(p, doubleToBFloat16(v));
+    return storeRaw(p, doubleToBFloat16(v));
   case DType::F64:
-    return store(p, v);
+    return storeRaw(p, v);
   case DType::I32:
-    return store(p, saturatingTrunc<int32_t>(v));
+    return storeRaw(p, saturatingTrunc<int32_t>(v));
   case DType::I64:
-    return store(p, saturatingTrunc<int64_t>(v));
+    return storeRaw(p, saturatingTrunc<int64_t>(v));
   case DType::I8:
-    return store(p, saturatingTrunc<int8_t>(v));
+    return storeRaw(p, saturatingTrunc<int8_t>(v));
   case DType::Bool:
-    return store(p, uint8_t(v != 0));
+    return storeRaw(p, uint8_t(v != 0));
   }
 }
 

@@ -8,8 +8,17 @@
 #include "ir/Types.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace fusec {
+
+/// A T read from (written to) possibly unaligned little-endian bytes.
+template <typename T> T loadRaw(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <typename T> void storeRaw(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
 uint16_t doubleToHalf(double v);
 double halfToDouble(uint16_t bits);

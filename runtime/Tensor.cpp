@@ -24,14 +24,6 @@ static_assert(std::endian::native == std::endian::little, "tensor bytes are litt
 
 namespace {
 
-template <typename T> T load(const uint8_t *p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T> void store(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
-
 /// v as a double, rounded to odd when inexact: a second rounding of the
 /// result to a format of at most 51 significant bits is then correctly
 /// rounded, as if done once from v.
@@ -99,20 +91,20 @@ int64_t Tensor::getInt(size_t i) const {
   const uint8_t *p = bytes.data() + i * dtypeSize(dtype);
   switch (dtype) {
   case DType::I32:
-    return load<int32_t>(p);
+    return loadRaw<int32_t>(p);
   case DType::I64:
-    return load<int64_t>(p);
+    return loadRaw<int64_t>(p);
   case DType::I8:
-    return load<int8_t>(p);
+    return loadRaw<int8_t>(p);
   case DType::Bool:
-    return load<uint8_t>(p) != 0;
+    return loadRaw<uint8_t>(p) != 0;
   case DType::F32:
   case DType::F16:
   case DType::BF16:
   case DType::F64: {
     uint8_t truncated[sizeof(int64_t)]; // the saturating float → i64 rule of cast
     storeElement(DType::I64, getDouble(i), truncated);
-    return load<int64_t>(truncated);
+    return loadRaw<int64_t>(truncated);
   }
   }
   FUSEC_ASSERT(false, "unknown dtype");
@@ -126,21 +118,21 @@ void Tensor::setInt(size_t i, int64_t v) {
   uint8_t *p = bytes.data() + i * dtypeSize(dtype);
   switch (dtype) {
   case DType::F32:
-    return store(p, static_cast<float>(v)); // one rounding, to nearest even
+    return storeRaw(p, static_cast<float>(v)); // one rounding, to nearest even
   case DType::F16:
-    return store(p, doubleToHalf(int64ToDoubleRoundOdd(v)));
+    return storeRaw(p, doubleToHalf(int64ToDoubleRoundOdd(v)));
   case DType::BF16:
-    return store(p, doubleToBFloat16(int64ToDoubleRoundOdd(v)));
+    return storeRaw(p, doubleToBFloat16(int64ToDoubleRoundOdd(v)));
   case DType::F64:
-    return store(p, static_cast<double>(v));
+    return storeRaw(p, static_cast<double>(v));
   case DType::I32: // two's complement wrap: keep the low bits
-    return store(p, uint32_t(uint64_t(v)));
+    return storeRaw(p, uint32_t(uint64_t(v)));
   case DType::I64:
-    return store(p, v);
+    return storeRaw(p, v);
   case DType::I8:
-    return store(p, uint8_t(uint64_t(v)));
+    return storeRaw(p, uint8_t(uint64_t(v)));
   case DType::Bool:
-    return store(p, uint8_t(v != 0));
+    return storeRaw(p, uint8_t(v != 0));
   }
 }
 
@@ -151,7 +143,7 @@ std::vector<double> Tensor::toDoubles() const {
   switch (dtype) {
   case DType::F32:
     for (size_t i = 0; i < n; ++i)
-      out[i] = load<float>(p + 4 * i);
+      out[i] = loadRaw<float>(p + 4 * i);
     return out;
   case DType::F64:
     std::memcpy(out.data(), p, n * sizeof(double));
@@ -170,7 +162,7 @@ Tensor Tensor::fromDoubles(DType dtype, std::vector<int64_t> shape, const std::v
   switch (dtype) {
   case DType::F32:
     for (size_t i = 0; i < v.size(); ++i)
-      store(p + 4 * i, doubleToFloat(v[i]));
+      storeRaw(p + 4 * i, doubleToFloat(v[i]));
     return t;
   case DType::F64:
     std::memcpy(p, v.data(), v.size() * sizeof(double));
