@@ -47,6 +47,7 @@ struct DriverApi {
   CUresult (*memcpyHtoD)(DevicePtr, const void *, size_t);
   CUresult (*memcpyDtoH)(void *, DevicePtr, size_t);
   CUresult (*memsetD8)(DevicePtr, unsigned char, size_t);
+  CUresult (*memsetD8Async)(DevicePtr, unsigned char, size_t, Stream);
   CUresult (*memcpyDtoDAsync)(DevicePtr, DevicePtr, size_t, Stream);
   CUresult (*moduleLoadData)(Module *, const void *);
   CUresult (*moduleUnload)(Module);
@@ -107,6 +108,7 @@ bool resolveAll(void *lib, DriverApi &a, std::string &e) {
          resolve(lib, {"cuMemcpyHtoD_v2"}, a.memcpyHtoD, e) &&
          resolve(lib, {"cuMemcpyDtoH_v2"}, a.memcpyDtoH, e) &&
          resolve(lib, {"cuMemsetD8_v2"}, a.memsetD8, e) &&
+         resolve(lib, {"cuMemsetD8Async"}, a.memsetD8Async, e) &&
          resolve(lib, {"cuMemcpyDtoDAsync_v2"}, a.memcpyDtoDAsync, e) &&
          resolve(lib, {"cuModuleLoadData"}, a.moduleLoadData, e) &&
          resolve(lib, {"cuModuleUnload"}, a.moduleUnload, e) &&
@@ -280,6 +282,11 @@ bool copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream, Dia
 
 bool fill(DevicePtr dst, uint8_t value, size_t bytes, Diagnostics &diags) {
   return !bytes || check(api().memsetD8(dst, value, bytes), "cuMemsetD8", diags);
+}
+
+bool fill(DevicePtr dst, uint8_t value, size_t bytes, Stream stream, Diagnostics &diags) {
+  return !bytes ||
+         check(api().memsetD8Async(dst, value, bytes, stream), "cuMemsetD8Async", diags);
 }
 
 std::optional<Module> loadModule(const std::string &image, const std::string &name,

@@ -63,6 +63,8 @@ bool copyToHost(void *dst, DevicePtr src, size_t bytes, Diagnostics &diags);
 bool copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream, Diagnostics &diags);
 /// Fills with the byte `value` (used to poison outputs in tests).
 bool fill(DevicePtr dst, uint8_t value, size_t bytes, Diagnostics &diags);
+/// The same, in order on `stream`.
+bool fill(DevicePtr dst, uint8_t value, size_t bytes, Stream stream, Diagnostics &diags);
 
 /// Loads a module from a cubin (preferred) or PTX image.
 std::optional<Module> loadModule(const std::string &image, const std::string &name,

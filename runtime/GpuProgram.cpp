@@ -263,31 +263,16 @@ bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &in
 
 std::optional<std::vector<float>> GpuProgram::timeSteps(const std::vector<gpu::DevicePtr> &inputs,
                                                         const std::vector<gpu::DevicePtr> &outputs,
-                                                        gpu::Stream stream, unsigned reps,
-                                                        Diagnostics &diags) {
-  std::optional<gpu::Event> start = gpu::createEvent(diags), end = gpu::createEvent(diags);
+                                                        gpu::Stream stream, DeviceTimer &timer,
+                                                        unsigned reps, Diagnostics &diags) {
   std::vector<float> medians;
   for (const Step &s : steps) {
-    std::vector<float> times;
-    for (unsigned r = 0; r <= reps && start && end; ++r) {
-      if (!gpu::recordEvent(*start, stream, diags) ||
-          !launchStep(s, inputs, outputs, stream, diags) || !gpu::recordEvent(*end, stream, diags))
-        break;
-      std::optional<float> ms = gpu::elapsedMs(*start, *end, diags);
-      if (!ms)
-        break;
-      if (r > 0) // the first launch warms up
-        times.push_back(*ms);
-    }
-    if (times.size() != reps)
-      break;
-    std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-    medians.push_back(times[reps / 2]);
+    std::optional<float> ms = timer.medianMs(
+        stream, 1, reps, [&] { return launchStep(s, inputs, outputs, stream, diags); }, diags);
+    if (!ms)
+      return std::nullopt;
+    medians.push_back(*ms);
   }
-  gpu::destroyEvent(start.value_or(nullptr));
-  gpu::destroyEvent(end.value_or(nullptr));
-  if (medians.size() != steps.size())
-    return std::nullopt;
   return medians;
 }
 

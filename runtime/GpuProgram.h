@@ -12,6 +12,7 @@
 #include "ir/Graph.h"
 #include "ir/MemoryPlan.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/DeviceTimer.h"
 #include "runtime/KernelCache.h"
 
 #include <list>
@@ -68,12 +69,13 @@ public:
                      const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                      Diagnostics &diags);
 
-  /// Device milliseconds of each step (median of `reps` > 0 timed launches
-  /// after one warm-up), in step order; nullopt after reporting an error.
+  /// Device milliseconds of each step (median of `reps` > 0 launches timed
+  /// by `timer` after one warm-up), in step order; nullopt after reporting
+  /// an error.
   std::optional<std::vector<float>> timeSteps(const std::vector<gpu::DevicePtr> &inputs,
                                               const std::vector<gpu::DevicePtr> &outputs,
-                                              gpu::Stream stream, unsigned reps,
-                                              Diagnostics &diags);
+                                              gpu::Stream stream, DeviceTimer &timer,
+                                              unsigned reps, Diagnostics &diags);
 
   /// One run of the steps with an event between consecutive launches: the
   /// start (from the first launch) and the duration of each step in
