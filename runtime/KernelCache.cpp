@@ -94,6 +94,10 @@ std::string KernelCache::keyOf(const PtxRequest &req) {
 }
 
 std::string KernelCache::keyOf(const PtxRequest &req, const std::string &nvrtcVersion) {
+  NvrtcVersion v;
+  auto [major, minor] = llvm::StringRef(nvrtcVersion).split('.');
+  if (major.getAsInteger(10, v.major) || minor.getAsInteger(10, v.minor))
+    v = {};
   llvm::BLAKE3 hasher;
   auto add = [&](llvm::StringRef s) {
     std::string size;
@@ -104,7 +108,7 @@ std::string KernelCache::keyOf(const PtxRequest &req, const std::string &nvrtcVe
   add(req.source);
   add(req.target);
   add(nvrtcVersion);
-  for (const char *option : kNvrtcOptions)
+  for (const char *option : nvrtcOptions(v))
     add(option);
   add(version());
   auto digest = hasher.final();

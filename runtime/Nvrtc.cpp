@@ -173,6 +173,13 @@ std::optional<NvrtcVersion> loadNvrtc(std::string *whyNot) {
   return api.loadedVersion;
 }
 
+std::vector<const char *> nvrtcOptions(NvrtcVersion v) {
+  std::vector<const char *> options = {"-default-device", "--std=c++17"};
+  if (v.major > 12 || (v.major == 12 && v.minor >= 4))
+    options.push_back("--minimal");
+  return options;
+}
+
 std::optional<CompiledCuda> compileCuda(const PtxRequest &req, Diagnostics &diags) {
   std::string whyNot;
   if (!loadNvrtc(&whyNot)) {
@@ -190,9 +197,10 @@ std::optional<CompiledCuda> compileCuda(const PtxRequest &req, Diagnostics &diag
              "nvrtcCreateProgram", req, diags))
     return std::nullopt;
   std::string arch = "--gpu-architecture=" + req.target;
-  const char *options[] = {arch.c_str(), kNvrtcOptions[0], kNvrtcOptions[1]};
+  std::vector<const char *> options = nvrtcOptions(api.loadedVersion);
+  options.push_back(arch.c_str());
   std::optional<CompiledCuda> out;
-  if (api.compileProgram(prog, 3, options) != 0) {
+  if (api.compileProgram(prog, int(options.size()), options.data()) != 0) {
     reportCompileFailure(prog, req, diags);
   } else {
     auto ptx = programText(prog, api.getPTXSize, api.getPTX, "nvrtcGetPTX", req, diags);
