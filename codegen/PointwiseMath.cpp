@@ -118,7 +118,7 @@ std::string unaryExpr(const Op &op, DType t, const std::string &x) {
   case OpKind::Relu: // a NaN stays NaN
     return x + " < 0 ? " + (isInt ? "0" : floatLiteral(0, t == DType::F64)) + " : " + x;
   case OpKind::Exp:
-    return call(mathFn(t, "exp"), x);
+    return expExpr(t, x);
   case OpKind::Log:
     return call(mathFn(t, "log"), x);
   case OpKind::Sqrt:
@@ -134,7 +134,10 @@ std::string unaryExpr(const Op &op, DType t, const std::string &x) {
   case OpKind::Silu:
     return x + " * " + call(helper(t, "sigmoid"), x);
   case OpKind::Gelu:
-    return call(helper(t, op.getString("approximate") == "tanh" ? "gelu_tanh" : "gelu"), x);
+    if (op.getString("approximate") == "tanh")
+      return call(helper(t, "gelu_tanh"), x);
+    // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
+    return call(isNarrowFloat(t) ? "fusec_gelu_narrow_f32" : helper(t, "gelu"), x);
   default:
     FUSEC_ASSERT(false, "not a unary pointwise op");
   }
@@ -251,6 +254,11 @@ std::string constantLiteral(const DenseData &d, size_t i) {
   uint64_t raw = elementBits(d, i);
   int64_t v = bits == 64 ? int64_t(raw) : int64_t(raw << (64 - bits)) >> (64 - bits);
   return intLiteral(v);
+}
+
+std::string expExpr(DType t, const std::string &x) {
+  // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
+  return call(isNarrowFloat(t) ? "fusec_exp_narrow_f32" : mathFn(t, "exp"), x);
 }
 
 std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args) {

@@ -27,6 +27,8 @@ std::string castExpr(DType from, DType to, const std::string &x);
 std::string floatLiteral(double v, bool isDouble);
 /// Element `i` of a constant as a literal of computeType(d.dtype).
 std::string constantLiteral(const DenseData &d, size_t i);
+/// exp(x) for `x` of computeType(t), to the precision dtype `t` promises.
+std::string expExpr(DType t, const std::string &x);
 /// The value of pointwise `op` over `args` (its operands as computeType).
 std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args);
 

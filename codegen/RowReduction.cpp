@@ -144,7 +144,8 @@ GeneratedKernel Writer::run() {
   std::ostringstream loop, src;
   writeRowLoop(loop);
   src << prog.tables << comment() << "extern \"C\" __global__ void __launch_bounds__("
-      << sched.blockThreads() << ") " << out.name << "(";
+      << sched.blockThreads() << (sched.minBlocks ? ", " + std::to_string(sched.minBlocks) : "")
+      << ") " << out.name << "(";
   for (size_t p = 0; p < params.size(); ++p)
     src << (p ? ",\n    " : "\n    ") << params[p];
   src << ") {\n" << shared << hoisted << loop.str() << "}\n";

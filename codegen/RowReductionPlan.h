@@ -100,6 +100,7 @@ struct Schedule {
   int64_t numVectors = 0;  ///< vectors a row: reduced / vec
   std::vector<bool> sweep; ///< per level: whether a pass over the row runs at it
   unsigned heldFloats = 0; ///< 4-byte registers a thread holds across sweeps
+  unsigned minBlocks = 0;  ///< blocks an SM for __launch_bounds__; 0: no bound
 
   unsigned blockThreads() const { return threads * rowsPerBlock; }
 };

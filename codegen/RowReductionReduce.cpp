@@ -109,10 +109,12 @@ void ProgramBuilder::layerNorm(const Op &op, unsigned x, const std::string &t) {
 
 // exp(x − max)·(1/Σexp(x − max)).
 void ProgramBuilder::softmax(const Op &op, unsigned x, const std::string &t) {
-  std::string name = op.result()->name(), exp = mathFn("exp", t), one = literal(1, t);
+  std::string name = op.result()->name(), one = literal(1, t);
+  DType dtype = op.result()->type().dtype;
   unsigned max = reduce(ReduceKind::Max, x, t, name + "_max");
   unsigned e = expr(
-      t, {x, max}, [exp](auto &a) { return exp + "(" + a[0] + " - " + a[1] + ")"; }, name + "_exp");
+      t, {x, max}, [dtype](auto &a) { return expExpr(dtype, a[0] + " - " + a[1]); },
+      name + "_exp");
   unsigned sum = reduce(ReduceKind::Sum, e, t, name + "_sum");
   unsigned inv = expr(
       t, {sum}, [one](auto &a) { return one + " / " + a[0]; }, name + "_inv");

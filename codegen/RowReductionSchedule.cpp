@@ -125,6 +125,12 @@ unsigned ceilPow2(int64_t n) {
 // us, without gamma and beta 32 -> 37.5 us, and reduce_sum in 11.3 ->
 // 16.8 us: only softmax-shaped programs (a max feeding a later reduction)
 // take it. Why the others lose was not found.
+//
+// 64 floats a thread on a block of 128 ask for 5 blocks an SM (at most 102
+// registers): LayerNorm+GeLU f16 8192 x 8192 with the GeLU of Note [Math of
+// f16 and bf16 values] took 127 registers, 4 blocks, and ran at 86% of copy
+// bandwidth; bounded, 96 registers (12 bytes spilled) and 90% (H100,
+// do_bench, 2026-11-22).
 
 /// Whether a max reduction feeds a reduction of a later sweep (softmax).
 bool maxThenReduce(const Program &prog) {
@@ -188,6 +194,8 @@ Schedule chooseSchedule(Program &prog) {
   unsigned held = markHeld(prog);
   if (fitRegisters(s, std::max(held, 1u), maxThenReduce(prog))) {
     s.heldFloats = held * s.vectors * s.vec;
+    if (s.threads == 128 && s.heldFloats > 32) // see the Note
+      s.minBlocks = 5;
   } else {
     s.mode = Mode::Loop;
     s.threads = 256;

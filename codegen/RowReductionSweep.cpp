@@ -297,7 +297,8 @@ void Writer::writeCombine(unsigned s, std::ostream &os) {
     }
     shared += "  __shared__ " + n.type + " red_" + n.name + "[32];\n";
     os << "    " << n.name << " = fusec_block_" << fn << "(" << n.name << ", red_" << n.name
-       << ", " << (blockReductions() > 1 ? "false" : "true") << ");\n";
+       << ", " << sched.threads / 32 << ", " << (blockReductions() > 1 ? "false" : "true")
+       << ");\n";
   }
 }
 

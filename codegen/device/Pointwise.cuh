@@ -105,13 +105,18 @@ __device__ __forceinline__ long long fusec_pow_i(long long a, long long b) {
   return (long long)result;
 }
 
-// max and min that propagate a NaN operand (fmaxf would drop it).
+// max and min that propagate a NaN operand (fmaxf would drop it): max.NaN,
+// one instruction on sm_80 and later (a NaN result is the canonical NaN).
 __device__ __forceinline__ float fusec_max_f32(float a, float b) {
-  return a != a ? a : (b != b || a < b) ? b : a;
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
 }
 
 __device__ __forceinline__ float fusec_min_f32(float a, float b) {
-  return a != a ? a : (b != b || b < a) ? b : a;
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
 }
 
 __device__ __forceinline__ double fusec_max_f64(double a, double b) {
@@ -131,11 +136,55 @@ __device__ __forceinline__ double fusec_sigmoid_f64(double x) {
 }
 
 __device__ __forceinline__ float fusec_gelu_f32(float x) {
-  // erff, not a shorter polynomial: one (Abramowitz-Stegun 7.1.26) raised the
-  // row-reduction LayerNorm+GeLU kernel of 8192 columns from 96 to 128
-  // registers, and it ran at 65% of copy bandwidth where erff ran at 90%
-  // (H100, separate runs, 2026-11-21).
   return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+// Note [Math of f16 and bf16 values]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A value typed f16 or bf16 promises 11 or 8 significant bits. Its math runs
+// in f32 registers, but exp and GeLU of such values need a relative error
+// well below 2^-12, not the ulp-accurate expf and erff: in a softmax or a
+// LayerNorm+GeLU of 1024 columns those made the kernel issue-bound, not
+// memory-bound (69% of issue slots busy; H100, ncu, 2026-11-22). The forms
+// below take about a third of the instructions:
+//  - exp(x) = 2^(x log2 e) by ex2.approx (relative error about 2^-22), plus
+//    the rounding of x log2 e to f32: |x| 2^-24 relative, under 1e-6 for
+//    every result f16 can hold and 5.3e-6 for bf16's.
+//  - GeLU(x) = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2. With z = |x| / sqrt 2
+//    and t = 1 / (1 + z / 2), erfc(z) = t exp(-z^2 + P(t)), P the degree-9
+//    Chebyshev fit of Numerical Recipes' erfcc (relative error below 1.2e-7
+//    for every z >= 0); Phi(x) = erfc(z) / 2 for x < 0, else 1 - erfc(z) / 2.
+//    Unlike 1 + erf(x / sqrt 2), which cancels for negative x, it keeps its
+//    relative accuracy in the tail. Against a double reference, in f32
+//    arithmetic: relative error at most 1.8e-6 where |GeLU(x)| > 1e-3 and
+//    3e-6 where it is above 1e-6.
+// f32 and f64 values keep expf/exp and erff/erf.
+__device__ __forceinline__ float fusec_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ float fusec_exp_narrow_f32(float x) {
+  return fusec_exp2_approx(x * 1.44269504088896341f);
+}
+
+__device__ __forceinline__ float fusec_gelu_narrow_f32(float x) {
+  const float z = fabsf(x) * 0.70710678118654752f;
+  float t;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, z, 1.0f)));
+  float p = 0.17087277f;
+  p = fmaf(p, t, -0.82215223f);
+  p = fmaf(p, t, 1.48851587f);
+  p = fmaf(p, t, -1.13520398f);
+  p = fmaf(p, t, 0.27886807f);
+  p = fmaf(p, t, -0.18628806f);
+  p = fmaf(p, t, 0.09678418f);
+  p = fmaf(p, t, 0.37409196f);
+  p = fmaf(p, t, 1.00002368f);
+  p = fmaf(p, t, -1.26551223f - 0.69314718f); // folds the halving: exp(-ln 2)
+  const float half = t * fusec_exp_narrow_f32(fmaf(-z, z, p)); // erfc(z) / 2
+  return x * (x < 0.0f ? half : 1.0f - half);
 }
 
 __device__ __forceinline__ double fusec_gelu_f64(double x) {

@@ -147,22 +147,34 @@ __device__ __forceinline__ long long fusec_min_i64(long long a, long long b) {
   return b < a ? b : a;
 }
 
-// fusec_warp_OP_T(v, width) and fusec_block_OP_T(v, scratch[32], reuse): the
-// total of v over the lane's group of `width` lanes, or over the block.
+// fusec_warp_OP_T(v, width) and fusec_block_OP_T(v, scratch[32], warps,
+// reuse): the total of v over the lane's group of `width` lanes, or over the
+// block of `warps` warps (a literal). Up to 8 warps, every thread combines
+// the warps' partials itself from shared memory (broadcast reads, in one
+// order, so every thread gets the same total): fewer instructions than a
+// second round of shuffles. `reuse`: a barrier after the reads, for scratch
+// written again before another barrier.
 #define FUSEC_REDUCTION(OP, T, TYPE, IDENTITY)                                                 \
   __device__ __forceinline__ TYPE fusec_warp_##OP##_##T(TYPE v, int width) {                 \
     for (int offset = width >> 1; offset > 0; offset >>= 1)                                   \
       v = fusec_##OP##_##T(v, __shfl_xor_sync(0xffffffffu, v, offset));                       \
     return v;                                                                                 \
   }                                                                                           \
-  __device__ __forceinline__ TYPE fusec_block_##OP##_##T(TYPE v, TYPE *scratch, bool reuse) { \
+  __device__ __forceinline__ TYPE fusec_block_##OP##_##T(TYPE v, TYPE *scratch, int warps,    \
+                                                         bool reuse) {                        \
     const unsigned lane = threadIdx.x & 31u;                                                  \
     v = fusec_warp_##OP##_##T(v, 32);                                                         \
     if (lane == 0)                                                                            \
       scratch[threadIdx.x >> 5] = v;                                                          \
     __syncthreads();                                                                          \
-    v = lane < (blockDim.x >> 5) ? scratch[lane] : (IDENTITY);                                \
-    v = fusec_warp_##OP##_##T(v, 32);                                                         \
+    if (warps <= 8) {                                                                         \
+      v = scratch[0];                                                                         \
+      for (int w = 1; w < warps; ++w)                                                         \
+        v = fusec_##OP##_##T(v, scratch[w]);                                                  \
+    } else {                                                                                  \
+      v = lane < unsigned(warps) ? scratch[lane] : (IDENTITY);                                \
+      v = fusec_warp_##OP##_##T(v, 32);                                                       \
+    }                                                                                         \
     if (reuse)                                                                                \
       __syncthreads();                                                                        \
     return v;                                                                                 \
