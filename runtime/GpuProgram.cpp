@@ -17,6 +17,7 @@
 // serving loop that reuses its buffers replays one graph per call, which
 // costs one cuGraphLaunch of host time instead of one launch per kernel.
 #include "runtime/GpuProgram.h"
+#include "runtime/Nvtx.h"
 
 #include "ir/Assert.h"
 #include "ir/Specialize.h"
@@ -255,6 +256,7 @@ bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &in
                             Diagnostics &diags) const {
   if (s.launch.grid[0] == 0 || s.launch.grid[1] == 0 || s.launch.grid[2] == 0)
     return true; // an empty tensor: nothing to compute
+  nvtx::Range range(s.name);
   llvm::SmallVector<uint64_t, 32> params;
   for (const ArgSource &a : s.args)
     params.push_back(address(a, inputs, outputs));
@@ -379,6 +381,8 @@ bool GpuProgram::enqueue(const std::vector<gpu::DevicePtr> &inputs,
   // A stream the caller is capturing itself gets plain launches, which
   // become part of the caller's graph.
   bool direct = !useGraphs || !stream || *capturing;
+  nvtx::Range range(lowered->name()); // the kernels' ranges nest in it, or a replay
+
   bool ok =
       direct ? launchSteps(inputs, outputs, stream, diags) : replay(inputs, outputs, stream, diags);
   return ok && gpu::recordEvent(lastRun, stream, diags);

@@ -13,6 +13,7 @@
 // Entry format: "FUSECK1\n", the key and "\n", then three little-endian u64:
 // PTX size, cubin size, xxh3 of PTX followed by cubin; then the two payloads.
 #include "runtime/KernelCache.h"
+#include "runtime/Nvtx.h"
 
 #include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
@@ -196,6 +197,7 @@ std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Dia
     l.source = CacheLookup::Source::Disk;
   if (!code) {
     l.source = CacheLookup::Source::Compiled;
+    nvtx::Range range("nvrtc " + req.name);
     if (!(code = compileCuda(req, diags)))
       return std::nullopt;
     if (!dir.empty())

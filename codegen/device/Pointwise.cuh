@@ -158,10 +158,13 @@ __device__ __forceinline__ float fusec_gelu_f32(float x) {
 //    relative accuracy in the tail. Against a double reference, in f32
 //    arithmetic: relative error at most 1.8e-6 where |GeLU(x)| > 1e-3 and
 //    3e-6 where it is above 1e-6.
+// Both flush results below 2^-126 to zero (as Triton's default does): f16
+// cannot hold them, and for bf16 they are its subnormals. Handling them
+// costs 4 instructions an element, 5% of LayerNorm+GeLU f16 16384 x 1024.
 // f32 and f64 values keep expf/exp and erff/erf.
 __device__ __forceinline__ float fusec_exp2_approx(float x) {
   float y;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 
@@ -172,7 +175,7 @@ __device__ __forceinline__ float fusec_exp_narrow_f32(float x) {
 __device__ __forceinline__ float fusec_gelu_narrow_f32(float x) {
   const float z = fabsf(x) * 0.70710678118654752f;
   float t;
-  asm("rcp.approx.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, z, 1.0f)));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, z, 1.0f)));
   float p = 0.17087277f;
   p = fmaf(p, t, -0.82215223f);
   p = fmaf(p, t, 1.48851587f);
