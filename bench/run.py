@@ -15,7 +15,8 @@ GEMM FLOPs are 2*M*N*K.
 
 Usage: python3 bench/run.py --fusec dist/bin/fusec --out DIR [--only NAME,...]
 Writes DIR/results.md (a table to paste into bench/RESULTS.md) and
-DIR/results.json.
+DIR/results.json; --render results.json --out DIR renders a run's table
+again (no GPU needed).
 """
 import argparse
 import datetime
@@ -25,11 +26,14 @@ import subprocess
 import sys
 import tempfile
 
-import torch
-import torch.nn.functional as F
-from triton.testing import do_bench
+try:
+    import torch
+    import torch.nn.functional as F
+    from triton.testing import do_bench
+except ImportError:  # --render needs no GPU stack
+    torch = None
 
-DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 SIZE = {"f16": 2, "bf16": 2, "f32": 4}
 
 
@@ -40,7 +44,7 @@ def ln_gelu(dt, rows, n):
   return %z
 }}
 """
-    t = DTYPES[dt]
+    t = getattr(torch, DTYPES[dt])
     x = torch.randn(rows, n, device="cuda", dtype=t)
     g = torch.randn(n, device="cuda", dtype=t)
     b = torch.randn(n, device="cuda", dtype=t)
@@ -54,7 +58,7 @@ def softmax(dt, rows, n):
   return %y
 }}
 """
-    x = torch.randn(rows, n, device="cuda", dtype=DTYPES[dt])
+    x = torch.randn(rows, n, device="cuda", dtype=getattr(torch, DTYPES[dt]))
     fn = lambda: torch.softmax(x, -1)
     return fir, fn, 2 * rows * n * SIZE[dt], 0
 
@@ -71,7 +75,7 @@ def chain5(dt, n):
   return %e
 }}
 """
-    x = torch.randn(n, device="cuda", dtype=DTYPES[dt])
+    x = torch.randn(n, device="cuda", dtype=getattr(torch, DTYPES[dt]))
     fn = lambda: torch.relu(torch.sigmoid(x * 2.0 + 1.0) * x)
     return fir, fn, 2 * n * SIZE[dt], 0
 
@@ -82,7 +86,7 @@ def gemm(dt, m, n, k):
   return %c
 }}
 """
-    t = DTYPES[dt]
+    t = getattr(torch, DTYPES[dt])
     a = torch.randn(m, k, device="cuda", dtype=t)
     b = torch.randn(k, n, device="cuda", dtype=t)
     fn = lambda: a @ b
@@ -142,14 +146,12 @@ def run_fusec(fusec, name, fir, workdir, extra=()):
 
 def model_row(name, fus):
     """A whole model: end-to-end time, kernels, compile and host cost."""
-    if "error" in fus:
-        return f"| {name} | error: {fus['error']} | | | | | |"
     ks = fus["kernels"]
     cold = sum(k["compile_cold_ms"] for k in ks)
     disk = max(k["compile_disk_ms"] for k in ks)
     return (f"| {name} | {fus['graph_ms'] * 1000:.1f} us graph replay, "
             f"{fus['direct_ms'] * 1000:.1f} us direct; {len(ks)} kernels, "
-            f"host {fus['host_us_per_kernel']:.2f} us/kernel under replay | | | | | "
+            f"host {fus['host_us_per_kernel']:.2f} us/kernel under replay | | | | | | "
             f"{cold:.0f} (sum) / {disk:.2f} ms |")
 
 
@@ -159,15 +161,50 @@ def rate(bytes_, flops, ms):
     return f"{bytes_ / (ms * 1e6):.0f} GB/s"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--fusec", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="")
-    args = ap.parse_args()
-    names = [n for n in WORKLOADS if not args.only or n in args.only.split(",")]
-    copy = copy_bandwidth()
-    rows, raw = [], {"copy_gbs": copy}
+def workload_row(name, r, copy):
+    """One kernel's workload. fusec's time is its kernels' device time, timed
+    as do_bench times the peers' single launch; the graph replay, which adds
+    the graph launch (about 1-2 us), is shown beside it."""
+    fus, bytes_, flops = r["fusec"], r["bytes"], r["flops"]
+    eager, compiled = rate(bytes_, flops, r["eager_ms"]), rate(bytes_, flops, r["compile_ms"])
+    if "error" in fus:
+        return f"| {name} | error: {fus['error']} | | | {eager} | {compiled} | | |"
+    ms = sum(k["device_ms"] for k in fus["kernels"])
+    cold = max(k["compile_cold_ms"] for k in fus["kernels"])
+    disk = max(k["compile_disk_ms"] for k in fus["kernels"])
+    pct = ""
+    if not flops:
+        gbs = bytes_ / (ms * 1e6)
+        pct = f"{100 * gbs / copy:.0f}% / {100 * gbs / r['copy_same_size_gbs']:.0f}%"
+    return (f"| {name} | {ms * 1000:.1f} us, {rate(bytes_, flops, ms)} | "
+            f"{fus['graph_ms'] * 1000:.1f} us | {pct} | {eager} | {compiled} | "
+            f"{r['compile_ms'] / ms:.2f}x | {cold:.0f} / {disk:.2f} ms |")
+
+
+def render(raw):
+    copy = raw["copy_gbs"]
+    rows = []
+    for name, r in raw.items():
+        if name in ("copy_gbs", "device", "date", "torch"):
+            continue
+        fus = r["fusec"]
+        if "eager_ms" not in r:
+            rows.append(model_row(name, fus) if "error" not in fus
+                        else f"| {name} | error: {fus['error']} | | | | | | |")
+        else:
+            rows.append(workload_row(name, r, copy))
+    head = (f"Device: {raw['device']}; date {raw['date']}; torch {raw['torch']}; "
+            f"copy bandwidth {copy:.0f} GB/s (1 GiB device-to-device, read+write).\n\n"
+            "| workload | fusec (kernels, median) | fusec (graph replay) | "
+            "% of copy: 1 GiB / same size | eager | torch.compile | fusec vs compile | "
+            "fusec compile cold / disk hit (slowest kernel) |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+    return head + "\n".join(rows) + "\n"
+
+
+def measure(names, fusec):
+    raw = {"copy_gbs": copy_bandwidth(), "device": torch.cuda.get_device_name(),
+           "date": str(datetime.date.today()), "torch": torch.__version__}
     with tempfile.TemporaryDirectory() as workdir:
         for name in names:
             spec = WORKLOADS[name]()
@@ -175,47 +212,40 @@ def main():
                 fir, extra, fn, bytes_, flops = spec
             else:
                 (fir, fn, bytes_, flops), extra = spec, ()
-            fus = run_fusec(args.fusec, name, fir, workdir, extra)
-            raw[name] = {"fusec": fus, "bytes": bytes_, "flops": flops}
-            if fn is None:
-                rows.append(model_row(name, fus))
-                print(rows[-1], flush=True)
-                continue
-            eager = time_peer(fn)
-            compiled = time_peer(torch.compile(fn))
-            raw[name].update({"eager_ms": eager, "compile_ms": compiled})
-            if "error" in fus:
-                rows.append(f"| {name} | error: {fus['error']} | | {rate(bytes_, flops, eager)} | "
-                            f"{rate(bytes_, flops, compiled)} | | |")
-                print(name, "fusec error", fus["error"], flush=True)
-                continue
-            ms = fus["graph_ms"]
-            cold = max(k["compile_cold_ms"] for k in fus["kernels"])
-            disk = max(k["compile_disk_ms"] for k in fus["kernels"])
-            pct = ""
-            if not flops:
-                same = copy_bandwidth(bytes_)
-                raw[name]["copy_same_size_gbs"] = same
-                gbs = bytes_ / (ms * 1e6)
-                pct = f"{100 * gbs / copy:.0f}% / {100 * gbs / same:.0f}%"
-            rows.append(f"| {name} | {ms * 1000:.1f} us, {rate(bytes_, flops, ms)} | {pct} | "
-                        f"{rate(bytes_, flops, eager)} | {rate(bytes_, flops, compiled)} | "
-                        f"{compiled / ms:.2f}x | {cold:.0f} / {disk:.2f} ms |")
-            print(rows[-1], flush=True)
+            r = raw[name] = {"fusec": run_fusec(fusec, name, fir, workdir, extra),
+                             "bytes": bytes_, "flops": flops}
+            if fn is not None:
+                r["eager_ms"] = time_peer(fn)
+                r["compile_ms"] = time_peer(torch.compile(fn))
+                if not flops:
+                    r["copy_same_size_gbs"] = copy_bandwidth(bytes_)
+            print(name, "done", flush=True)
             torch.cuda.empty_cache()
-    dev = torch.cuda.get_device_name()
-    head = (f"Device: {dev}; date {datetime.date.today()}; torch {torch.__version__}; "
-            f"copy bandwidth {copy:.0f} GB/s (1 GiB device-to-device, read+write).\n\n"
-            "| workload | fusec (graph replay, median) | % of copy: 1 GiB / same size | eager | "
-            "torch.compile | "
-            "fusec vs compile | fusec compile cold / disk hit (slowest kernel) |\n"
-            "| --- | --- | --- | --- | --- | --- | --- |\n")
-    table = head + "\n".join(rows) + "\n"
+    return raw
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fusec", help="the fusec binary (to measure)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--render", help="a results.json to render again instead of measuring")
+    args = ap.parse_args()
+    if args.render:
+        with open(args.render) as f:
+            raw = json.load(f)
+    else:
+        if not args.fusec:
+            ap.error("--fusec is required to measure")
+        names = [n for n in WORKLOADS if not args.only or n in args.only.split(",")]
+        raw = measure(names, args.fusec)
+    table = render(raw)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(table)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump(raw, f, indent=1)
+    if not args.render:
+        with open(os.path.join(args.out, "results.json"), "w") as f:
+            json.dump(raw, f, indent=1)
     print(table)
 
 
