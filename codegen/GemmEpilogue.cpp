@@ -72,15 +72,6 @@ std::vector<int64_t> sizesOf(const Shape &s) {
   return sizes;
 }
 
-bool isSplat(const DenseData &d) {
-  size_t size = dtypeSize(d.dtype);
-  for (size_t i = 1; i < d.numElements(); ++i)
-    if (!std::equal(d.bytes.begin(), d.bytes.begin() + long(size),
-                    d.bytes.begin() + long(i * size)))
-      return false;
-  return true;
-}
-
 /// The kernel operands chain `g`'s epilogue reads, in operand order.
 std::vector<unsigned> chainInputs(const Plan &plan, unsigned g) {
   const Chain &chain = plan.chains[g];
@@ -154,7 +145,7 @@ std::string ChainWriter::valueOf(const Value *v) {
 void ChainWriter::constant(const Op &op) {
   const DenseData &d = op.getDense("value");
   std::string type(computeType(d.dtype)), n = name(op.result());
-  if (isSplat(d)) {
+  if (d.isSplat()) {
     body << "  const " << type << " " << n << " = " << constantLiteral(d, 0) << ";\n";
     return;
   }

@@ -1,11 +1,9 @@
-// The loops of the pointwise template (see Pointwise.cpp for the template):
-// the scalar grid-stride loop, and the vector path.
+// The loops of the pointwise template's CUDA C++ (see Pointwise.cpp): the
+// scalar grid-stride loop, and the vector path.
 //
-// Vector path: when every operand and result indexed by the flat index
-// can move V elements in one aligned load or store of at most 16 bytes (V =
-// 16 / the widest element size, at least 2), the loop runs over vectors of V
-// elements: one vector load per such operand into a register array, the
-// element body unrolled V times over it, one vector store per result; the
+// Vector path (PointwisePlan::width = V > 1): the loop runs over vectors of V
+// elements: one vector load per flat-indexed operand into a register array,
+// the element body unrolled V times over it, one vector store per result; the
 // numel % V tail elements run the scalar loop. Base pointers are 16-byte
 // aligned (a runtime guarantee), so vector i is aligned to its size.
 #include "codegen/PointwiseEmitter.h"
@@ -18,17 +16,18 @@
 namespace fusec::codegen {
 
 void PointwiseEmitter::emitCoordinates(std::ostream &os) const {
-  if (coords.empty())
+  if (plan.coords.empty())
     return;
   os << "    long long rem = i;\n";
-  for (unsigned k = unsigned(space.size()); k-- > *coords.begin();) {
+  for (unsigned k = unsigned(plan.space.size()); k-- > *plan.coords.begin();) {
     if (k == 0) {
       os << "    const long long c0 = rem;\n";
       break;
     }
-    os << "    const long long c" << k << " = rem % " << dims[k] << ";\n";
-    if (k > *coords.begin())
-      os << "    rem /= " << dims[k] << ";\n";
+    std::string extent = scalar(plan.extents[k]);
+    os << "    const long long c" << k << " = rem % " << extent << ";\n";
+    if (k > *plan.coords.begin())
+      os << "    rem /= " << extent << ";\n";
   }
 }
 
@@ -39,10 +38,10 @@ void PointwiseEmitter::emitElement(std::ostream &os, const std::string &indent, 
   for (const Value *v : body.inputs()) {
     if (!v->hasUses())
       continue;
-    const std::string &index = inputIndex.at(v);
-    bool viaArray = vector && index == "i";
+    bool viaArray = vector && isFlat(v);
     os << indent << "const " << computeType(v->type().dtype) << " " << local.at(v) << " = "
-       << loadExpr(v->type().dtype, pointer.at(v) + (viaArray ? "_v" : ""), viaArray ? "e" : index)
+       << loadExpr(v->type().dtype, pointer(v) + (viaArray ? "_v" : ""),
+                   viaArray ? "e" : indexExpr(plan.index.at(v)))
        << ";\n";
   }
   for (const auto &op : body.ops()) {
@@ -60,26 +59,10 @@ void PointwiseEmitter::emitElement(std::ostream &os, const std::string &indent, 
        << ";\n";
   }
   for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    const std::string &ptr = pointer.at(kernel.result(j));
+    const std::string &ptr = pointer(kernel.result(j));
     os << indent << ptr << (vector ? "_v[e]" : "[i]") << " = "
        << storeExpr(kernel.result(j)->type().dtype, local.at(body.outputs()[j])) << ";\n";
   }
-}
-
-/// V for the vector path, or 1 when it does not apply.
-unsigned PointwiseEmitter::vectorWidth() const {
-  unsigned widest = 0, narrowest = 16;
-  auto visit = [&](DType t) {
-    widest = std::max(widest, dtypeSize(t));
-    narrowest = std::min(narrowest, dtypeSize(t));
-  };
-  for (const Value *v : body.inputs())
-    if (v->hasUses() && inputIndex.at(v) == "i")
-      visit(v->type().dtype);
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    visit(kernel.result(j)->type().dtype);
-  unsigned width = unsigned(16 / widest);
-  return width >= 2 && narrowest * width >= 2 ? width : 1;
 }
 
 void PointwiseEmitter::emitScalarLoop(std::ostream &os, const std::string &start) const {
@@ -92,7 +75,8 @@ void PointwiseEmitter::emitScalarLoop(std::ostream &os, const std::string &start
 /// "fusec_v16" etc.: the type of one vector of `bytes` bytes.
 static std::string vectorType(size_t bytes) { return "fusec_v" + std::to_string(bytes); }
 
-void PointwiseEmitter::emitVectorLoop(std::ostream &os, unsigned width) const {
+void PointwiseEmitter::emitVectorLoop(std::ostream &os) const {
+  unsigned width = plan.width;
   std::string w = std::to_string(width);
   os << "  const long long numVectors = numel / " << w << ";\n"
      << "  for (long long vi = first; vi < numVectors; vi += step) {\n";
@@ -100,16 +84,16 @@ void PointwiseEmitter::emitVectorLoop(std::ostream &os, unsigned width) const {
     os << "    alignas(16) " << storageType(v->type().dtype) << " " << ptr << "_v[" << w << "];\n";
   };
   for (const Value *v : body.inputs()) {
-    if (!v->hasUses() || inputIndex.at(v) != "i")
+    if (!v->hasUses() || !isFlat(v))
       continue;
-    const std::string &ptr = pointer.at(v);
+    const std::string &ptr = pointer(v);
     std::string vt = vectorType(dtypeSize(v->type().dtype) * width);
     array(v, ptr);
     os << "    *reinterpret_cast<" << vt << " *>(" << ptr << "_v) = reinterpret_cast<const " << vt
        << " *>(" << ptr << ")[vi];\n";
   }
   for (unsigned j = 0; j < kernel.numResults(); ++j)
-    array(kernel.result(j), pointer.at(kernel.result(j)));
+    array(kernel.result(j), pointer(kernel.result(j)));
   os << "#pragma unroll\n    for (int e = 0; e < " << w << "; ++e) {\n"
      << "      const long long i = vi * " << w << " + e;\n";
   std::ostringstream coordinateStream;
@@ -121,28 +105,12 @@ void PointwiseEmitter::emitVectorLoop(std::ostream &os, unsigned width) const {
   emitElement(os, "      ", true);
   os << "    }\n";
   for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    const std::string &ptr = pointer.at(kernel.result(j));
+    const std::string &ptr = pointer(kernel.result(j));
     std::string vt = vectorType(dtypeSize(kernel.result(j)->type().dtype) * width);
     os << "    reinterpret_cast<" << vt << " *>(" << ptr << ")[vi] = *reinterpret_cast<const " << vt
        << " *>(" << ptr << "_v);\n";
   }
   os << "  }\n";
-}
-
-// Static shapes: 256 threads a block, about four elements a thread (two
-// vectors on the vector path; the loop strides over the rest), at most
-// 2^31-1 blocks.
-void PointwiseEmitter::chooseLaunch(unsigned width) {
-  std::optional<int64_t> numel = staticNumElements(space);
-  if (!numel)
-    return;
-  constexpr int64_t kBlock = 256;
-  int64_t kPerThread = width > 1 ? 2 * width : 4;
-  int64_t blocks = std::max<int64_t>(1, (*numel + kBlock * kPerThread - 1) / (kBlock * kPerThread));
-  LaunchConfig launch;
-  launch.grid[0] = unsigned(std::min<int64_t>(blocks, 0x7fffffff));
-  launch.block[0] = unsigned(kBlock);
-  out.launch = launch;
 }
 
 } // namespace fusec::codegen

@@ -27,14 +27,6 @@ using namespace codegen;
 
 namespace {
 
-bool isSplat(const DenseData &d) {
-  size_t size = dtypeSize(d.dtype);
-  for (size_t i = 1; i < d.numElements(); ++i)
-    if (!std::equal(d.bytes.begin(), d.bytes.begin() + size, d.bytes.begin() + i * size))
-      return false;
-  return true;
-}
-
 bool isAllOnes(const Shape &s) {
   for (const Dim &d : s)
     if (!d.isStaticValue(1))
@@ -132,7 +124,7 @@ std::optional<unsigned> ProgramBuilder::leaf(const Value *v, bool inRows, const 
   }
   Op *def = v->definingOp();
   unsigned id;
-  if (def && isSplat(def->getDense("value"))) {
+  if (def && def->getDense("value").isSplat()) {
     Node n;
     n.kind = NodeKind::Splat;
     n.type = std::string(computeType(v->type().dtype));

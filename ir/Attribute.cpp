@@ -4,9 +4,18 @@
 #include "ir/Assert.h"
 #include "ir/Numerics.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fusec {
+
+bool DenseData::isSplat() const {
+  size_t size = dtypeSize(dtype);
+  for (size_t i = 1; i < numElements(); ++i)
+    if (!std::equal(bytes.begin(), bytes.begin() + long(size), bytes.begin() + long(i * size)))
+      return false;
+  return true;
+}
 
 double DenseData::elementAsDouble(size_t i) const {
   FUSEC_ASSERT(i < numElements(), "dense element index out of range");

@@ -21,6 +21,8 @@ struct DenseData {
   size_t numElements() const { return bytes.size() / dtypeSize(dtype); }
   /// Element i converted to double (bool: 0/1, f16/bf16 widened exactly).
   double elementAsDouble(size_t i) const;
+  /// Whether every element has the first one's bytes.
+  bool isSplat() const;
   bool operator==(const DenseData &o) const = default;
 };
 using DenseRef = std::shared_ptr<const DenseData>;

@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kMaxListElements = 16;
 
 // A NaN other than the one the literal `nan` reads as cannot be a splat.
-bool isSplat(const DenseData &d) {
+bool printsAsSplat(const DenseData &d) {
   size_t n = d.numElements();
   if (n == 0)
     return false;
@@ -44,7 +44,7 @@ bool hasNaN(const DenseData &d) {
 
 std::string formatDense(const DenseData &d) {
   size_t n = d.numElements();
-  if (isSplat(d))
+  if (printsAsSplat(d))
     return "dense<" + formatElement(d, 0) + ">";
   if (n <= kMaxListElements && !hasNaN(d)) {
     std::string out = "dense<[";

@@ -1,0 +1,199 @@
+#include "codegen/Nvptx.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#include <memory>
+#include <mutex>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace fusec::codegen {
+
+namespace {
+
+/// "sm_90a" -> its compute capability times ten plus whether it is the
+/// arch-specific variant; nullopt for anything else.
+struct SmVersion {
+  unsigned number = 0; ///< 80, 86, 89, 90, ...
+  bool archSpecific = false;
+};
+
+std::optional<SmVersion> parseTarget(const std::string &target) {
+  llvm::StringRef t(target);
+  if (!t.consume_front("sm_"))
+    return std::nullopt;
+  SmVersion v;
+  v.archSpecific = t.consume_back("a");
+  if (t.getAsInteger(10, v.number) || v.number < 80)
+    return std::nullopt;
+  return v;
+}
+
+/// PTX ISA versions LLVM 19 knows, from the lowest each GPU needs: 7.0 for
+/// sm_80, 7.1 sm_86, 7.8 sm_89/sm_90, 8.0 sm_90a.
+std::string ptxFeature(const SmVersion &v) {
+  if (v.archSpecific || v.number >= 90)
+    return "+ptx80";
+  return v.number >= 89 ? "+ptx78" : v.number >= 86 ? "+ptx71" : "+ptx70";
+}
+
+const llvm::Target *nvptxTarget(Diagnostics &diags) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string error;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(kNvptxTriple, error);
+  if (!t)
+    diags.error(Loc{}, "LLVM's NVPTX back end is not available: " + error);
+  return t;
+}
+
+std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &target,
+                                                   Diagnostics &diags) {
+  std::optional<SmVersion> v = parseTarget(target);
+  if (!v) {
+    diags.error(Loc{}, "unknown GPU target '" + target + "' (expected sm_80, sm_90a, ...)");
+    return nullptr;
+  }
+  const llvm::Target *t = nvptxTarget(diags);
+  if (!t)
+    return nullptr;
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast; // fma contraction, as NVRTC does
+  return std::unique_ptr<llvm::TargetMachine>(
+      t->createTargetMachine(kNvptxTriple, target, ptxFeature(*v), options, std::nullopt,
+                             std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+/// libdevice.10.bc of the CUDA toolkit: $CUDA_HOME first, then
+/// /usr/local/cuda.
+std::optional<std::string> findLibdevice(Diagnostics &diags) {
+  std::vector<std::string> roots;
+  if (std::optional<std::string> home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+    roots.push_back(*home);
+  roots.push_back("/usr/local/cuda");
+  for (const std::string &root : roots) {
+    llvm::SmallString<256> path(root);
+    llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    if (llvm::sys::fs::exists(path))
+      return std::string(path);
+  }
+  diags.error(Loc{}, "libdevice not found: set CUDA_HOME to a CUDA toolkit (looked for "
+                     "nvvm/libdevice/libdevice.10.bc under $CUDA_HOME and /usr/local/cuda)");
+  return std::nullopt;
+}
+
+bool callsLibdevice(const llvm::Module &m) {
+  for (const llvm::Function &f : m)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_"))
+      return true;
+  return false;
+}
+
+/// Links the libdevice functions `m` declares, then makes everything but
+/// the kernels internal so that the optimizer inlines and drops the rest.
+bool linkLibdevice(llvm::Module &m, Diagnostics &diags) {
+  std::optional<std::string> path = findLibdevice(diags);
+  if (!path)
+    return false;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(*path);
+  if (!buffer) {
+    diags.error(Loc{}, "cannot read " + *path + ": " + buffer.getError().message());
+    return false;
+  }
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib =
+      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), m.getContext());
+  if (!lib) {
+    diags.error(Loc{}, *path + " is not LLVM bitcode: " + llvm::toString(lib.takeError()));
+    return false;
+  }
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
+    diags.error(Loc{}, "linking " + *path + " failed");
+    return false;
+  }
+  llvm::internalizeModule(m, [](const llvm::GlobalValue &gv) {
+    const auto *f = llvm::dyn_cast<llvm::Function>(&gv);
+    return f && f->getCallingConv() == llvm::CallingConv::PTX_Kernel;
+  });
+  return true;
+}
+
+void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+}
+
+} // namespace
+
+bool prepareNvptxModule(llvm::Module &m, const std::string &target, Diagnostics &diags) {
+  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(target, diags);
+  if (!tm)
+    return false;
+  m.setTargetTriple(kNvptxTriple);
+  m.setDataLayout(tm->createDataLayout());
+  // libdevice asks __nvvm_reflect("__CUDA_FTZ"): f32 subnormals are kept.
+  m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  return true;
+}
+
+std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target,
+                                   Diagnostics &diags) {
+  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(target, diags);
+  if (!tm)
+    return std::nullopt;
+  std::string broken;
+  llvm::raw_string_ostream why(broken);
+  if (llvm::verifyModule(m, &why)) {
+    diags.error(Loc{}, "internal error: the LLVM IR of module '" + m.getName().str() +
+                           "' does not verify: " + broken);
+    return std::nullopt;
+  }
+  if (callsLibdevice(m) && !linkLibdevice(m, diags))
+    return std::nullopt;
+  optimize(m, *tm);
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    diags.error(Loc{}, "LLVM's NVPTX back end cannot emit PTX for " + target);
+    return std::nullopt;
+  }
+  pm.run(m);
+  return std::string(ptx.str());
+}
+
+} // namespace fusec::codegen

@@ -1,0 +1,32 @@
+// The second back end's last step: an LLVM module of kernels to PTX through
+// LLVM's NVPTX back end, without NVRTC. The module is optimized at O3 for
+// the target, the libdevice functions it calls (__nv_expf, ...) are linked
+// in from the CUDA toolkit's libdevice.10.bc and internalized, and the
+// NVPTX assembly printer writes the PTX. Kernels are functions with the
+// PTX_Kernel calling convention.
+#pragma once
+
+#include "ir/Diagnostics.h"
+
+#include <optional>
+#include <string>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace fusec::codegen {
+
+/// The LLVM triple of every module this back end emits.
+inline constexpr const char *kNvptxTriple = "nvptx64-nvidia-cuda";
+
+/// Prepares an empty module for `target` (sm_80, sm_90, sm_90a, ...): its
+/// triple and data layout. False after reporting an unknown target.
+bool prepareNvptxModule(llvm::Module &m, const std::string &target, Diagnostics &diags);
+
+/// Optimizes `m` (prepared for `target`), links the libdevice functions it
+/// declares and returns its PTX; nullopt after reporting an error.
+std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target,
+                                   Diagnostics &diags);
+
+} // namespace fusec::codegen
