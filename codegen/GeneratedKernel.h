@@ -44,13 +44,23 @@ struct LaunchConfig {
   unsigned sharedBytes = 0;
 };
 
-/// CUDA C++ for one kernel op (or one plain op run by a generic kernel).
+/// The two back ends: CUDA C++ compiled by NVRTC, and LLVM IR compiled by
+/// LLVM's NVPTX back end. Both render the same plans into kernels with the
+/// same parameters and launches.
+enum class Backend { Nvrtc, Llvm };
+/// "nvrtc" or "llvm", as --backend spells them.
+const char *backendName(Backend b);
+
+/// CUDA C++ for one kernel op (or one plain op run by a generic kernel), or
+/// for the LLVM back end a textual LLVM IR module holding its kernel.
 struct GeneratedKernel {
   std::string name;   ///< the extern "C" entry point
-  std::string source; ///< the kernel alone; cudaTranslationUnit adds the helpers
+  std::string source; ///< CUDA C++: the kernel alone (cudaTranslationUnit adds the
+                      ///< helpers); LLVM: the module
   std::vector<KernelArg> args;
   /// Set when every shape the kernel sees is static.
   std::optional<LaunchConfig> launch;
+  Backend backend = Backend::Nvrtc;
 };
 
 /// "fusec_<graph>_<first result>", made a C identifier.

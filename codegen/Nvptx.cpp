@@ -1,5 +1,7 @@
 #include "codegen/Nvptx.h"
 
+#include "ir/Assert.h"
+
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -159,15 +161,18 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
 
 } // namespace
 
-bool prepareNvptxModule(llvm::Module &m, const std::string &target, Diagnostics &diags) {
-  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(target, diags);
-  if (!tm)
-    return false;
+void prepareNvptxModule(llvm::Module &m) {
+  // The data layout does not depend on the GPU: take sm_80's.
+  static const std::string layout = [] {
+    Diagnostics ignored;
+    std::unique_ptr<llvm::TargetMachine> tm = targetMachine("sm_80", ignored);
+    FUSEC_ASSERT(tm, "LLVM's NVPTX back end is not linked in");
+    return tm->createDataLayout().getStringRepresentation();
+  }();
   m.setTargetTriple(kNvptxTriple);
-  m.setDataLayout(tm->createDataLayout());
+  m.setDataLayout(layout);
   // libdevice asks __nvvm_reflect("__CUDA_FTZ"): f32 subnormals are kept.
   m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
-  return true;
 }
 
 std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target,

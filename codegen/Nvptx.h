@@ -20,12 +20,13 @@ namespace fusec::codegen {
 /// The LLVM triple of every module this back end emits.
 inline constexpr const char *kNvptxTriple = "nvptx64-nvidia-cuda";
 
-/// Prepares an empty module for `target` (sm_80, sm_90, sm_90a, ...): its
-/// triple and data layout. False after reporting an unknown target.
-bool prepareNvptxModule(llvm::Module &m, const std::string &target, Diagnostics &diags);
+/// Prepares an empty module for NVPTX: its triple and data layout (the same
+/// for every GPU), and libdevice's flush-to-zero setting (off).
+void prepareNvptxModule(llvm::Module &m);
 
-/// Optimizes `m` (prepared for `target`), links the libdevice functions it
-/// declares and returns its PTX; nullopt after reporting an error.
+/// Optimizes `m` (prepared as above) for `target` (sm_80, sm_90, sm_90a,
+/// ...), links the libdevice functions it declares and returns its PTX;
+/// nullopt after reporting an error (an unknown target, ...).
 std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target,
                                    Diagnostics &diags);
 

@@ -6,6 +6,7 @@
 #include "runtime/Lowering.h"
 
 #include "codegen/Codegen.h"
+#include "codegen/LlvmCodegen.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -52,15 +53,19 @@ std::string firstMessage(const Diagnostics &d) {
   return d.all().empty() ? std::string("refused") : d.all().front().message;
 }
 
-bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allowFallback) {
+bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allowFallback,
+              Backend backend) {
   if (op->kind() == OpKind::Const)
     return true;
   Diagnostics trial;
-  if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial)) {
+  std::optional<GeneratedKernel> k = backend == Backend::Nvrtc
+                                         ? emitKernel(*op, g.name(), trial)
+                                         : emitKernelLlvm(*op, g.name(), trial);
+  if (k) {
     out.steps.push_back({op, std::move(*k)});
     return true;
   }
-  if (op->kind() != OpKind::Kernel || !allowFallback) {
+  if (op->kind() != OpKind::Kernel || !allowFallback || backend == Backend::Llvm) {
     diags.append(trial);
     return false;
   }
@@ -69,7 +74,7 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allo
                                op->getString("template") +
                                ") runs op by op: " + firstMessage(trial)});
   for (Op *inner : inlineKernel(g, op))
-    if (!emitStep(g, inner, out, diags, allowFallback))
+    if (!emitStep(g, inner, out, diags, allowFallback, backend))
       return false;
   return true;
 }
@@ -80,9 +85,10 @@ std::string stepTemplateName(const Op &op) {
   return op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
 }
 
-bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback) {
+bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback,
+                 Backend backend) {
   for (Op *op : g.opsSnapshot())
-    if (!emitStep(g, op, out, diags, allowFallback))
+    if (!emitStep(g, op, out, diags, allowFallback, backend))
       return false;
   return true;
 }

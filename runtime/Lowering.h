@@ -35,7 +35,10 @@ std::string stepTemplateName(const Op &op);
 /// steps in graph order. Returns false after reporting an error at an op
 /// that even the generic emitter cannot run, or, with `allowFallback`
 /// false, the errors of a template that refused its kernel (what
-/// `fusec compile --no-fallback` shows a compiler engineer).
-bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback = true);
+/// `fusec compile --no-fallback` shows a compiler engineer). `backend` picks
+/// the emitters; the LLVM back end has no generic kernels, so an op it does
+/// not render is an error there.
+bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback = true,
+                 Backend backend = Backend::Nvrtc);
 
 } // namespace fusec

@@ -17,7 +17,8 @@ config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%fusec_src", config.fusec_src_root))
 
 # The CUDA toolkit, when present, lets tests assemble generated PTX (feature
-# `ptxas`, substitution %ptxas) and compile through NVRTC (feature `nvrtc`);
+# `ptxas`, substitution %ptxas), compile through NVRTC (feature `nvrtc`) and
+# link libdevice into the LLVM back end's kernels (feature `libdevice`);
 # without it those tests report UNSUPPORTED.
 def find_cuda_home():
     for home in [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]:
@@ -29,6 +30,9 @@ cuda_home = find_cuda_home()
 if cuda_home:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(cuda_home, "bin", "ptxas")))
+    if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
+        config.available_features.add("libdevice")
+        config.environment["CUDA_HOME"] = cuda_home
     if any(os.path.exists(os.path.join(cuda_home, "lib64", lib))
            for lib in ("libnvrtc.so.13", "libnvrtc.so")):
         config.available_features.add("nvrtc")

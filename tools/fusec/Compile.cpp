@@ -1,13 +1,16 @@
 // fusec compile MODEL: runs the default pipeline and generates every kernel
-// the runtime would launch (see generateGraph). --emit says what to write:
-// the CUDA C++ (cuda), the PTX NVRTC makes of it for --target (ptx), a
-// per-kernel report (report), or a `.fusec` artifact that `fusec run` runs
-// without compiling (artifact; the default when -o ends in .fusec). Needs no
-// GPU; ptx and artifact need NVRTC. What is left to run time (kernels that
+// the runtime would launch (see generateGraph), with the NVRTC back end (CUDA
+// C++) or the LLVM back end (LLVM IR; --backend=llvm). --emit says what to
+// write: the CUDA C++ (cuda) or the LLVM IR (llvm), the PTX the back end
+// makes of it for --target (ptx), a per-kernel report (report), or a `.fusec`
+// artifact that `fusec run` runs without compiling (artifact; the default
+// when -o ends in .fusec). Needs no GPU; ptx and artifact with the NVRTC
+// back end need NVRTC, the LLVM back end only the toolkit's libdevice. What is left to run time (kernels that
 // need bound shapes, kernels that run op by op) is listed in notes, never
 // faked. --dim binds symbolic dims, so that everything is generated.
 #include "codegen/Codegen.h"
 #include "codegen/Generic.h"
+#include "codegen/LlvmCodegen.h"
 #include "ir/Specialize.h"
 #include "runtime/GpuArtifact.h"
 #include "runtime/Lowering.h"
@@ -29,8 +32,8 @@ cl::SubCommand compileCommand("compile", "Compile a model's kernels (CUDA C++, P
 
 namespace {
 
-enum class Emit { Cuda, Ptx, Report, Artifact };
-enum class Target { Sm80, Sm90a };
+enum class Emit { Cuda, Llvm, Ptx, Report, Artifact };
+enum class Target { Sm80, Sm90, Sm90a };
 
 cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
                            cl::sub(compileCommand), cl::cat(toolCategory));
@@ -39,16 +42,25 @@ cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"), cl::
 cl::opt<Target, false, ChoiceParser<Target>>
     target("target", cl::desc("GPU target"), cl::init(Target::Sm90a),
            cl::values(clEnumValN(Target::Sm80, "sm_80", "Ampere"),
+                      clEnumValN(Target::Sm90, "sm_90", "Hopper, portable"),
                       clEnumValN(Target::Sm90a, "sm_90a", "Hopper")),
            cl::sub(compileCommand), cl::cat(toolCategory));
 cl::opt<Emit, false, ChoiceParser<Emit>>
     emit("emit", cl::desc("What to write (default: artifact for -o *.fusec, else cuda)"),
          cl::init(Emit::Cuda),
-         cl::values(clEnumValN(Emit::Cuda, "cuda", "the generated CUDA C++"),
-                    clEnumValN(Emit::Ptx, "ptx", "PTX compiled by NVRTC"),
+         cl::values(clEnumValN(Emit::Cuda, "cuda", "the generated CUDA C++ (NVRTC back end)"),
+                    clEnumValN(Emit::Llvm, "llvm", "the generated LLVM IR (LLVM back end)"),
+                    clEnumValN(Emit::Ptx, "ptx", "PTX compiled by the back end"),
                     clEnumValN(Emit::Report, "report", "one line per kernel"),
                     clEnumValN(Emit::Artifact, "artifact", "a .fusec artifact")),
          cl::sub(compileCommand), cl::cat(toolCategory));
+cl::opt<Backend, false, ChoiceParser<Backend>>
+    backend("backend", cl::desc("Code generator (default: llvm for --emit=llvm, else nvrtc)"),
+            cl::init(Backend::Nvrtc),
+            cl::values(clEnumValN(Backend::Nvrtc, "nvrtc", "CUDA C++ through NVRTC"),
+                       clEnumValN(Backend::Llvm, "llvm",
+                                  "LLVM IR through LLVM's NVPTX back end (pointwise kernels)")),
+            cl::sub(compileCommand), cl::cat(toolCategory));
 cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
                                 cl::value_desc("NAME=SIZE"), cl::CommaSeparated,
                                 cl::sub(compileCommand), cl::cat(toolCategory));
@@ -67,12 +79,37 @@ cl::opt<bool> genericOnly("generic", cl::Hidden,
                           cl::desc("Run no passes; generate every op with the generic emitter"),
                           cl::sub(compileCommand), cl::cat(toolCategory));
 
-std::string targetName() { return target == Target::Sm80 ? "sm_80" : "sm_90a"; }
+std::string targetName() {
+  return target == Target::Sm80 ? "sm_80" : target == Target::Sm90 ? "sm_90" : "sm_90a";
+}
+
+Backend backendKind() {
+  if (backend.getNumOccurrences() == 0 && emit == Emit::Llvm)
+    return Backend::Llvm;
+  return backend;
+}
 
 Emit emitKind() {
   if (emit.getNumOccurrences() == 0 && llvm::StringRef(output).ends_with(".fusec"))
     return Emit::Artifact;
+  if (emit.getNumOccurrences() == 0 && backendKind() == Backend::Llvm)
+    return Emit::Llvm;
   return emit;
+}
+
+/// What --emit and --backend cannot do together, or "".
+std::string unsupportedCombination() {
+  Backend b = backendKind();
+  Emit e = emitKind();
+  if (b == Backend::Nvrtc && e == Emit::Llvm)
+    return "--emit=llvm needs --backend=llvm";
+  if (b == Backend::Llvm && e == Emit::Cuda)
+    return "--emit=cuda is the NVRTC back end's; the LLVM back end writes --emit=llvm";
+  if (b == Backend::Llvm && e == Emit::Artifact)
+    return "artifacts hold kernels of the NVRTC back end only, so far";
+  if (b == Backend::Llvm && genericOnly)
+    return "--generic kernels come from the NVRTC back end only";
+  return "";
 }
 
 /// Generates the generic kernel of every non-constant op of `g`.
@@ -129,7 +166,7 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     DimBindings bindings;
     std::unique_ptr<Graph> specialized = specializeShapes(g, *shapes, bindings, diags);
     LoweredGraph lowered;
-    if (!specialized || !lowerForGpu(*specialized, lowered, diags, !noFallback))
+    if (!specialized || !lowerForGpu(*specialized, lowered, diags, !noFallback, backendKind()))
       return false;
     for (const Diagnostic &note : lowered.fallbacks)
       diags.note(note.loc, note.message);
@@ -141,9 +178,12 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     if (op->kind() == OpKind::Const)
       continue;
     Diagnostics trial;
-    if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial))
+    std::optional<GeneratedKernel> k = backendKind() == Backend::Nvrtc
+                                           ? emitKernel(*op, g.name(), trial)
+                                           : emitKernelLlvm(*op, g.name(), trial);
+    if (k)
       kernels.push_back(std::move(*k));
-    else if (noFallback)
+    else if (noFallback || backendKind() == Backend::Llvm)
       diags.append(trial);
     else
       noteDeferred(*op, trial, diags);
@@ -179,11 +219,18 @@ std::string report(const std::vector<GeneratedKernel> &kernels) {
   return os.str();
 }
 
-/// The text to write: all kernels in one translation unit, its PTX, or a report.
+/// The text to write: all kernels in one translation unit (or LLVM module),
+/// its PTX, or a report.
 std::optional<std::string> render(const Module &module, const std::vector<GeneratedKernel> &kernels,
                                   Diagnostics &diags) {
   if (emitKind() == Emit::Report)
     return report(kernels);
+  if (backendKind() == Backend::Llvm) {
+    std::optional<std::string> ir = linkLlvmKernels(kernels, diags);
+    if (!ir || emitKind() == Emit::Llvm)
+      return ir;
+    return compileLlvmToPtx(*ir, targetName(), diags);
+  }
   std::string unit = cudaTranslationUnit(kernels);
   if (emitKind() == Emit::Cuda)
     return unit;
@@ -217,6 +264,10 @@ int runCompile() {
   DimBindings dims;
   if (!parseDimFlags(dimValues, dims, diags))
     return reportAndExit(diags, kExitUsage);
+  if (std::string why = unsupportedCombination(); !why.empty()) {
+    diags.error(Loc{}, why);
+    return reportAndExit(diags, kExitUsage);
+  }
   std::unique_ptr<Module> module = loadInput(input, diags);
   if (!module)
     return reportAndExit(diags, kExitUserError);

@@ -1,0 +1,37 @@
+// The entry point of the LLVM back end: renders a kernel op into an LLVM IR
+// module (as text) holding its kernel, from the same plan the CUDA C++ back
+// end renders; compileLlvmToPtx turns such a module into PTX through LLVM's
+// NVPTX back end (Nvptx.h). Families so far: pointwise.
+#pragma once
+
+#include "codegen/GeneratedKernel.h"
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace fusec {
+
+/// Renders `op` into LLVM IR: GeneratedKernel::source is the textual
+/// module. Reports an error at the op, and returns nullopt, for a template
+/// (or a plain op) the LLVM back end does not render yet.
+std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
+                                              Diagnostics &diags);
+
+/// One module (as text) holding the kernels of several of emitKernelLlvm's.
+std::optional<std::string> linkLlvmKernels(const std::vector<GeneratedKernel> &kernels,
+                                           Diagnostics &diags);
+
+/// PTX for `target` of the module text `ir` (emitKernelLlvm's or
+/// linkLlvmKernels').
+std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::string &target,
+                                            Diagnostics &diags);
+
+namespace codegen {
+std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_view graphName,
+                                                 Diagnostics &diags);
+} // namespace codegen
+
+} // namespace fusec

@@ -1,0 +1,401 @@
+// The math of the pointwise ops in LLVM IR (see LlvmMath.h). Each case
+// matches the CUDA C++ of PointwiseMath.cpp and its helpers in
+// device/Pointwise.cuh: max/min propagate NaN (llvm.maximum, max.NaN),
+// integer ops wrap and divide toward zero with x / 0 = 0, float -> integer
+// casts truncate and saturate with NaN -> 0 (llvm.fptosi.sat), and f64
+// narrows to f16/bf16 through an f32 rounded to odd, so once.
+#include "codegen/LlvmMath.h"
+
+#include "ir/Assert.h"
+#include "ir/TextLiterals.h"
+
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Module.h"
+
+namespace fusec::codegen {
+
+namespace {
+
+bool isNarrowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+llvm::Module &moduleOf(llvm::IRBuilder<> &b) { return *b.GetInsertBlock()->getModule(); }
+
+/// A libdevice function of one or two arguments of `v`'s type: __nv_<name>f
+/// for float, __nv_<name> for double.
+llvm::Value *libdevice(llvm::IRBuilder<> &b, const char *name, std::vector<llvm::Value *> args) {
+  llvm::Type *t = args[0]->getType();
+  std::string fn = std::string("__nv_") + name + (t->isDoubleTy() ? "" : "f");
+  std::vector<llvm::Type *> params(args.size(), t);
+  llvm::FunctionCallee callee =
+      moduleOf(b).getOrInsertFunction(fn, llvm::FunctionType::get(t, params, false));
+  return b.CreateCall(callee, args);
+}
+
+llvm::Value *fp(llvm::IRBuilder<> &, llvm::Value *like, double v) {
+  return llvm::ConstantFP::get(like->getType(), v);
+}
+
+/// ex2.approx.ftz of `x` (f32).
+llvm::Value *exp2Approx(llvm::IRBuilder<> &b, llvm::Value *x) {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x});
+}
+
+llvm::Value *expValue(llvm::IRBuilder<> &b, DType t, llvm::Value *x) {
+  if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values]
+    return exp2Approx(b, b.CreateFMul(x, fp(b, x, 1.44269504088896341)));
+  return libdevice(b, "exp", {x});
+}
+
+llvm::Value *sigmoid(llvm::IRBuilder<> &b, llvm::Value *x) {
+  llvm::Value *e = libdevice(b, "exp", {b.CreateFNeg(x)});
+  return b.CreateFDiv(fp(b, x, 1.0), b.CreateFAdd(fp(b, x, 1.0), e));
+}
+
+/// Note [Math of f16 and bf16 values]: x Phi(x) by the erfc form.
+llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
+  llvm::Value *z = b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                fp(b, x, 0.70710678118654752));
+  llvm::Value *t = b.CreateIntrinsic(
+      llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {},
+      {b.CreateIntrinsic(llvm::Intrinsic::fma, {z->getType()}, {fp(b, x, 0.5), z, fp(b, x, 1.0)})});
+  static const double kP[] = {0.17087277,  -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+                              -0.18628806, 0.09678418,  0.37409196, 1.00002368,
+                              -1.26551223 - 0.69314718};
+  llvm::Value *p = fp(b, x, kP[0]);
+  for (size_t k = 1; k < std::size(kP); ++k)
+    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {p, t, fp(b, x, kP[k])});
+  llvm::Value *arg =
+      b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {b.CreateFNeg(z), z, p});
+  llvm::Value *half = b.CreateFMul(
+      t, exp2Approx(b, b.CreateFMul(arg, fp(b, x, 1.44269504088896341)))); // erfc(z) / 2
+  llvm::Value *phi = b.CreateSelect(b.CreateFCmpOLT(x, fp(b, x, 0.0)), half,
+                                    b.CreateFSub(fp(b, x, 1.0), half));
+  return b.CreateFMul(x, phi);
+}
+
+llvm::Value *gelu(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
+  bool tanh = op.getString("approximate") == "tanh";
+  if (!tanh && isNarrowFloat(t))
+    return geluNarrow(b, x);
+  llvm::Value *half = b.CreateFMul(fp(b, x, 0.5), x);
+  if (tanh) {
+    llvm::Value *cube = b.CreateFMul(b.CreateFMul(x, x), x);
+    llvm::Value *inner = b.CreateFMul(fp(b, x, 0.79788456080286536),
+                                      b.CreateFAdd(x, b.CreateFMul(fp(b, x, 0.044715), cube)));
+    return b.CreateFMul(half, b.CreateFAdd(fp(b, x, 1.0), libdevice(b, "tanh", {inner})));
+  }
+  llvm::Value *erf = libdevice(b, "erf", {b.CreateFMul(x, fp(b, x, 0.70710678118654752))});
+  return b.CreateFMul(half, b.CreateFAdd(fp(b, x, 1.0), erf));
+}
+
+/// a^b wrapped, an internal function of the module per integer width:
+/// a negative b gives the integer part of the real result.
+llvm::Function *integerPow(llvm::IRBuilder<> &b, llvm::IntegerType *t) {
+  llvm::Module &m = moduleOf(b);
+  std::string name = "fusec_pow_i" + std::to_string(t->getBitWidth());
+  if (llvm::Function *f = m.getFunction(name))
+    return f;
+  auto *f = llvm::Function::Create(llvm::FunctionType::get(t, {t, t}, false),
+                                   llvm::Function::InternalLinkage, name, m);
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> fb(llvm::BasicBlock::Create(ctx, "entry", f));
+  llvm::Value *a = f->getArg(0), *e = f->getArg(1);
+  auto *negative = llvm::BasicBlock::Create(ctx, "negative", f);
+  auto *loop = llvm::BasicBlock::Create(ctx, "loop", f);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", f);
+  llvm::Value *zero = llvm::ConstantInt::get(t, 0), *one = llvm::ConstantInt::get(t, 1);
+  fb.CreateCondBr(fb.CreateICmpSLT(e, zero), negative, loop);
+  fb.SetInsertPoint(negative);
+  llvm::Value *odd = fb.CreateICmpNE(fb.CreateAnd(e, one), zero);
+  llvm::Value *minusOne = llvm::ConstantInt::getSigned(t, -1);
+  llvm::Value *r = fb.CreateSelect(
+      fb.CreateICmpEQ(a, one), one,
+      fb.CreateSelect(fb.CreateICmpEQ(a, minusOne), fb.CreateSelect(odd, minusOne, one), zero));
+  fb.CreateRet(r);
+  fb.SetInsertPoint(loop); // square and multiply while e > 0
+  llvm::BasicBlock *entry = &f->getEntryBlock();
+  llvm::PHINode *acc = fb.CreatePHI(t, 2), *base = fb.CreatePHI(t, 2), *exp = fb.CreatePHI(t, 2);
+  acc->addIncoming(one, entry);
+  base->addIncoming(a, entry);
+  exp->addIncoming(e, entry);
+  auto *body = llvm::BasicBlock::Create(ctx, "body", f, done);
+  fb.CreateCondBr(fb.CreateICmpEQ(exp, zero), done, body);
+  fb.SetInsertPoint(body);
+  llvm::Value *bit = fb.CreateICmpNE(fb.CreateAnd(exp, one), zero);
+  llvm::Value *nextAcc = fb.CreateSelect(bit, fb.CreateMul(acc, base), acc);
+  acc->addIncoming(nextAcc, body);
+  base->addIncoming(fb.CreateMul(base, base), body);
+  exp->addIncoming(fb.CreateLShr(exp, one), body);
+  fb.CreateBr(loop);
+  fb.SetInsertPoint(done);
+  fb.CreateRet(acc);
+  return f;
+}
+
+llvm::Value *integerDiv(llvm::IRBuilder<> &b, llvm::Value *a, llvm::Value *d) {
+  // x / 0 = 0 and x / -1 = -x (wrapping) without the poison of sdiv; the
+  // divisor becomes 1 where the quotient is not sdiv's.
+  llvm::Type *t = a->getType();
+  llvm::Value *zero = llvm::ConstantInt::get(t, 0), *one = llvm::ConstantInt::get(t, 1);
+  llvm::Value *isZero = b.CreateICmpEQ(d, zero);
+  llvm::Value *isMinusOne = b.CreateICmpEQ(d, llvm::ConstantInt::getSigned(t, -1));
+  llvm::Value *safe = b.CreateSelect(b.CreateOr(isZero, isMinusOne), one, d);
+  llvm::Value *q = b.CreateSDiv(a, safe);
+  return b.CreateSelect(isZero, zero, b.CreateSelect(isMinusOne, b.CreateSub(zero, a), q));
+}
+
+llvm::Value *arithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
+  llvm::Type *t = a->getType();
+  if (t->isIntegerTy()) {
+    bool isBool = t->isIntegerTy(1);
+    switch (k) {
+    case OpKind::Add:
+      return b.CreateAdd(a, c);
+    case OpKind::Sub:
+      return b.CreateSub(a, c);
+    case OpKind::Mul:
+      return b.CreateMul(a, c);
+    case OpKind::Div:
+      return integerDiv(b, a, c);
+    case OpKind::Pow:
+      return b.CreateCall(integerPow(b, llvm::cast<llvm::IntegerType>(t)), {a, c});
+    case OpKind::Max:
+      return b.CreateSelect(isBool ? b.CreateICmpULT(a, c) : b.CreateICmpSLT(a, c), c, a);
+    case OpKind::Min:
+      return b.CreateSelect(isBool ? b.CreateICmpULT(c, a) : b.CreateICmpSLT(c, a), c, a);
+    default:
+      break;
+    }
+  }
+  switch (k) {
+  case OpKind::Add:
+    return b.CreateFAdd(a, c);
+  case OpKind::Sub:
+    return b.CreateFSub(a, c);
+  case OpKind::Mul:
+    return b.CreateFMul(a, c);
+  case OpKind::Div:
+    return b.CreateFDiv(a, c);
+  case OpKind::Pow:
+    return libdevice(b, "pow", {a, c});
+  case OpKind::Max:
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
+  case OpKind::Min:
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
+  default:
+    FUSEC_ASSERT(false, "not a binary arithmetic op");
+  }
+}
+
+llvm::Value *compare(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
+  llvm::Type *t = a->getType();
+  using P = llvm::CmpInst::Predicate;
+  bool isFp = t->isFloatingPointTy(), isBool = t->isIntegerTy(1);
+  auto pick = [&](P f, P s, P u) { return isFp ? f : isBool ? u : s; };
+  switch (k) {
+  case OpKind::Eq:
+    return b.CreateCmp(pick(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ), a, c);
+  case OpKind::Ne: // C's != is true for NaN
+    return b.CreateCmp(pick(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE), a, c);
+  case OpKind::Lt:
+    return b.CreateCmp(pick(P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT), a, c);
+  case OpKind::Le:
+    return b.CreateCmp(pick(P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE), a, c);
+  case OpKind::Gt:
+    return b.CreateCmp(pick(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT), a, c);
+  case OpKind::Ge:
+    return b.CreateCmp(pick(P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE), a, c);
+  default:
+    FUSEC_ASSERT(false, "not a comparison");
+  }
+}
+
+llvm::Value *unary(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
+  bool isInt = x->getType()->isIntegerTy();
+  llvm::Value *zero = llvm::Constant::getNullValue(x->getType());
+  switch (op.kind()) {
+  case OpKind::Neg:
+    return isInt ? b.CreateSub(zero, x) : b.CreateFNeg(x);
+  case OpKind::Abs:
+    return isInt ? b.CreateSelect(b.CreateICmpSLT(x, zero), b.CreateSub(zero, x), x)
+                 : b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  case OpKind::Relu: // a NaN stays NaN
+    return b.CreateSelect(isInt ? b.CreateICmpSLT(x, zero) : b.CreateFCmpOLT(x, zero), zero, x);
+  case OpKind::Exp:
+    return expValue(b, t, x);
+  case OpKind::Log:
+    return libdevice(b, "log", {x});
+  case OpKind::Sqrt: // sqrt.rn, as CUDA's sqrtf
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  case OpKind::Rsqrt:
+    return libdevice(b, "rsqrt", {x});
+  case OpKind::Tanh:
+    return libdevice(b, "tanh", {x});
+  case OpKind::Erf:
+    return libdevice(b, "erf", {x});
+  case OpKind::Sigmoid:
+    return sigmoid(b, x);
+  case OpKind::Silu:
+    return b.CreateFMul(x, sigmoid(b, x));
+  case OpKind::Gelu:
+    return gelu(b, op, t, x);
+  default:
+    FUSEC_ASSERT(false, "not a unary pointwise op");
+  }
+}
+
+/// The f32 nearest to the double `x` toward zero, its last bit set when
+/// inexact (rounding it once more to f16/bf16 is then exact).
+llvm::Value *toF32Odd(llvm::IRBuilder<> &b, llvm::Value *x) {
+  llvm::Value *f = b.CreateIntrinsic(llvm::Intrinsic::nvvm_d2f_rz, {}, {x});
+  llvm::Value *inexact =
+      b.CreateAnd(b.CreateFCmpUNE(b.CreateFPExt(f, x->getType()), x), b.CreateFCmpORD(x, x));
+  llvm::Value *bits = b.CreateBitCast(f, b.getInt32Ty());
+  llvm::Value *odd = b.CreateBitCast(b.CreateOr(bits, b.getInt32(1)), b.getFloatTy());
+  return b.CreateSelect(inexact, odd, f);
+}
+
+/// A float value (f32 or f64 registers) converted as `cast` specifies.
+llvm::Value *castFromFloat(llvm::IRBuilder<> &b, llvm::Value *x, DType to) {
+  llvm::LLVMContext &ctx = b.getContext();
+  bool isDouble = x->getType()->isDoubleTy();
+  switch (to) {
+  case DType::F32:
+    return isDouble ? b.CreateFPTrunc(x, b.getFloatTy()) : x;
+  case DType::F64:
+    return isDouble ? x : b.CreateFPExt(x, b.getDoubleTy());
+  case DType::F16:
+  case DType::BF16: { // rounds to the f16/bf16 grid, kept in f32
+    llvm::Value *f = isDouble ? toF32Odd(b, x) : x;
+    return b.CreateFPExt(b.CreateFPTrunc(f, llvmStorageType(ctx, to)), b.getFloatTy());
+  }
+  case DType::I32:
+  case DType::I64:
+  case DType::I8:
+    return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat,
+                             {llvmComputeType(ctx, to), x->getType()}, {x});
+  case DType::Bool:
+    return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+  }
+  FUSEC_ASSERT(false, "unknown dtype");
+}
+
+llvm::Value *cast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x) {
+  if (from == to)
+    return x;
+  if (isFloat(from))
+    return castFromFloat(b, x, to);
+  llvm::Type *target = llvmComputeType(b.getContext(), to);
+  if (to == DType::Bool)
+    return b.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+  if (from == DType::Bool)
+    return isFloat(to) ? b.CreateUIToFP(x, target) : b.CreateZExt(x, target);
+  if (isNarrowFloat(to)) // integer -> f64 is exact below 2^53; rounds once to f16/bf16
+    return castFromFloat(b, b.CreateSIToFP(x, b.getDoubleTy()), to);
+  if (isFloat(to))
+    return b.CreateSIToFP(x, target);
+  return b.CreateSExtOrTrunc(x, target); // wraps
+}
+
+} // namespace
+
+llvm::Type *llvmComputeType(llvm::LLVMContext &ctx, DType t) {
+  switch (t) {
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+    return llvm::Type::getFloatTy(ctx);
+  case DType::F64:
+    return llvm::Type::getDoubleTy(ctx);
+  case DType::I32:
+    return llvm::Type::getInt32Ty(ctx);
+  case DType::I64:
+    return llvm::Type::getInt64Ty(ctx);
+  case DType::I8:
+    return llvm::Type::getInt8Ty(ctx);
+  case DType::Bool:
+    return llvm::Type::getInt1Ty(ctx);
+  }
+  FUSEC_ASSERT(false, "unknown dtype");
+}
+
+llvm::Type *llvmStorageType(llvm::LLVMContext &ctx, DType t) {
+  switch (t) {
+  case DType::F16:
+    return llvm::Type::getHalfTy(ctx);
+  case DType::BF16:
+    return llvm::Type::getBFloatTy(ctx);
+  case DType::Bool:
+    return llvm::Type::getInt8Ty(ctx);
+  default:
+    return llvmComputeType(ctx, t);
+  }
+}
+
+llvm::Value *llvmWiden(llvm::IRBuilder<> &b, DType t, llvm::Value *stored) {
+  switch (t) {
+  case DType::F16:
+  case DType::BF16:
+    return b.CreateFPExt(stored, b.getFloatTy());
+  case DType::Bool:
+    return b.CreateICmpNE(stored, b.getInt8(0));
+  default:
+    return stored;
+  }
+}
+
+llvm::Value *llvmNarrow(llvm::IRBuilder<> &b, DType t, llvm::Value *v) {
+  switch (t) {
+  case DType::F16:
+  case DType::BF16: // round to nearest even
+    return b.CreateFPTrunc(v, llvmStorageType(b.getContext(), t));
+  case DType::Bool:
+    return b.CreateZExt(v, b.getInt8Ty());
+  default:
+    return v;
+  }
+}
+
+llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t i) {
+  llvm::Type *t = llvmComputeType(ctx, d.dtype);
+  if (isFloat(d.dtype))
+    return llvm::ConstantFP::get(t, d.dtype == DType::F64 ? d.elementAsDouble(i)
+                                                          : double(float(d.elementAsDouble(i))));
+  if (d.dtype == DType::Bool)
+    return llvm::ConstantInt::get(t, elementBits(d, i) ? 1 : 0);
+  unsigned bits = 8 * dtypeSize(d.dtype);
+  uint64_t raw = elementBits(d, i);
+  int64_t v = bits == 64 ? int64_t(raw) : int64_t(raw << (64 - bits)) >> (64 - bits);
+  return llvm::ConstantInt::getSigned(t, v);
+}
+
+llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
+                                const std::vector<llvm::Value *> &args) {
+  FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
+  DType t = op.operand(0)->type().dtype;
+  switch (op.kind()) {
+  case OpKind::Cast:
+    return cast(b, t, op.getDType("to"), args[0]);
+  case OpKind::Where:
+    return b.CreateSelect(args[0], args[1], args[2]);
+  case OpKind::Eq:
+  case OpKind::Ne:
+  case OpKind::Lt:
+  case OpKind::Le:
+  case OpKind::Gt:
+  case OpKind::Ge:
+    return compare(b, op.kind(), args[0], args[1]);
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Max:
+  case OpKind::Min:
+    return arithmetic(b, op.kind(), args[0], args[1]);
+  default:
+    return unary(b, op, t, args[0]);
+  }
+}
+
+} // namespace fusec::codegen

@@ -1,0 +1,33 @@
+// The math of the pointwise ops in LLVM IR, for the LLVM back end: the
+// counterpart of PointwiseMath.h with the same semantics (docs/ir.md; Note
+// [Math of f16 and bf16 values] in device/Pointwise.cuh). Float math runs in
+// f32 (f64 for f64), integers in their own width with wrapping, bool as i1.
+// libdevice functions are declared (__nv_expf, ...) and linked by emitPtx.
+// Internal to codegen/.
+#pragma once
+
+#include "ir/Graph.h"
+
+#include "llvm/IR/IRBuilder.h"
+
+#include <vector>
+
+namespace fusec::codegen {
+
+/// The register type of dtype `t`: float for f32/f16/bf16, double, iN, i1.
+llvm::Type *llvmComputeType(llvm::LLVMContext &ctx, DType t);
+/// The type of an element in memory: half, bfloat, i8 for bool, else the
+/// compute type.
+llvm::Type *llvmStorageType(llvm::LLVMContext &ctx, DType t);
+
+/// An element loaded from memory (storage type) widened to the compute type.
+llvm::Value *llvmWiden(llvm::IRBuilder<> &b, DType t, llvm::Value *stored);
+/// A compute-type value narrowed to the storage type.
+llvm::Value *llvmNarrow(llvm::IRBuilder<> &b, DType t, llvm::Value *v);
+/// Element `i` of a constant as a compute-type constant.
+llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t i);
+/// The value of pointwise `op` over `args` (its operands in compute types).
+llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
+                                const std::vector<llvm::Value *> &args);
+
+} // namespace fusec::codegen

@@ -1,0 +1,281 @@
+// The pointwise template in LLVM IR: renders the PointwisePlan that the
+// CUDA C++ emitter renders (PointwisePlan.cpp), as the same grid-stride
+// loops: a vector loop of PointwisePlan::width elements (one <V x T> load
+// per flat-indexed operand, the element body V times, one <V x T> store per
+// result) and a scalar loop over the rest. Parameters, their order and the
+// launch are the plan's, so the runtime launches either back end's kernel
+// the same way.
+#include "codegen/LlvmCodegen.h"
+
+#include "codegen/LlvmMath.h"
+#include "codegen/Nvptx.h"
+#include "codegen/PointwisePlan.h"
+#include "ir/Assert.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace fusec::codegen {
+
+namespace {
+
+class LlvmPointwiseEmitter {
+public:
+  LlvmPointwiseEmitter(const Op &kernel, PointwisePlan plan, llvm::Module &m)
+      : kernel(kernel), body(*kernel.body()), plan(std::move(plan)), m(m), ctx(m.getContext()),
+        b(ctx) {}
+
+  void run();
+
+private:
+  llvm::Function *declare();
+  llvm::Value *scalar(const PointwiseScalar &s) { return s.value ? b.getInt64(*s.value) : arg(s.arg); }
+  llvm::Value *arg(unsigned i) { return fn->getArg(i); }
+  /// `x` named after the IR value it computes (LLVM makes names unique).
+  static llvm::Value *named(llvm::Value *x, const Value *v) {
+    if (llvm::isa<llvm::Instruction>(x) && !x->hasName())
+      x->setName(v->name());
+    return x;
+  }
+  llvm::Value *pointer(const Value *v) { return arg(plan.pointerArg.at(v)); }
+  llvm::Value *sreg(llvm::Intrinsic::ID id) {
+    return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
+  }
+  void declareConstants();
+  std::map<unsigned, llvm::Value *> coordinates(llvm::Value *i);
+  llvm::Value *indexOf(const PointwiseIndex &index, llvm::Value *i,
+                       const std::map<unsigned, llvm::Value *> &coords);
+  /// The body for element `i`; `flat` holds the flat-indexed operands'
+  /// values when they were loaded as vectors. Returns the results.
+  std::vector<llvm::Value *> element(llvm::Value *i, const std::map<const Value *, llvm::Value *> &flat);
+  /// for (v = start; v < end; v += step) { body(v) }, leaving the builder after it.
+  void loop(llvm::Value *start, llvm::Value *end, llvm::Value *step, const char *name,
+            const std::function<void(llvm::Value *)> &body);
+  void vectorLoop(llvm::Value *first, llvm::Value *step, llvm::Value *numVectors);
+
+  const Op &kernel;
+  const Graph &body;
+  PointwisePlan plan;
+  llvm::Module &m;
+  llvm::LLVMContext &ctx;
+  llvm::IRBuilder<> b;
+  llvm::Function *fn = nullptr;
+  std::map<const Value *, llvm::Value *> constants; // splats: the value; tables: the global
+};
+
+llvm::Function *LlvmPointwiseEmitter::declare() {
+  std::vector<llvm::Type *> params;
+  for (const KernelArg &a : plan.args)
+    params.push_back(a.isPointer() ? static_cast<llvm::Type *>(b.getPtrTy()) : b.getInt64Ty());
+  auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                   llvm::Function::ExternalLinkage, plan.entry, m);
+  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  for (unsigned i = 0; i < plan.args.size(); ++i) {
+    f->getArg(i)->setName(plan.args[i].name);
+    if (!plan.args[i].isPointer())
+      continue;
+    f->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (plan.args[i].kind == KernelArg::Kind::Input)
+      f->addParamAttr(i, llvm::Attribute::ReadOnly);
+  }
+  return f;
+}
+
+void LlvmPointwiseEmitter::declareConstants() {
+  for (const auto &op : body.ops()) {
+    if (op->kind() != OpKind::Const)
+      continue;
+    const DenseData &d = op->getDense("value");
+    if (d.isSplat()) {
+      constants[op->result()] = llvmConstant(ctx, d, 0);
+      continue;
+    }
+    std::vector<llvm::Constant *> elements;
+    for (size_t i = 0; i < d.numElements(); ++i)
+      elements.push_back(llvmConstant(ctx, d, i));
+    auto *type = llvm::ArrayType::get(llvmComputeType(ctx, d.dtype), elements.size());
+    constants[op->result()] = new llvm::GlobalVariable(
+        m, type, true, llvm::GlobalValue::InternalLinkage, llvm::ConstantArray::get(type, elements),
+        plan.entry + "_table_" + op->result()->name(), nullptr,
+        llvm::GlobalValue::NotThreadLocal, 1);
+  }
+}
+
+std::map<unsigned, llvm::Value *> LlvmPointwiseEmitter::coordinates(llvm::Value *i) {
+  std::map<unsigned, llvm::Value *> c;
+  if (plan.coords.empty())
+    return c;
+  llvm::Value *rem = i;
+  for (unsigned k = unsigned(plan.space.size()); k-- > *plan.coords.begin();) {
+    if (k == 0) {
+      c[0] = rem;
+      break;
+    }
+    llvm::Value *extent = scalar(plan.extents[k]);
+    c[k] = b.CreateSRem(rem, extent);
+    if (k > *plan.coords.begin())
+      rem = b.CreateSDiv(rem, extent);
+  }
+  return c;
+}
+
+llvm::Value *LlvmPointwiseEmitter::indexOf(const PointwiseIndex &index, llvm::Value *i,
+                                           const std::map<unsigned, llvm::Value *> &coords) {
+  if (index.flat)
+    return i;
+  llvm::Value *sum = b.getInt64(0);
+  for (const auto &[axis, stride] : index.terms)
+    sum = b.CreateAdd(sum, b.CreateMul(coords.at(axis), scalar(stride)));
+  return sum;
+}
+
+std::vector<llvm::Value *>
+LlvmPointwiseEmitter::element(llvm::Value *i, const std::map<const Value *, llvm::Value *> &flat) {
+  std::map<unsigned, llvm::Value *> coords = coordinates(i);
+  std::map<const Value *, llvm::Value *> value;
+  for (const Value *v : body.inputs()) {
+    if (!v->hasUses())
+      continue;
+    DType t = v->type().dtype;
+    if (auto it = flat.find(v); it != flat.end()) {
+      value[v] = named(llvmWiden(b, t, it->second), v);
+      continue;
+    }
+    llvm::Type *st = llvmStorageType(ctx, t);
+    llvm::Value *at = b.CreateGEP(st, pointer(v), indexOf(plan.index.at(v), i, coords));
+    value[v] = named(llvmWiden(b, t, b.CreateLoad(st, at)), v);
+  }
+  for (const auto &op : body.ops()) {
+    const Value *r = op->result();
+    if (op->kind() == OpKind::Const) {
+      llvm::Value *c = constants.at(r);
+      if (auto *table = llvm::dyn_cast<llvm::GlobalVariable>(c)) {
+        llvm::Type *et = llvmComputeType(ctx, r->type().dtype);
+        c = named(b.CreateLoad(et, b.CreateGEP(et, table, indexOf(plan.index.at(r), i, coords))),
+                  r);
+      }
+      value[r] = c;
+      continue;
+    }
+    std::vector<llvm::Value *> args;
+    for (const Value *v : op->operands())
+      args.push_back(value.at(v));
+    value[r] = named(llvmPointwiseValue(b, *op, args), r);
+  }
+  std::vector<llvm::Value *> results;
+  for (const Value *v : body.outputs())
+    results.push_back(value.at(v));
+  return results;
+}
+
+void LlvmPointwiseEmitter::loop(llvm::Value *start, llvm::Value *end, llvm::Value *step,
+                                const char *name,
+                                const std::function<void(llvm::Value *)> &bodyFn) {
+  llvm::BasicBlock *before = b.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx, std::string(name) + ".header", fn);
+  auto *loopBody = llvm::BasicBlock::Create(ctx, std::string(name) + ".body", fn);
+  auto *exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode *v = b.CreatePHI(b.getInt64Ty(), 2, name);
+  v->addIncoming(start, before);
+  b.CreateCondBr(b.CreateICmpSLT(v, end), loopBody, exit);
+  b.SetInsertPoint(loopBody);
+  bodyFn(v);
+  v->addIncoming(b.CreateAdd(v, step), b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+}
+
+void LlvmPointwiseEmitter::vectorLoop(llvm::Value *first, llvm::Value *step,
+                                      llvm::Value *numVectors) {
+  unsigned width = plan.width;
+  loop(first, numVectors, step, "vi", [&](llvm::Value *vi) {
+    llvm::Value *base = b.CreateMul(vi, b.getInt64(width));
+    std::map<const Value *, llvm::Value *> vectors;
+    for (const auto &[v, index] : plan.index) {
+      if (!index.flat || v->definingOp())
+        continue;
+      llvm::Type *st = llvmStorageType(ctx, v->type().dtype);
+      auto *vt = llvm::FixedVectorType::get(st, width);
+      vectors[v] = b.CreateAlignedLoad(vt, b.CreateGEP(st, pointer(v), base),
+                                       llvm::Align(dtypeSize(v->type().dtype) * width));
+    }
+    std::vector<llvm::Value *> out(kernel.numResults());
+    for (unsigned j = 0; j < kernel.numResults(); ++j)
+      out[j] = llvm::PoisonValue::get(llvm::FixedVectorType::get(
+          llvmStorageType(ctx, kernel.result(j)->type().dtype), width));
+    for (unsigned e = 0; e < width; ++e) {
+      std::map<const Value *, llvm::Value *> flat;
+      for (const auto &[v, vec] : vectors)
+        flat[v] = b.CreateExtractElement(vec, uint64_t(e));
+      std::vector<llvm::Value *> r = element(b.CreateAdd(base, b.getInt64(e)), flat);
+      for (unsigned j = 0; j < kernel.numResults(); ++j)
+        out[j] = b.CreateInsertElement(
+            out[j], llvmNarrow(b, kernel.result(j)->type().dtype, r[j]), uint64_t(e));
+    }
+    for (unsigned j = 0; j < kernel.numResults(); ++j) {
+      DType t = kernel.result(j)->type().dtype;
+      b.CreateAlignedStore(
+          out[j], b.CreateGEP(llvmStorageType(ctx, t), pointer(kernel.result(j)), base),
+          llvm::Align(dtypeSize(t) * width));
+    }
+  });
+}
+
+void LlvmPointwiseEmitter::run() {
+  fn = declare();
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  declareConstants();
+  llvm::Value *first = b.CreateAdd(
+      b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                  sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+      sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  first->setName("first");
+  llvm::Value *step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+                                  sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), "step");
+  llvm::Value *numel = arg(unsigned(std::find_if(plan.args.begin(), plan.args.end(),
+                                                 [](const KernelArg &a) {
+                                                   return a.kind == KernelArg::Kind::NumElements;
+                                                 }) -
+                                    plan.args.begin()));
+  llvm::Value *start = first;
+  if (plan.width > 1) {
+    llvm::Value *numVectors = b.CreateSDiv(numel, b.getInt64(plan.width), "num_vectors");
+    vectorLoop(first, step, numVectors);
+    start = b.CreateAdd(b.CreateMul(numVectors, b.getInt64(plan.width)), first);
+  }
+  loop(start, numel, step, "i", [&](llvm::Value *i) {
+    std::vector<llvm::Value *> r = element(i, {});
+    for (unsigned j = 0; j < kernel.numResults(); ++j) {
+      DType t = kernel.result(j)->type().dtype;
+      b.CreateStore(llvmNarrow(b, t, r[j]),
+                    b.CreateGEP(llvmStorageType(ctx, t), pointer(kernel.result(j)), i));
+    }
+  });
+  b.CreateRetVoid();
+}
+
+} // namespace
+
+std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_view graphName,
+                                                 Diagnostics &diags) {
+  std::optional<PointwisePlan> plan = planPointwise(kernel, graphName, diags);
+  if (!plan)
+    return std::nullopt;
+  llvm::LLVMContext ctx;
+  llvm::Module m(plan->entry, ctx);
+  prepareNvptxModule(m);
+  GeneratedKernel out{plan->entry, "", plan->args, plan->launch, Backend::Llvm};
+  LlvmPointwiseEmitter(kernel, std::move(*plan), m).run();
+  llvm::raw_string_ostream os(out.source);
+  m.print(os, nullptr);
+  return out;
+}
+
+} // namespace fusec::codegen
