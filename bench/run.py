@@ -80,6 +80,21 @@ def chain5(dt, n):
     return fir, fn, 2 * n * SIZE[dt], 0
 
 
+def bias_gelu(dt, rows, n):
+    """A broadcast operand and GeLU: the pointwise template's strided path."""
+    fir = f"""func @bias_gelu(%x: {dt}[{rows},{n}], %b: {dt}[{n}]) -> {dt}[{rows},{n}] {{
+  %y = add(%x, %b) : {dt}[{rows},{n}]
+  %z = gelu(%y) : {dt}[{rows},{n}]
+  return %z
+}}
+"""
+    t = getattr(torch, DTYPES[dt])
+    x = torch.randn(rows, n, device="cuda", dtype=t)
+    b = torch.randn(n, device="cuda", dtype=t)
+    fn = lambda: F.gelu(x + b)
+    return fir, fn, (2 * rows * n + n) * SIZE[dt], 0
+
+
 def gemm(dt, m, n, k):
     fir = f"""func @gemm(%a: {dt}[{m},{k}], %b: {dt}[{k},{n}]) -> {dt}[{m},{n}] {{
   %c = matmul(%a, %b) {{acc = f32}} : {dt}[{m},{n}]
@@ -109,6 +124,7 @@ WORKLOADS = {
     "softmax_f16_8192x8192": lambda: softmax("f16", 8192, 8192),
     "softmax_bf16_16384x4096": lambda: softmax("bf16", 16384, 4096),
     "chain5_f16_2^28": lambda: chain5("f16", 1 << 28),
+    "bias_gelu_bf16_16384x4096": lambda: bias_gelu("bf16", 16384, 4096),
     "gemm_f16_4096^3": lambda: gemm("f16", 4096, 4096, 4096),
     "bert_layer_fp16_b1_s128": lambda: bert_layer(1, 128),
     "bert_layer_fp16_b8_s512": lambda: bert_layer(8, 512),
@@ -152,7 +168,7 @@ def model_row(name, fus):
     return (f"| {name} | {fus['graph_ms'] * 1000:.1f} us graph replay, "
             f"{fus['direct_ms'] * 1000:.1f} us direct; {len(ks)} kernels, "
             f"host {fus['host_us_per_kernel']:.2f} us/kernel under replay | | | | | | "
-            f"{cold:.0f} (sum) / {disk:.2f} ms |")
+            f"{cold:.0f} (sum) / {disk:.2f} ms | |")
 
 
 def rate(bytes_, flops, ms):
@@ -168,7 +184,7 @@ def workload_row(name, r, copy):
     fus, bytes_, flops = r["fusec"], r["bytes"], r["flops"]
     eager, compiled = rate(bytes_, flops, r["eager_ms"]), rate(bytes_, flops, r["compile_ms"])
     if "error" in fus:
-        return f"| {name} | error: {fus['error']} | | | {eager} | {compiled} | | |"
+        return f"| {name} | error: {fus['error']} | | | {eager} | {compiled} | | | |"
     ms = sum(k["device_ms"] for k in fus["kernels"])
     cold = max(k["compile_cold_ms"] for k in fus["kernels"])
     disk = max(k["compile_disk_ms"] for k in fus["kernels"])
@@ -178,7 +194,22 @@ def workload_row(name, r, copy):
         pct = f"{100 * gbs / copy:.0f}% / {100 * gbs / r['copy_same_size_gbs']:.0f}%"
     return (f"| {name} | {ms * 1000:.1f} us, {rate(bytes_, flops, ms)} | "
             f"{fus['graph_ms'] * 1000:.1f} us | {pct} | {eager} | {compiled} | "
-            f"{r['compile_ms'] / ms:.2f}x | {cold:.0f} / {disk:.2f} ms |")
+            f"{r['compile_ms'] / ms:.2f}x | {cold:.0f} / {disk:.2f} ms | "
+            f"{llvm_cell(r, ms, bytes_, flops)} |")
+
+
+def llvm_cell(r, nvrtc_ms, bytes_, flops):
+    """The LLVM back end's kernel time against the NVRTC back end's, and its
+    cold compile; why not, where it does not render the workload yet."""
+    fus = r.get("fusec_llvm")
+    if not fus:
+        return ""
+    if "error" in fus:
+        return "not rendered: " + " ".join(fus["error"]).replace("|", "/")[:90]
+    ms = sum(k["device_ms"] for k in fus["kernels"])
+    cold = max(k["compile_cold_ms"] for k in fus["kernels"])
+    return (f"{ms * 1000:.1f} us, {rate(bytes_, flops, ms)} ({ms / nvrtc_ms:.2f}x NVRTC's time); "
+            f"cold {cold:.0f} ms")
 
 
 def render(raw):
@@ -190,15 +221,16 @@ def render(raw):
         fus = r["fusec"]
         if "eager_ms" not in r:
             rows.append(model_row(name, fus) if "error" not in fus
-                        else f"| {name} | error: {fus['error']} | | | | | | |")
+                        else f"| {name} | error: {fus['error']} | | | | | | | |")
         else:
             rows.append(workload_row(name, r, copy))
     head = (f"Device: {raw['device']}; date {raw['date']}; torch {raw['torch']}; "
             f"copy bandwidth {copy:.0f} GB/s (1 GiB device-to-device, read+write).\n\n"
             "| workload | fusec (kernels, median) | fusec (graph replay) | "
             "% of copy: 1 GiB / same size | eager | torch.compile | fusec vs compile | "
-            "fusec compile cold / disk hit (slowest kernel) |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+            "fusec compile cold / disk hit (slowest kernel) | LLVM back end (kernels; cold "
+            "compile) |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
     return head + "\n".join(rows) + "\n"
 
 
@@ -213,6 +245,8 @@ def measure(names, fusec):
             else:
                 (fir, fn, bytes_, flops), extra = spec, ()
             r = raw[name] = {"fusec": run_fusec(fusec, name, fir, workdir, extra),
+                             "fusec_llvm": run_fusec(fusec, name + "_llvm", fir, workdir,
+                                                     (*extra, "--backend=llvm")),
                              "bytes": bytes_, "flops": flops}
             if fn is not None:
                 r["eager_ms"] = time_peer(fn)

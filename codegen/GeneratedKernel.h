@@ -4,6 +4,8 @@
 // this description alone; it never reads the source.
 #pragma once
 
+#include "include/fusec/backend.h"
+
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -44,11 +46,7 @@ struct LaunchConfig {
   unsigned sharedBytes = 0;
 };
 
-/// The two back ends: CUDA C++ compiled by NVRTC, and LLVM IR compiled by
-/// LLVM's NVPTX back end. Both render the same plans into kernels with the
-/// same parameters and launches.
-enum class Backend { Nvrtc, Llvm };
-/// "nvrtc" or "llvm", as --backend spells them.
+/// "nvrtc" or "llvm" (include/fusec/backend.h), as --backend spells them.
 const char *backendName(Backend b);
 
 /// CUDA C++ for one kernel op (or one plain op run by a generic kernel), or

@@ -53,14 +53,14 @@ llvm::Value *sigmoid(llvm::IRBuilder<> &b, llvm::Value *x) {
 
 /// Note [Math of f16 and bf16 values]: x Phi(x) by the erfc form.
 llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
-  llvm::Value *z = b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
-                                fp(b, x, 0.70710678118654752));
+  llvm::Value *z =
+      b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fp(b, x, 0.70710678118654752));
   llvm::Value *t = b.CreateIntrinsic(
       llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {},
       {b.CreateIntrinsic(llvm::Intrinsic::fma, {z->getType()}, {fp(b, x, 0.5), z, fp(b, x, 1.0)})});
-  static const double kP[] = {0.17087277,  -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-                              -0.18628806, 0.09678418,  0.37409196, 1.00002368,
-                              -1.26551223 - 0.69314718};
+  static const double kP[] = {
+      0.17087277,  -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+      -0.18628806, 0.09678418,  0.37409196, 1.00002368,  -1.26551223 - 0.69314718};
   llvm::Value *p = fp(b, x, kP[0]);
   for (size_t k = 1; k < std::size(kP); ++k)
     p = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {p, t, fp(b, x, kP[k])});
@@ -68,8 +68,8 @@ llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
       b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {b.CreateFNeg(z), z, p});
   llvm::Value *half = b.CreateFMul(
       t, exp2Approx(b, b.CreateFMul(arg, fp(b, x, 1.44269504088896341)))); // erfc(z) / 2
-  llvm::Value *phi = b.CreateSelect(b.CreateFCmpOLT(x, fp(b, x, 0.0)), half,
-                                    b.CreateFSub(fp(b, x, 1.0), half));
+  llvm::Value *phi =
+      b.CreateSelect(b.CreateFCmpOLT(x, fp(b, x, 0.0)), half, b.CreateFSub(fp(b, x, 1.0), half));
   return b.CreateFMul(x, phi);
 }
 
@@ -272,8 +272,8 @@ llvm::Value *castFromFloat(llvm::IRBuilder<> &b, llvm::Value *x, DType to) {
   case DType::I32:
   case DType::I64:
   case DType::I8:
-    return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat,
-                             {llvmComputeType(ctx, to), x->getType()}, {x});
+    return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {llvmComputeType(ctx, to), x->getType()},
+                             {x});
   case DType::Bool:
     return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
   }

@@ -6,7 +6,6 @@
 // launch are the plan's, so the runtime launches either back end's kernel
 // the same way.
 #include "codegen/LlvmCodegen.h"
-
 #include "codegen/LlvmMath.h"
 #include "codegen/Nvptx.h"
 #include "codegen/PointwisePlan.h"
@@ -34,7 +33,9 @@ public:
 
 private:
   llvm::Function *declare();
-  llvm::Value *scalar(const PointwiseScalar &s) { return s.value ? b.getInt64(*s.value) : arg(s.arg); }
+  llvm::Value *scalar(const PointwiseScalar &s) {
+    return s.value ? b.getInt64(*s.value) : arg(s.arg);
+  }
   llvm::Value *arg(unsigned i) { return fn->getArg(i); }
   /// `x` named after the IR value it computes (LLVM makes names unique).
   static llvm::Value *named(llvm::Value *x, const Value *v) {
@@ -52,7 +53,8 @@ private:
                        const std::map<unsigned, llvm::Value *> &coords);
   /// The body for element `i`; `flat` holds the flat-indexed operands'
   /// values when they were loaded as vectors. Returns the results.
-  std::vector<llvm::Value *> element(llvm::Value *i, const std::map<const Value *, llvm::Value *> &flat);
+  std::vector<llvm::Value *> element(llvm::Value *i,
+                                     const std::map<const Value *, llvm::Value *> &flat);
   /// for (v = start; v < end; v += step) { body(v) }, leaving the builder after it.
   void loop(llvm::Value *start, llvm::Value *end, llvm::Value *step, const char *name,
             const std::function<void(llvm::Value *)> &body);
@@ -101,8 +103,8 @@ void LlvmPointwiseEmitter::declareConstants() {
     auto *type = llvm::ArrayType::get(llvmComputeType(ctx, d.dtype), elements.size());
     constants[op->result()] = new llvm::GlobalVariable(
         m, type, true, llvm::GlobalValue::InternalLinkage, llvm::ConstantArray::get(type, elements),
-        plan.entry + "_table_" + op->result()->name(), nullptr,
-        llvm::GlobalValue::NotThreadLocal, 1);
+        plan.entry + "_table_" + op->result()->name(), nullptr, llvm::GlobalValue::NotThreadLocal,
+        1);
   }
 }
 
@@ -208,22 +210,22 @@ void LlvmPointwiseEmitter::vectorLoop(llvm::Value *first, llvm::Value *step,
     }
     std::vector<llvm::Value *> out(kernel.numResults());
     for (unsigned j = 0; j < kernel.numResults(); ++j)
-      out[j] = llvm::PoisonValue::get(llvm::FixedVectorType::get(
-          llvmStorageType(ctx, kernel.result(j)->type().dtype), width));
+      out[j] = llvm::PoisonValue::get(
+          llvm::FixedVectorType::get(llvmStorageType(ctx, kernel.result(j)->type().dtype), width));
     for (unsigned e = 0; e < width; ++e) {
       std::map<const Value *, llvm::Value *> flat;
       for (const auto &[v, vec] : vectors)
         flat[v] = b.CreateExtractElement(vec, uint64_t(e));
       std::vector<llvm::Value *> r = element(b.CreateAdd(base, b.getInt64(e)), flat);
       for (unsigned j = 0; j < kernel.numResults(); ++j)
-        out[j] = b.CreateInsertElement(
-            out[j], llvmNarrow(b, kernel.result(j)->type().dtype, r[j]), uint64_t(e));
+        out[j] = b.CreateInsertElement(out[j], llvmNarrow(b, kernel.result(j)->type().dtype, r[j]),
+                                       uint64_t(e));
     }
     for (unsigned j = 0; j < kernel.numResults(); ++j) {
       DType t = kernel.result(j)->type().dtype;
-      b.CreateAlignedStore(
-          out[j], b.CreateGEP(llvmStorageType(ctx, t), pointer(kernel.result(j)), base),
-          llvm::Align(dtypeSize(t) * width));
+      b.CreateAlignedStore(out[j],
+                           b.CreateGEP(llvmStorageType(ctx, t), pointer(kernel.result(j)), base),
+                           llvm::Align(dtypeSize(t) * width));
     }
   });
 }
@@ -232,18 +234,16 @@ void LlvmPointwiseEmitter::run() {
   fn = declare();
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   declareConstants();
-  llvm::Value *first = b.CreateAdd(
-      b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                  sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-      sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  llvm::Value *first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                                               sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
   first->setName("first");
   llvm::Value *step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), "step");
-  llvm::Value *numel = arg(unsigned(std::find_if(plan.args.begin(), plan.args.end(),
-                                                 [](const KernelArg &a) {
-                                                   return a.kind == KernelArg::Kind::NumElements;
-                                                 }) -
-                                    plan.args.begin()));
+  llvm::Value *numel = arg(unsigned(
+      std::find_if(plan.args.begin(), plan.args.end(),
+                   [](const KernelArg &a) { return a.kind == KernelArg::Kind::NumElements; }) -
+      plan.args.begin()));
   llvm::Value *start = first;
   if (plan.width > 1) {
     llvm::Value *numVectors = b.CreateSDiv(numel, b.getInt64(plan.width), "num_vectors");

@@ -72,8 +72,7 @@ const llvm::Target *nvptxTarget(Diagnostics &diags) {
   return t;
 }
 
-std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &target,
-                                                   Diagnostics &diags) {
+std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &target, Diagnostics &diags) {
   std::optional<SmVersion> v = parseTarget(target);
   if (!v) {
     diags.error(Loc{}, "unknown GPU target '" + target + "' (expected sm_80, sm_90a, ...)");
@@ -120,8 +119,7 @@ bool linkLibdevice(llvm::Module &m, Diagnostics &diags) {
   std::optional<std::string> path = findLibdevice(diags);
   if (!path)
     return false;
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(*path);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(*path);
   if (!buffer) {
     diags.error(Loc{}, "cannot read " + *path + ": " + buffer.getError().message());
     return false;
@@ -175,8 +173,7 @@ void prepareNvptxModule(llvm::Module &m) {
   m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 }
 
-std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target,
-                                   Diagnostics &diags) {
+std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target, Diagnostics &diags) {
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(target, diags);
   if (!tm)
     return std::nullopt;

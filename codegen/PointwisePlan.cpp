@@ -78,15 +78,15 @@ bool Planner::check() {
 
 void Planner::declarePointers() {
   for (unsigned j = 0; j < body.numInputs(); ++j)
-    p.pointerArg[body.input(j)] = addArg({KernelArg::Kind::Input,
-                                          p.names.fresh("in_", kernel.operand(j)->name()), j, 0,
-                                          std::nullopt});
+    p.pointerArg[body.input(j)] =
+        addArg({KernelArg::Kind::Input, p.names.fresh("in_", kernel.operand(j)->name()), j, 0,
+                std::nullopt});
   for (unsigned j = 0; j < kernel.numResults(); ++j)
-    p.pointerArg[kernel.result(j)] = addArg({KernelArg::Kind::Output,
-                                             p.names.fresh("out_", kernel.result(j)->name()), j,
-                                             0, std::nullopt});
-  addArg({KernelArg::Kind::NumElements, p.names.fresh("", "numel"), 0, 0,
-          staticNumElements(p.space)});
+    p.pointerArg[kernel.result(j)] =
+        addArg({KernelArg::Kind::Output, p.names.fresh("out_", kernel.result(j)->name()), j, 0,
+                std::nullopt});
+  addArg(
+      {KernelArg::Kind::NumElements, p.names.fresh("", "numel"), 0, 0, staticNumElements(p.space)});
 }
 
 void Planner::declareExtents() {
@@ -143,8 +143,8 @@ void Planner::declareIndices() {
       const std::string &ptr = p.args[p.pointerArg.at(v)].name;
       for (unsigned k : strideAxes(shape)) {
         std::string name = p.names.fresh("", ptr + "_stride" + std::to_string(k));
-        index.terms.push_back({k, {std::nullopt, addArg({KernelArg::Kind::Stride, name, j, k,
-                                                          std::nullopt})}});
+        index.terms.push_back(
+            {k, {std::nullopt, addArg({KernelArg::Kind::Stride, name, j, k, std::nullopt})}});
       }
     }
     if (v->hasUses())

@@ -33,16 +33,16 @@ struct PointwiseIndex {
 };
 
 struct PointwisePlan {
-  std::string entry; ///< the kernel's entry point
-  Shape space;       ///< the output index space
+  std::string entry;                             ///< the kernel's entry point
+  Shape space;                                   ///< the output index space
   std::vector<PointwiseScalar> extents;          ///< per output axis
   std::vector<KernelArg> args;                   ///< Note [Pointwise kernel arguments]
   std::map<const Value *, unsigned> pointerArg;  ///< body inputs and kernel results
   std::map<const Value *, PointwiseIndex> index; ///< used body inputs, non-splat constants
-  std::set<unsigned> coords; ///< output axes whose coordinate some index needs
-  unsigned width = 1;        ///< elements a vector on the vector path; 1: none
-  std::optional<LaunchConfig> launch; ///< set for static shapes
-  Namer names;               ///< holds the parameters' names
+  std::set<unsigned> coords;                     ///< output axes whose coordinate some index needs
+  unsigned width = 1;                            ///< elements a vector on the vector path; 1: none
+  std::optional<LaunchConfig> launch;            ///< set for static shapes
+  Namer names;                                   ///< holds the parameters' names
 };
 
 /// The plan of `kernel` (template "pointwise"); nullopt after reporting an

@@ -31,8 +31,7 @@ std::unique_ptr<DeviceTimer> DeviceTimer::create(Diagnostics &diags) {
 DeviceTimer::~DeviceTimer() { gpu::release(flush); }
 
 std::optional<float> DeviceTimer::medianMs(gpu::Stream stream, unsigned warmups, unsigned reps,
-                                           llvm::function_ref<bool()> enqueue,
-                                           Diagnostics &diags) {
+                                           llvm::function_ref<bool()> enqueue, Diagnostics &diags) {
   for (unsigned r = 0; r < warmups; ++r)
     if (!enqueue())
       return std::nullopt;

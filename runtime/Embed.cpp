@@ -95,7 +95,7 @@ GpuProgram *CompiledGraph::Impl::programFor(const std::vector<std::vector<int64_
       programs.splice(programs.begin(), programs, it);
       return it->second.get();
     }
-  GpuBuildOptions opts{options.target, nullptr, options.cudaGraphs};
+  GpuBuildOptions opts{options.target, nullptr, options.cudaGraphs, options.backend};
   std::unique_ptr<GpuProgram> p = GpuProgram::build(graph(), shapes, opts, diags);
   if (!p)
     return nullptr;

@@ -17,11 +17,11 @@
 // serving loop that reuses its buffers replays one graph per call, which
 // costs one cuGraphLaunch of host time instead of one launch per kernel.
 #include "runtime/GpuProgram.h"
-#include "runtime/Nvtx.h"
 
 #include "ir/Assert.h"
 #include "ir/Specialize.h"
 #include "runtime/Lowering.h"
+#include "runtime/Nvtx.h"
 #include "runtime/Tensor.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -75,7 +75,7 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   DimBindings bindings;
   p->lowered = specializeShapes(g, inputShapes, bindings, diags);
   LoweredGraph lowered;
-  if (!p->lowered || !lowerForGpu(*p->lowered, lowered, diags))
+  if (!p->lowered || !lowerForGpu(*p->lowered, lowered, diags, true, opts.backend))
     return nullptr;
   p->fallbackNotes = lowered.fallbacks;
   p->indexConstants();
@@ -166,8 +166,11 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
   KernelCache &cache = opts.cache ? *opts.cache : KernelCache::global();
   size_t n = lowered.size();
   std::vector<PtxRequest> requests;
-  for (const LoweredStep &step : lowered)
-    requests.push_back({cudaTranslationUnit({step.kernel}), step.kernel.name, opts.target});
+  for (const LoweredStep &step : lowered) {
+    const GeneratedKernel &k = step.kernel;
+    requests.push_back({k.backend == Backend::Nvrtc ? cudaTranslationUnit({k}) : k.source, k.name,
+                        opts.target, k.backend});
+  }
   std::vector<CacheLookup> lookups;
   std::vector<double> ms;
   std::vector<std::optional<CompiledCuda>> code =
@@ -180,7 +183,8 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
       return false;
     auto start = std::chrono::steady_clock::now();
     const GeneratedKernel &k = lowered[i].kernel;
-    std::optional<gpu::Module> m = gpu::loadModule(code[i]->cubin, k.name, diags);
+    const std::string &image = code[i]->cubin.empty() ? code[i]->ptx : code[i]->cubin;
+    std::optional<gpu::Module> m = gpu::loadModule(image, k.name, diags);
     if (!m)
       return false;
     modules.push_back(*m);

@@ -27,6 +27,7 @@ struct GpuBuildOptions {
   std::string target;           ///< default: the device's (DeviceInfo::target)
   KernelCache *cache = nullptr; ///< default: KernelCache::global()
   bool useGraphs = true;
+  Backend backend = Backend::Nvrtc; ///< the code generator
 };
 
 /// What was compiled for one step, for reports.

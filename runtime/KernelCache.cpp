@@ -2,23 +2,28 @@
 //
 // Note [Kernel cache key]
 // The key is BLAKE3 (first 16 bytes, hex) over, each length-prefixed: the
-// whole CUDA C++ translation unit (device helpers included, so a change to
-// a helper changes every key), the target architecture, NVRTC's version, the
-// NVRTC options fusec passes, and fusec's version. The driver's version is
-// not part of it: the entry holds a cubin for a real architecture, which any
-// driver new enough to run that architecture loads unchanged. What a kernel
-// computes is entirely in its source (shapes are baked in), so nothing else
-// can change the compiled code.
+// whole source (the CUDA C++ translation unit with its device helpers, so a
+// change to a helper changes every key; or the LLVM IR module), the target
+// architecture, the back end, its compiler (NVRTC's version and the NVRTC
+// options fusec passes; or the LLVM version fusec links), and fusec's
+// version. The driver's version is not part of it: an NVRTC entry holds a
+// cubin for a real architecture, which any driver new enough to run that
+// architecture loads unchanged, and an LLVM entry holds PTX, which the
+// driver compiles at load (into its own cache). What a kernel computes is
+// entirely in its source (shapes are baked in), so nothing else can change
+// the compiled code.
 //
 // Entry format: "FUSECK1\n", the key and "\n", then three little-endian u64:
 // PTX size, cubin size, xxh3 of PTX followed by cubin; then the two payloads.
 #include "runtime/KernelCache.h"
-#include "runtime/Nvtx.h"
 
+#include "codegen/LlvmCodegen.h"
 #include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
+#include "runtime/Nvtx.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -108,9 +113,14 @@ std::string KernelCache::keyOf(const PtxRequest &req, const std::string &nvrtcVe
   };
   add(req.source);
   add(req.target);
-  add(nvrtcVersion);
-  for (const char *option : nvrtcOptions(v))
-    add(option);
+  add(backendName(req.backend));
+  if (req.backend == Backend::Llvm) {
+    add(LLVM_VERSION_STRING);
+  } else {
+    add(nvrtcVersion);
+    for (const char *option : nvrtcOptions(v))
+      add(option);
+  }
   add(version());
   auto digest = hasher.final();
   return llvm::toHex(llvm::ArrayRef<uint8_t>(digest.data(), 16), /*LowerCase=*/true);
@@ -169,6 +179,18 @@ void KernelCache::writeEntry(const std::string &key, const CompiledCuda &code, D
                            "); compiled kernels are not saved");
 }
 
+namespace {
+
+/// PTX and cubin from NVRTC, or PTX from LLVM's NVPTX back end.
+std::optional<CompiledCuda> compile(const PtxRequest &req, Diagnostics &diags) {
+  if (req.backend == Backend::Nvrtc)
+    return compileCuda(req, diags);
+  std::optional<std::string> ptx = compileLlvmToPtx(req.source, req.target, diags);
+  return ptx ? std::optional(CompiledCuda{std::move(*ptx), ""}) : std::nullopt;
+}
+
+} // namespace
+
 void KernelCache::insert(const std::string &key, CompiledCuda code) {
   std::lock_guard<std::mutex> lock(mutex);
   memory[key] = std::move(code);
@@ -197,8 +219,8 @@ std::optional<CompiledCuda> KernelCache::getOrCompile(const PtxRequest &req, Dia
     l.source = CacheLookup::Source::Disk;
   if (!code) {
     l.source = CacheLookup::Source::Compiled;
-    nvtx::Range range("nvrtc " + req.name);
-    if (!(code = compileCuda(req, diags)))
+    nvtx::Range range(std::string(backendName(req.backend)) + " " + req.name);
+    if (!(code = compile(req, diags)))
       return std::nullopt;
     if (!dir.empty())
       writeEntry(l.key, *code, diags);

@@ -4,6 +4,7 @@
 // NVRTC; no CUDA header is needed to build fusec.
 #pragma once
 
+#include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 
 #include <optional>
@@ -31,12 +32,14 @@ std::vector<const char *> nvrtcOptions(NvrtcVersion v);
 
 /// What to compile.
 struct PtxRequest {
-  std::string source; ///< self-contained CUDA C++
+  std::string source; ///< self-contained CUDA C++ (NVRTC), or an LLVM IR module (LLVM)
   std::string name;   ///< the program (a kernel or a model), named in messages and the saved file
   std::string target; ///< sm_80, sm_90a, ...: NVRTC's --gpu-architecture
+  Backend backend = Backend::Nvrtc; ///< which compiler `source` is for
 };
 
-/// A compiled program: PTX, and the cubin for the requested architecture.
+/// A compiled program: PTX, and the cubin for the requested architecture
+/// (empty from the LLVM back end: the driver compiles its PTX at load).
 struct CompiledCuda {
   std::string ptx;
   std::string cubin;

@@ -2,6 +2,7 @@
 // reading input from a file or stdin, writing output, printing diagnostics.
 #pragma once
 
+#include "include/fusec/backend.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "passes/PassManager.h"
@@ -49,6 +50,13 @@ inline llvm::cl::ValuesClass precisionValues() {
   return llvm::cl::values(clEnumValN(PrecisionChoice::FP32, "fp32", "no autocast"),
                           clEnumValN(PrecisionChoice::FP16, "fp16", "fp16 with fp32 accumulation"),
                           clEnumValN(PrecisionChoice::BF16, "bf16", "bf16 with fp32 accumulation"));
+}
+
+/// The values of every tool's --backend option.
+inline llvm::cl::ValuesClass backendValues() {
+  return llvm::cl::values(clEnumValN(Backend::Nvrtc, "nvrtc", "CUDA C++ through NVRTC"),
+                          clEnumValN(Backend::Llvm, "llvm",
+                                     "LLVM IR through LLVM's NVPTX back end (pointwise kernels)"));
 }
 
 /// An llvm::cl enum parser whose error for a bad value lists the valid ones:

@@ -17,6 +17,8 @@
 // nothing throws and nothing aborts on bad input.
 #pragma once
 
+#include "backend.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +36,7 @@ struct CompileOptions {
   Precision precision = Precision::FP32; ///< autocast of the default pipeline
   std::string target;                    ///< "" : the device's (sm_90a on Hopper)
   bool cudaGraphs = true;                ///< capture and replay runs on a non-null stream
+  Backend backend = Backend::Nvrtc;      ///< the code generator (backend.h)
 };
 
 /// A device buffer and the shape of the tensor in it (row-major, dense).

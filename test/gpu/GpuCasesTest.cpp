@@ -4,7 +4,9 @@
 //
 // A case file's `// DIMS:` lines list the bindings of its named dims to
 // run, each binding a comma-separated NAME=SIZE list, bindings separated by
-// spaces (`// DIMS: m=1,n=7 m=1000,n=37`); a dim no binding names is 7.
+// spaces (`// DIMS: m=1,n=7 m=1000,n=37`); a dim no binding names is 7. Its
+// `// BACKENDS:` line lists the back ends to run it with (default: nvrtc);
+// an LLVM run is compared with the reference and with the NVRTC run.
 // Case files run at fp32 (their graphs name their own dtypes); examples run
 // at fp32, fp16 and bf16 autocast, with every named dim at 1 and at 7.
 // The tolerance is gpuToleranceFor the lowest float precision of the
@@ -29,8 +31,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <random>
 #include <gtest/gtest.h>
+#include <random>
 #include <sstream>
 
 namespace fusec {
@@ -41,6 +43,7 @@ struct GpuCase {
   std::string graph; // graph name
   DimBindings dims;
   PrecisionChoice precision = PrecisionChoice::FP32;
+  Backend backend = Backend::Nvrtc;
   std::string label; // the test name
 };
 
@@ -89,6 +92,22 @@ std::vector<DimBindings> dimsOf(llvm::StringRef text) {
   return out;
 }
 
+/// The back ends of a case file's `// BACKENDS:` line; nvrtc if none.
+std::vector<Backend> backendsOf(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> lines, names;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("// BACKENDS:"))
+      continue;
+    std::vector<Backend> out;
+    line.split(names, ' ', -1, false);
+    for (llvm::StringRef n : names)
+      out.push_back(n == "llvm" ? Backend::Llvm : Backend::Nvrtc);
+    return out;
+  }
+  return {Backend::Nvrtc};
+}
+
 std::string bindingLabel(const DimBindings &dims) {
   std::string s;
   for (const auto &[name, size] : dims)
@@ -116,22 +135,25 @@ void addFileCases(const std::string &file, bool example, std::vector<GpuCase> &c
   if (example)
     precisions = {PrecisionChoice::FP32, PrecisionChoice::FP16, PrecisionChoice::BF16};
   const char *precisionNames[] = {"fp32", "fp16", "bf16"};
+  std::vector<Backend> backends =
+      example ? std::vector<Backend>{Backend::Nvrtc} : backendsOf((*buffer)->getBuffer());
   std::string stem = llvm::sys::path::stem(file).str();
   for (const auto &g : m->graphs)
     for (size_t b = 0; b < bindings.size(); ++b)
-      for (PrecisionChoice p : precisions) {
-        GpuCase c{file, g->name(), bindings[b], p, ""};
-        for (const Value *v : g->inputs())
-          for (const Dim &d : v->type().shape)
-            if (!d.isStatic() && !d.isAnonymous())
-              c.dims.emplace(d.symbol, example && b == 0 ? 1 : 7);
-        c.label = identifier(stem + "_" + g->name() + bindingLabel(c.dims) + "_" +
-                             precisionNames[int(p)]);
-        bool seen = std::any_of(cases.begin(), cases.end(),
-                                [&](const GpuCase &o) { return o.label == c.label; });
-        if (!seen) // a static example binds nothing: once is enough
-          cases.push_back(std::move(c));
-      }
+      for (PrecisionChoice p : precisions)
+        for (Backend backend : backends) {
+          GpuCase c{file, g->name(), bindings[b], p, backend, ""};
+          for (const Value *v : g->inputs())
+            for (const Dim &d : v->type().shape)
+              if (!d.isStatic() && !d.isAnonymous())
+                c.dims.emplace(d.symbol, example && b == 0 ? 1 : 7);
+          c.label = identifier(stem + "_" + g->name() + bindingLabel(c.dims) + "_" +
+                               precisionNames[int(p)] + (backend == Backend::Llvm ? "_llvm" : ""));
+          bool seen = std::any_of(cases.begin(), cases.end(),
+                                  [&](const GpuCase &o) { return o.label == c.label; });
+          if (!seen) // a static example binds nothing: once is enough
+            cases.push_back(std::move(c));
+        }
 }
 
 std::vector<GpuCase> discoverCases() {
@@ -190,7 +212,9 @@ TEST_P(GpuCases, MatchesReference) {
   Module optimized;
   optimized.graphs.push_back(g->clone());
   ASSERT_TRUE(optimizeModule(optimized, c.precision, diags)) << text(diags);
-  std::unique_ptr<GpuProgram> p = GpuProgram::build(*optimized.graphs[0], shapes, {}, diags);
+  GpuBuildOptions opts;
+  opts.backend = c.backend;
+  std::unique_ptr<GpuProgram> p = GpuProgram::build(*optimized.graphs[0], shapes, opts, diags);
   ASSERT_TRUE(p) << text(diags);
   ASSERT_TRUE(runOnHostTensors(*p, inputs, got, diags)) << text(diags);
   EquivalenceResult r;
@@ -199,6 +223,19 @@ TEST_P(GpuCases, MatchesReference) {
     compareOutput(*g, k, want[k], got[k], r);
   EXPECT_LE(r.worstError, r.tolerance)
       << r.worstWhere << " (FUSEC_GPU_TEST_SEED=" << runSeed() << ")";
+  if (c.backend == Backend::Llvm) { // and against the NVRTC back end's kernels
+    std::unique_ptr<GpuProgram> nvrtc = GpuProgram::build(*optimized.graphs[0], shapes, {}, diags);
+    ASSERT_TRUE(nvrtc) << text(diags);
+    std::vector<Tensor> other;
+    ASSERT_TRUE(runOnHostTensors(*nvrtc, inputs, other, diags)) << text(diags);
+    EquivalenceResult between;
+    between.tolerance = r.tolerance;
+    for (unsigned k = 0; k < want.size(); ++k)
+      compareOutput(*g, k, other[k], got[k], between);
+    EXPECT_LE(between.worstError, between.tolerance)
+        << "LLVM against NVRTC: " << between.worstWhere << " (FUSEC_GPU_TEST_SEED=" << runSeed()
+        << ")";
+  }
   RecordProperty("worst_error", std::to_string(r.worstError));
   RecordProperty("kernels", std::to_string(p->kernels().size()));
 }

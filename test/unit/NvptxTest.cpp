@@ -80,8 +80,9 @@ TEST(NvptxTest, EmitsPtxWithLibdeviceInlined) {
     os << *ptx;
   }
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*ptxas, {*ptxas, "-arch=sm_90a", path.str(), "-o", "/dev/null"},
-                                     std::nullopt, {}, 0, 0, &error);
+  int rc =
+      llvm::sys::ExecuteAndWait(*ptxas, {*ptxas, "-arch=sm_90a", path.str(), "-o", "/dev/null"},
+                                std::nullopt, {}, 0, 0, &error);
   llvm::sys::fs::remove(path);
   EXPECT_EQ(rc, 0) << error << "\n" << *ptx;
 }

@@ -39,6 +39,9 @@ static cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim")
 static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
     precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
               precisionValues(), cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<Backend, false, ChoiceParser<Backend>>
+    backend("backend", cl::desc("Code generator"), cl::init(Backend::Nvrtc), backendValues(),
+            cl::sub(benchCommand), cl::cat(toolCategory));
 static cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(50),
                                     cl::sub(benchCommand), cl::cat(toolCategory));
 static cl::opt<std::string> tracePath("trace",
@@ -69,10 +72,13 @@ struct Timings {
 /// launched directly.
 std::optional<float> timeRuns(GpuProgram &p, const DeviceBuffers &in, const DeviceBuffers &out,
                               gpu::Stream s, DeviceTimer &timer, bool replay, Diagnostics &diags) {
-  return timer.medianMs(s, 3, iterations, [&] {
-    return replay ? p.enqueue(in.pointers(), out.pointers(), s, diags)
-                  : p.enqueueDirect(in.pointers(), out.pointers(), s, diags);
-  }, diags);
+  return timer.medianMs(
+      s, 3, iterations,
+      [&] {
+        return replay ? p.enqueue(in.pointers(), out.pointers(), s, diags)
+                      : p.enqueueDirect(in.pointers(), out.pointers(), s, diags);
+      },
+      diags);
 }
 
 /// Host microseconds per kernel of back-to-back graph replays.
@@ -171,7 +177,7 @@ std::unique_ptr<GpuProgram> buildForTiming(const Graph &g, const std::vector<Ten
   }
   auto build = [&](KernelCache &cache) {
     std::unique_ptr<GpuProgram> p =
-        GpuProgram::build(g, shapes, GpuBuildOptions{"", &cache, true}, diags);
+        GpuProgram::build(g, shapes, GpuBuildOptions{"", &cache, true, backend}, diags);
     if (p) {
       times.perKernel.emplace_back();
       for (const GpuKernelReport &k : p->kernels())

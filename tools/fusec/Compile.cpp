@@ -5,9 +5,9 @@
 // makes of it for --target (ptx), a per-kernel report (report), or a `.fusec`
 // artifact that `fusec run` runs without compiling (artifact; the default
 // when -o ends in .fusec). Needs no GPU; ptx and artifact with the NVRTC
-// back end need NVRTC, the LLVM back end only the toolkit's libdevice. What is left to run time (kernels that
-// need bound shapes, kernels that run op by op) is listed in notes, never
-// faked. --dim binds symbolic dims, so that everything is generated.
+// back end need NVRTC, the LLVM back end only the toolkit's libdevice. What is left to run time
+// (kernels that need bound shapes, kernels that run op by op) is listed in notes, never faked.
+// --dim binds symbolic dims, so that everything is generated.
 #include "codegen/Codegen.h"
 #include "codegen/Generic.h"
 #include "codegen/LlvmCodegen.h"
@@ -56,11 +56,8 @@ cl::opt<Emit, false, ChoiceParser<Emit>>
          cl::sub(compileCommand), cl::cat(toolCategory));
 cl::opt<Backend, false, ChoiceParser<Backend>>
     backend("backend", cl::desc("Code generator (default: llvm for --emit=llvm, else nvrtc)"),
-            cl::init(Backend::Nvrtc),
-            cl::values(clEnumValN(Backend::Nvrtc, "nvrtc", "CUDA C++ through NVRTC"),
-                       clEnumValN(Backend::Llvm, "llvm",
-                                  "LLVM IR through LLVM's NVPTX back end (pointwise kernels)")),
-            cl::sub(compileCommand), cl::cat(toolCategory));
+            cl::init(Backend::Nvrtc), backendValues(), cl::sub(compileCommand),
+            cl::cat(toolCategory));
 cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
                                 cl::value_desc("NAME=SIZE"), cl::CommaSeparated,
                                 cl::sub(compileCommand), cl::cat(toolCategory));

@@ -63,6 +63,10 @@ static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
     precision("precision", cl::desc("Autocast precision of the GPU pipeline"),
               cl::init(PrecisionChoice::FP32), precisionValues(), cl::sub(runCommand),
               cl::cat(toolCategory));
+static cl::opt<Backend, false, ChoiceParser<Backend>> backend("backend", cl::desc("Code generator"),
+                                                              cl::init(Backend::Nvrtc),
+                                                              backendValues(), cl::sub(runCommand),
+                                                              cl::cat(toolCategory));
 static cl::opt<bool> explainCache("explain-cache",
                                   cl::desc("Say where each kernel's code came from and why an "
                                            "entry of the kernel cache missed"),
@@ -208,8 +212,9 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Ten
   for (const Tensor &t : inputs)
     shapes.push_back(t.shape);
   GpuBuildOptions opts;
+  opts.backend = backend;
   if (artifact)
-    opts = {artifact->target, artifact->cache.get(), true};
+    opts = {artifact->target, artifact->cache.get(), true, Backend::Nvrtc};
   std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, opts, diags);
   if (!p)
     return false;
@@ -250,6 +255,10 @@ int runRun() {
   Device where = chooseDevice(diags);
   std::optional<LoadedArtifact> artifact;
   std::unique_ptr<Module> module;
+  if (isArtifactFile(input) && backend.getNumOccurrences()) {
+    diags.error(Loc{}, "an artifact's kernels are compiled already: --backend does not apply");
+    return reportAndExit(diags, kExitUsage);
+  }
   if (isArtifactFile(input)) {
     std::optional<gpu::DeviceInfo> device = where == Device::Gpu ? gpu::openDevice() : std::nullopt;
     if ((artifact = loadArtifact(input, device, diags)))
