@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ python3
-  llvm-19-dev llvm-19-tools          # LLVM Support (and later NVPTX); FileCheck, lit, not
+  llvm-19-dev llvm-19-tools          # LLVM (Support, NVPTX back end); FileCheck, lit, not
+  libllvm14                          # another LLVM, for the mixed-LLVM process test
   clang-19 libclang-rt-19-dev        # libFuzzer targets
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev libcurl4-openssl-dev
