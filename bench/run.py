@@ -155,7 +155,9 @@ def run_fusec(fusec, name, fir, workdir, extra=()):
     r = subprocess.run([fusec, "bench", path, "--iterations=100", "--json=" + out, *extra],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        return {"error": (r.stderr or r.stdout).strip().splitlines()[-1:]}
+        lines = (r.stderr or r.stdout).strip().splitlines()
+        errors = [l[l.index("error:") + 7:] for l in lines if "error:" in l]
+        return {"error": errors[:1] or lines[-1:]}
     with open(out) as f:
         return json.load(f)
 

@@ -119,9 +119,9 @@ std::map<unsigned, llvm::Value *> LlvmPointwiseEmitter::coordinates(llvm::Value 
       break;
     }
     llvm::Value *extent = scalar(plan.extents[k]);
-    c[k] = b.CreateSRem(rem, extent);
+    c[k] = b.CreateURem(rem, extent); // indices and extents are never negative
     if (k > *plan.coords.begin())
-      rem = b.CreateSDiv(rem, extent);
+      rem = b.CreateUDiv(rem, extent);
   }
   return c;
 }
@@ -246,7 +246,7 @@ void LlvmPointwiseEmitter::run() {
       plan.args.begin()));
   llvm::Value *start = first;
   if (plan.width > 1) {
-    llvm::Value *numVectors = b.CreateSDiv(numel, b.getInt64(plan.width), "num_vectors");
+    llvm::Value *numVectors = b.CreateUDiv(numel, b.getInt64(plan.width), "num_vectors");
     vectorLoop(first, step, numVectors);
     start = b.CreateAdd(b.CreateMul(numVectors, b.getInt64(plan.width)), first);
   }
