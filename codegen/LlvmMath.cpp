@@ -373,29 +373,15 @@ llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
                                 const std::vector<llvm::Value *> &args) {
   FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
   DType t = op.operand(0)->type().dtype;
-  switch (op.kind()) {
-  case OpKind::Cast:
+  if (op.kind() == OpKind::Cast)
     return cast(b, t, op.getDType("to"), args[0]);
-  case OpKind::Where:
+  if (op.kind() == OpKind::Where)
     return b.CreateSelect(args[0], args[1], args[2]);
-  case OpKind::Eq:
-  case OpKind::Ne:
-  case OpKind::Lt:
-  case OpKind::Le:
-  case OpKind::Gt:
-  case OpKind::Ge:
+  if (isComparison(op.kind()))
     return compare(b, op.kind(), args[0], args[1]);
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Pow:
-  case OpKind::Max:
-  case OpKind::Min:
+  if (isBinaryArithmetic(op.kind()))
     return arithmetic(b, op.kind(), args[0], args[1]);
-  default:
-    return unary(b, op, t, args[0]);
-  }
+  return unary(b, op, t, args[0]);
 }
 
 } // namespace fusec::codegen

@@ -264,29 +264,15 @@ std::string expExpr(DType t, const std::string &x) {
 std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args) {
   FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
   DType t = op.operand(0)->type().dtype;
-  switch (op.kind()) {
-  case OpKind::Cast:
+  if (op.kind() == OpKind::Cast)
     return castExpr(t, op.getDType("to"), args[0]);
-  case OpKind::Where:
+  if (op.kind() == OpKind::Where)
     return args[0] + " ? " + args[1] + " : " + args[2];
-  case OpKind::Eq:
-  case OpKind::Ne:
-  case OpKind::Lt:
-  case OpKind::Le:
-  case OpKind::Gt:
-  case OpKind::Ge:
+  if (isComparison(op.kind()))
     return compareExpr(op.kind(), args[0], args[1]);
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Pow:
-  case OpKind::Max:
-  case OpKind::Min:
+  if (isBinaryArithmetic(op.kind()))
     return arithmeticExpr(op.kind(), t, args[0], args[1]);
-  default:
-    return unaryExpr(op, t, args[0]);
-  }
+  return unaryExpr(op, t, args[0]);
 }
 
 std::string floatLiteral(double v, bool isDouble) {
