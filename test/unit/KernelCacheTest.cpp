@@ -66,6 +66,16 @@ TEST_F(KernelCacheTest, CompilesThenHitsMemoryThenDisk) {
   EXPECT_NE(KernelCache::keyOf(program(1)), KernelCache::keyOf(program(2)));
 }
 
+// The back end is part of the key: the same text for the two compilers is
+// two entries (and an LLVM entry survives an NVRTC upgrade).
+TEST_F(KernelCacheTest, KeyNamesTheBackEnd) {
+  PtxRequest nvrtc = program(1), llvm = program(1);
+  llvm.backend = Backend::Llvm;
+  EXPECT_NE(KernelCache::keyOf(nvrtc), KernelCache::keyOf(llvm));
+  EXPECT_NE(KernelCache::keyOf(nvrtc, "12.8"), KernelCache::keyOf(nvrtc, "13.0"));
+  EXPECT_EQ(KernelCache::keyOf(llvm, "12.8"), KernelCache::keyOf(llvm, "13.0"));
+}
+
 TEST_F(KernelCacheTest, CorruptEntryIsRecompiledAndRewritten) {
   Diagnostics diags;
   ASSERT_TRUE(KernelCache(std::string(dir.str())).getOrCompile(program(3), diags));
