@@ -11,8 +11,6 @@
 
 namespace fusec::rowred {
 
-using ExprFn = std::function<std::string(const std::vector<std::string> &)>;
-
 /// Builds the Program of one kernel body; run() once.
 class ProgramBuilder {
 public:
@@ -40,8 +38,9 @@ private:
   unsigned tableLeaf(const Value *v, unsigned mask);
   /// Appends `n`, named `prefix` + the C form of `irName`, made unique.
   unsigned add(Node n, const std::string &irName, const char *prefix = "v_");
-  /// An Expr node over `args`; its mask and level follow from them.
-  unsigned expr(const std::string &type, std::vector<unsigned> args, ExprFn fn,
+  /// An Expr node computing `what` (its kind and parameters) over `args`;
+  /// its mask and level follow from them.
+  unsigned expr(const std::string &type, std::vector<unsigned> args, Node what,
                 const std::string &irName);
   /// A Reduce node over elementwise node `input`, accumulating in `type`.
   unsigned reduce(ReduceKind kind, unsigned input, const std::string &type,

@@ -10,7 +10,6 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +37,22 @@ struct View {
 enum class NodeKind { Load, Table, Splat, Expr, Reduce };
 enum class ReduceKind { Sum, Max, Min };
 
+/// What an Expr node computes, for a back end to render (the CUDA C++ of
+/// each is Writer::exprText in RowReductionSweep.cpp).
+enum class ExprKind {
+  Pointwise,     ///< `op`, a pointwise op of the body, over args
+  Convert,       ///< args[0], an accumulator, in the node's type
+  Mean,          ///< args[0] / count
+  Difference,    ///< args[0] - args[1]
+  Square,        ///< args[0] * args[0]
+  Rstd,          ///< 1 / sqrt(args[0] / count + epsilon)
+  Normalize,     ///< layer_norm of (x, mean, rstd[, gamma[, beta]]): (x - mean) * rstd ...
+  RmsNormalize,  ///< rms_norm of (x, rstd[, gamma[, beta]]): x * rstd ...
+  ExpDifference, ///< exp(args[0] - args[1]) to the precision of `dtype` (softmax)
+  Reciprocal,    ///< 1 / args[0]
+  Product,       ///< args[0] * args[1]
+};
+
 /// One value of the program: an operand element, a constant, an expression
 /// over other nodes, or a reduction over the reduced group.
 struct Node {
@@ -47,10 +62,12 @@ struct Node {
   std::string type;   ///< C type in registers (the accumulator's for Reduce)
   std::string name;   ///< C identifier of the value
   std::vector<unsigned> args;
-  /// Expr: the C expression over the names of args.
-  std::function<std::string(const std::vector<std::string> &)> expr;
+  ExprKind expr = ExprKind::Pointwise; ///< Expr: what it computes
+  const Op *op = nullptr;              ///< Expr Pointwise: the op
+  double count = 0, epsilon = 0;       ///< Expr Mean, Rstd: the row length, layer_norm's epsilon
   // Load: kernel operand `input`; Table: `name` is the __device__ table;
-  // both indexed by the groups in `mask`. Splat: `literal`.
+  // both indexed by the groups in `mask`. Splat: `literal`. Expr
+  // ExpDifference: `dtype` is the result's.
   unsigned input = 0;
   DType dtype = DType::F32;
   std::string literal;

@@ -46,9 +46,9 @@ unsigned ProgramBuilder::add(Node n, const std::string &irName, const char *pref
   return unsigned(prog.nodes.size() - 1);
 }
 
-unsigned ProgramBuilder::expr(const std::string &type, std::vector<unsigned> args, ExprFn fn,
+unsigned ProgramBuilder::expr(const std::string &type, std::vector<unsigned> args, Node what,
                               const std::string &irName) {
-  Node n;
+  Node n = std::move(what);
   n.kind = NodeKind::Expr;
   n.type = type;
   for (unsigned a : args) {
@@ -56,7 +56,6 @@ unsigned ProgramBuilder::expr(const std::string &type, std::vector<unsigned> arg
     n.level = std::max(n.level, prog.nodes[a].level);
   }
   n.args = std::move(args);
-  n.expr = std::move(fn);
   return add(std::move(n), irName);
 }
 
@@ -188,10 +187,11 @@ bool ProgramBuilder::visitPointwise(const Op &op) {
       return false;
     args.push_back(*a);
   }
-  const Op *p = &op;
-  computed[op.result()] = expr(
-      std::string(computeType(op.result()->type().dtype)), std::move(args),
-      [p](const std::vector<std::string> &a) { return pointwiseExpr(*p, a); }, op.result()->name());
+  Node what;
+  what.expr = ExprKind::Pointwise;
+  what.op = &op;
+  computed[op.result()] = expr(std::string(computeType(op.result()->type().dtype)), std::move(args),
+                               what, op.result()->name());
   if (inRows)
     inRowSpace.insert(op.result());
   return true;

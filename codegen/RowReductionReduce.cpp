@@ -8,8 +8,6 @@
 #include "codegen/RowReductionBuilder.h"
 #include "codegen/RowReductionView.h"
 
-#include <charconv>
-
 namespace fusec::rowred {
 
 using namespace codegen;
@@ -23,11 +21,13 @@ std::string accumulatorType(DType t) {
   return isFloat(t) ? "float" : "long long";
 }
 
-/// A literal of C type `type` ("float" or "double") for `v`.
-std::string literal(double v, const std::string &type) { return floatLiteral(v, type == "double"); }
-
-std::string mathFn(const std::string &name, const std::string &type) {
-  return type == "double" ? name : name + "f";
+/// An Expr node's kind and parameters.
+Node what(ExprKind kind, double count = 0, double epsilon = 0) {
+  Node n;
+  n.expr = kind;
+  n.count = count;
+  n.epsilon = epsilon;
+  return n;
 }
 
 } // namespace
@@ -55,14 +55,9 @@ bool ProgramBuilder::visitReduce(const Op &op) {
                     : op.kind() == OpKind::ReduceMin ? ReduceKind::Min
                                                      : ReduceKind::Sum;
   unsigned r = reduce(kind, *x, acc, op.result()->name());
-  ExprFn fn = [type, acc](const std::vector<std::string> &a) {
-    return type == acc ? a[0] : "(" + type + ")" + a[0];
-  };
-  if (op.kind() == OpKind::ReduceMean) {
-    std::string n = literal(double(v.reduced), acc);
-    fn = [n](const std::vector<std::string> &a) { return a[0] + " / " + n; };
-  }
-  computed[op.result()] = expr(type, {r}, fn, op.result()->name());
+  Node result = op.kind() == OpKind::ReduceMean ? what(ExprKind::Mean, double(v.reduced))
+                                                : what(ExprKind::Convert);
+  computed[op.result()] = expr(type, {r}, result, op.result()->name());
   if (!op.getBool("keepdims"))
     inRowSpace.insert(op.result());
   return true;
@@ -71,55 +66,36 @@ bool ProgramBuilder::visitReduce(const Op &op) {
 // (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε);
 // rms_norm: x·(1/√(Σx²/N + ε))·γ.
 void ProgramBuilder::layerNorm(const Op &op, unsigned x, const std::string &t) {
-  std::string name = op.result()->name(), n = literal(double(prog.view.reduced), t);
-  std::string eps = literal(op.getFloat("epsilon"), t), sqrt = mathFn("sqrt", t);
+  std::string name = op.result()->name();
+  double n = double(prog.view.reduced);
   bool isRms = op.kind() == OpKind::RmsNorm;
   std::vector<unsigned> args{x};
   unsigned centered = x;
   if (!isRms) {
     unsigned sum = reduce(ReduceKind::Sum, x, t, name + "_sum");
-    unsigned mean = expr(
-        t, {sum}, [n](auto &a) { return a[0] + " / " + n; }, name + "_mean");
-    centered = expr(
-        t, {x, mean}, [](auto &a) { return a[0] + " - " + a[1]; }, name + "_centered");
+    unsigned mean = expr(t, {sum}, what(ExprKind::Mean, n), name + "_mean");
+    centered = expr(t, {x, mean}, what(ExprKind::Difference), name + "_centered");
     args.push_back(mean);
   }
-  unsigned square = expr(
-      t, {centered}, [](auto &a) { return a[0] + " * " + a[0]; }, name + "_square");
+  unsigned square = expr(t, {centered}, what(ExprKind::Square), name + "_square");
   unsigned sumSq = reduce(ReduceKind::Sum, square, t, name + "_sumsq");
-  args.push_back(expr(
-      t, {sumSq},
-      [=](auto &a) {
-        return literal(1, t) + " / " + sqrt + "(" + a[0] + " / " + n + " + " + eps + ")";
-      },
-      name + "_rstd"));
+  args.push_back(expr(t, {sumSq}, what(ExprKind::Rstd, n, op.getFloat("epsilon")), name + "_rstd"));
   for (unsigned i = 1; i < op.numOperands(); ++i)
     args.push_back(*operand(op, i, false));
-  unsigned params = op.numOperands() - 1;
-  computed[op.result()] = expr(
-      t, std::move(args),
-      [isRms, params](auto &a) {
-        std::string y = isRms ? a[0] + " * " + a[1] : "(" + a[0] + " - " + a[1] + ") * " + a[2];
-        size_t p = isRms ? 2 : 3;
-        y += params > 0 ? " * " + a[p] : "";
-        return params > 1 ? y + " + " + a[p + 1] : y;
-      },
-      name);
+  computed[op.result()] =
+      expr(t, std::move(args), what(isRms ? ExprKind::RmsNormalize : ExprKind::Normalize), name);
 }
 
 // exp(x − max)·(1/Σexp(x − max)).
 void ProgramBuilder::softmax(const Op &op, unsigned x, const std::string &t) {
-  std::string name = op.result()->name(), one = literal(1, t);
-  DType dtype = op.result()->type().dtype;
+  std::string name = op.result()->name();
   unsigned max = reduce(ReduceKind::Max, x, t, name + "_max");
-  unsigned e = expr(
-      t, {x, max}, [dtype](auto &a) { return expExpr(dtype, a[0] + " - " + a[1]); },
-      name + "_exp");
+  Node exp = what(ExprKind::ExpDifference);
+  exp.dtype = op.result()->type().dtype;
+  unsigned e = expr(t, {x, max}, exp, name + "_exp");
   unsigned sum = reduce(ReduceKind::Sum, e, t, name + "_sum");
-  unsigned inv = expr(
-      t, {sum}, [one](auto &a) { return one + " / " + a[0]; }, name + "_inv");
-  computed[op.result()] = expr(
-      t, {e, inv}, [](auto &a) { return a[0] + " * " + a[1]; }, name);
+  unsigned inv = expr(t, {sum}, what(ExprKind::Reciprocal), name + "_inv");
+  computed[op.result()] = expr(t, {e, inv}, what(ExprKind::Product), name);
 }
 
 bool ProgramBuilder::visitNorm(const Op &op) {

@@ -84,6 +84,45 @@ std::string Writer::rowGuard() const {
   return guard;
 }
 
+/// A literal of C type `type` ("float" or "double") for `v`.
+static std::string literal(double v, const std::string &type) {
+  return floatLiteral(v, type == "double");
+}
+
+std::string Writer::exprText(const Node &n, const std::vector<std::string> &a) const {
+  const std::string &t = n.type;
+  switch (n.expr) {
+  case ExprKind::Pointwise:
+    return pointwiseExpr(*n.op, a);
+  case ExprKind::Convert:
+    return t == prog.nodes[n.args[0]].type ? a[0] : "(" + t + ")" + a[0];
+  case ExprKind::Mean:
+    return a[0] + " / " + literal(n.count, t);
+  case ExprKind::Difference:
+    return a[0] + " - " + a[1];
+  case ExprKind::Square:
+    return a[0] + " * " + a[0];
+  case ExprKind::Rstd:
+    return literal(1, t) + " / " + (t == "double" ? "sqrt" : "sqrtf") + "(" + a[0] + " / " +
+           literal(n.count, t) + " + " + literal(n.epsilon, t) + ")";
+  case ExprKind::Normalize:
+  case ExprKind::RmsNormalize: {
+    bool isRms = n.expr == ExprKind::RmsNormalize;
+    size_t p = isRms ? 2 : 3; // gamma and beta follow
+    std::string y = isRms ? a[0] + " * " + a[1] : "(" + a[0] + " - " + a[1] + ") * " + a[2];
+    y += a.size() > p ? " * " + a[p] : "";
+    return a.size() > p + 1 ? y + " + " + a[p + 1] : y;
+  }
+  case ExprKind::ExpDifference:
+    return expExpr(n.dtype, a[0] + " - " + a[1]);
+  case ExprKind::Reciprocal:
+    return literal(1, t) + " / " + a[0];
+  case ExprKind::Product:
+    return a[0] + " * " + a[1];
+  }
+  FUSEC_ASSERT(false, "unknown expression kind");
+}
+
 std::string Writer::rowValue(const Node &n) const {
   std::vector<std::string> args;
   switch (n.kind) {
@@ -96,7 +135,7 @@ std::string Writer::rowValue(const Node &n) const {
   case NodeKind::Expr:
     for (unsigned a : n.args)
       args.push_back(prog.nodes[a].name);
-    return n.expr(args);
+    return exprText(n, args);
   case NodeKind::Reduce:
     break;
   }
@@ -150,7 +189,7 @@ std::string Writer::elementValue(const Node &n, Pass &p) {
   case NodeKind::Expr:
     for (unsigned a : n.args)
       args.push_back(prog.nodes[a].name);
-    return n.expr(args);
+    return exprText(n, args);
   default:
     FUSEC_ASSERT(false, "not an elementwise node");
   }
@@ -296,9 +335,8 @@ void Writer::writeCombine(unsigned s, std::ostream &os) {
       continue;
     }
     shared += "  __shared__ " + n.type + " red_" + n.name + "[32];\n";
-    os << "    " << n.name << " = fusec_block_" << fn << "(" << n.name << ", red_" << n.name
-       << ", " << sched.threads / 32 << ", " << (blockReductions() > 1 ? "false" : "true")
-       << ");\n";
+    os << "    " << n.name << " = fusec_block_" << fn << "(" << n.name << ", red_" << n.name << ", "
+       << sched.threads / 32 << ", " << (blockReductions() > 1 ? "false" : "true") << ");\n";
   }
 }
 

@@ -45,6 +45,8 @@ private:
   void addStores(unsigned s, Pass &p);
   std::string elementValue(const Node &n, Pass &p);
   std::string rowValue(const Node &n) const;
+  /// The C expression of Expr node `n` over its arguments' names `a`.
+  std::string exprText(const Node &n, const std::vector<std::string> &a) const;
   std::string rowIndex(unsigned mask) const;
   std::string elementIndex(unsigned mask) const;
   std::string rowGuard() const;
