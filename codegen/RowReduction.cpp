@@ -140,10 +140,10 @@ GeneratedKernel Writer::run() {
   declareParams();
   for (const Node &n : prog.nodes)
     if (isHoisted(n))
-      hoisted += "  const " + n.type + " " + n.name + " = " + rowValue(n) + ";\n";
+      hoisted += "  const " + cType(n) + " " + n.name + " = " + rowValue(n) + ";\n";
   std::ostringstream loop, src;
   writeRowLoop(loop);
-  src << prog.tables << comment() << "extern \"C\" __global__ void __launch_bounds__("
+  src << tablesText() << comment() << "extern \"C\" __global__ void __launch_bounds__("
       << sched.blockThreads() << (sched.minBlocks ? ", " + std::to_string(sched.minBlocks) : "")
       << ") " << out.name << "(";
   for (size_t p = 0; p < params.size(); ++p)

@@ -40,13 +40,11 @@ private:
   unsigned add(Node n, const std::string &irName, const char *prefix = "v_");
   /// An Expr node computing `what` (its kind and parameters) over `args`;
   /// its mask and level follow from them.
-  unsigned expr(const std::string &type, std::vector<unsigned> args, Node what,
-                const std::string &irName);
+  unsigned expr(DType type, std::vector<unsigned> args, Node what, const std::string &irName);
   /// A Reduce node over elementwise node `input`, accumulating in `type`.
-  unsigned reduce(ReduceKind kind, unsigned input, const std::string &type,
-                  const std::string &irName);
-  void layerNorm(const Op &op, unsigned x, const std::string &t);
-  void softmax(const Op &op, unsigned x, const std::string &t);
+  unsigned reduce(ReduceKind kind, unsigned input, DType type, const std::string &irName);
+  void layerNorm(const Op &op, unsigned x, DType t);
+  void softmax(const Op &op, unsigned x, DType t);
 
   const Op &kernel;
   const Graph &body;

@@ -35,6 +35,10 @@ struct View {
 };
 
 enum class NodeKind { Load, Table, Splat, Expr, Reduce };
+
+/// The register type of a value of dtype `t`, as a dtype: f16 and bf16
+/// math runs in f32.
+inline DType registerType(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }
 enum class ReduceKind { Sum, Max, Min };
 
 /// What an Expr node computes, for a back end to render (the CUDA C++ of
@@ -59,18 +63,21 @@ struct Node {
   NodeKind kind = NodeKind::Expr;
   unsigned mask = 0;  ///< GroupBits along which the value varies
   unsigned level = 0; ///< reductions on its longest dependence chain
-  std::string type;   ///< C type in registers (the accumulator's for Reduce)
-  std::string name;   ///< C identifier of the value
+  /// The value's type in registers, as the dtype whose compute type it is:
+  /// F32 (f32/f16/bf16 math), F64, I32, I64, I8 or Bool; a Reduce node's is
+  /// its accumulator's (F32, F64 or I64).
+  DType type = DType::F32;
+  std::string name; ///< C identifier of the value
   std::vector<unsigned> args;
   ExprKind expr = ExprKind::Pointwise; ///< Expr: what it computes
   const Op *op = nullptr;              ///< Expr Pointwise: the op
   double count = 0, epsilon = 0;       ///< Expr Mean, Rstd: the row length, layer_norm's epsilon
   // Load: kernel operand `input`; Table: `name` is the __device__ table;
-  // both indexed by the groups in `mask`. Splat: `literal`. Expr
+  // both indexed by the groups in `mask`. Splat and Table: `constant`. Expr
   // ExpDifference: `dtype` is the result's.
   unsigned input = 0;
   DType dtype = DType::F32;
-  std::string literal;
+  const DenseData *constant = nullptr; ///< Splat (element 0), Table: the const op's value
   ReduceKind reduce = ReduceKind::Sum; ///< Reduce: how args[0] combines
   bool held = false;                   ///< schedule: kept in registers from its sweep to later ones
 
@@ -89,8 +96,7 @@ struct Program {
   View view;
   std::vector<Node> nodes; ///< in dependence order
   std::vector<Store> stores;
-  std::string tables; ///< __device__ definitions of non-splat constants
-  std::string fused;  ///< the body's op names, for the kernel's comment
+  std::string fused; ///< the body's op names, for the kernel's comment
   unsigned maxLevel = 0;
 };
 

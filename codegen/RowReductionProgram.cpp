@@ -46,7 +46,7 @@ unsigned ProgramBuilder::add(Node n, const std::string &irName, const char *pref
   return unsigned(prog.nodes.size() - 1);
 }
 
-unsigned ProgramBuilder::expr(const std::string &type, std::vector<unsigned> args, Node what,
+unsigned ProgramBuilder::expr(DType type, std::vector<unsigned> args, Node what,
                               const std::string &irName) {
   Node n = std::move(what);
   n.kind = NodeKind::Expr;
@@ -59,7 +59,7 @@ unsigned ProgramBuilder::expr(const std::string &type, std::vector<unsigned> arg
   return add(std::move(n), irName);
 }
 
-unsigned ProgramBuilder::reduce(ReduceKind kind, unsigned input, const std::string &type,
+unsigned ProgramBuilder::reduce(ReduceKind kind, unsigned input, DType type,
                                 const std::string &irName) {
   Node n;
   n.kind = NodeKind::Reduce;
@@ -126,15 +126,15 @@ std::optional<unsigned> ProgramBuilder::leaf(const Value *v, bool inRows, const 
   if (def && def->getDense("value").isSplat()) {
     Node n;
     n.kind = NodeKind::Splat;
-    n.type = std::string(computeType(v->type().dtype));
-    n.literal = constantLiteral(def->getDense("value"), 0);
+    n.type = registerType(v->type().dtype);
+    n.constant = &def->getDense("value");
     id = add(std::move(n), v->name());
   } else if (def) {
     id = tableLeaf(v, *mask);
   } else {
     Node n;
     n.kind = NodeKind::Load;
-    n.type = std::string(computeType(v->type().dtype));
+    n.type = registerType(v->type().dtype);
     n.mask = *mask;
     n.input = v->index();
     n.dtype = v->type().dtype;
@@ -144,21 +144,16 @@ std::optional<unsigned> ProgramBuilder::leaf(const Value *v, bool inRows, const 
   return id;
 }
 
-// A non-splat constant: a __device__ table, indexed as an operand would be.
+// A non-splat constant: a table, indexed as an operand would be.
 unsigned ProgramBuilder::tableLeaf(const Value *v, unsigned mask) {
   const DenseData &d = v->definingOp()->getDense("value");
   Node n;
   n.kind = NodeKind::Table;
-  n.type = std::string(computeType(d.dtype));
+  n.type = registerType(d.dtype);
   n.mask = mask;
   n.dtype = d.dtype;
-  unsigned id = add(std::move(n), entry + "_table_" + v->name(), "");
-  std::string text = "__device__ const " + prog.nodes[id].type + " " + prog.nodes[id].name + "[" +
-                     std::to_string(d.numElements()) + "] = {";
-  for (size_t i = 0; i < d.numElements(); ++i)
-    text += (i ? ", " : "") + constantLiteral(d, i);
-  prog.tables += text + "};\n\n";
-  return id;
+  n.constant = &d;
+  return add(std::move(n), entry + "_table_" + v->name(), "");
 }
 
 std::optional<unsigned> ProgramBuilder::operand(const Op &user, unsigned i, bool inRows) {
@@ -190,8 +185,8 @@ bool ProgramBuilder::visitPointwise(const Op &op) {
   Node what;
   what.expr = ExprKind::Pointwise;
   what.op = &op;
-  computed[op.result()] = expr(std::string(computeType(op.result()->type().dtype)), std::move(args),
-                               what, op.result()->name());
+  computed[op.result()] =
+      expr(registerType(op.result()->type().dtype), std::move(args), what, op.result()->name());
   if (inRows)
     inRowSpace.insert(op.result());
   return true;

@@ -14,11 +14,12 @@ using namespace codegen;
 
 namespace {
 
-/// The accumulator of a reduction of `t`: f32 math for f32/f16/bf16.
-std::string accumulatorType(DType t) {
+/// The accumulator of a reduction of `t`: f32 math for f32/f16/bf16, i64
+/// for integers.
+DType accumulatorType(DType t) {
   if (t == DType::F64)
-    return "double";
-  return isFloat(t) ? "float" : "long long";
+    return DType::F64;
+  return isFloat(t) ? DType::F32 : DType::I64;
 }
 
 /// An Expr node's kind and parameters.
@@ -50,7 +51,7 @@ bool ProgramBuilder::visitReduce(const Op &op) {
   std::optional<unsigned> x = operand(op, 0, false);
   if (!x)
     return false;
-  std::string acc = accumulatorType(t), type(computeType(op.result()->type().dtype));
+  DType acc = accumulatorType(t), type = registerType(op.result()->type().dtype);
   ReduceKind kind = op.kind() == OpKind::ReduceMax   ? ReduceKind::Max
                     : op.kind() == OpKind::ReduceMin ? ReduceKind::Min
                                                      : ReduceKind::Sum;
@@ -65,7 +66,7 @@ bool ProgramBuilder::visitReduce(const Op &op) {
 
 // (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε);
 // rms_norm: x·(1/√(Σx²/N + ε))·γ.
-void ProgramBuilder::layerNorm(const Op &op, unsigned x, const std::string &t) {
+void ProgramBuilder::layerNorm(const Op &op, unsigned x, DType t) {
   std::string name = op.result()->name();
   double n = double(prog.view.reduced);
   bool isRms = op.kind() == OpKind::RmsNorm;
@@ -87,7 +88,7 @@ void ProgramBuilder::layerNorm(const Op &op, unsigned x, const std::string &t) {
 }
 
 // exp(x − max)·(1/Σexp(x − max)).
-void ProgramBuilder::softmax(const Op &op, unsigned x, const std::string &t) {
+void ProgramBuilder::softmax(const Op &op, unsigned x, DType t) {
   std::string name = op.result()->name();
   unsigned max = reduce(ReduceKind::Max, x, t, name + "_max");
   Node exp = what(ExprKind::ExpDifference);
@@ -105,7 +106,7 @@ bool ProgramBuilder::visitNorm(const Op &op) {
       return false;
   if (!x)
     return false;
-  std::string t(computeType(op.result()->type().dtype));
+  DType t = registerType(op.result()->type().dtype);
   if (op.kind() == OpKind::Softmax)
     softmax(op, *x, t);
   else

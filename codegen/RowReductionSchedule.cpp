@@ -34,7 +34,7 @@ namespace fusec::rowred {
 
 namespace {
 
-unsigned regsOf(const Node &n) { return n.type == "double" || n.type == "long long" ? 2 : 1; }
+unsigned regsOf(const Node &n) { return n.type == DType::F64 || n.type == DType::I64 ? 2 : 1; }
 
 /// For each node, the last level at which an elementwise node reads it
 /// (its own level when none does).

@@ -21,17 +21,17 @@ struct Writer::Pass {
 
 namespace {
 
-std::string suffixOf(const std::string &type) {
-  if (type == "double")
+std::string suffixOf(DType type) {
+  if (type == DType::F64)
     return "f64";
-  return type == "float" ? "f32" : "i64";
+  return type == DType::F32 ? "f32" : "i64";
 }
 
 std::string reduceName(ReduceKind k) {
   return k == ReduceKind::Sum ? "sum" : k == ReduceKind::Max ? "max" : "min";
 }
 
-std::string identity(ReduceKind k, const std::string &type) {
+std::string identity(ReduceKind k, DType type) {
   std::string t = suffixOf(type);
   if (k == ReduceKind::Sum)
     return t == "f32" ? "0.0f" : t == "f64" ? "0.0" : "0LL";
@@ -89,13 +89,30 @@ static std::string literal(double v, const std::string &type) {
   return floatLiteral(v, type == "double");
 }
 
+std::string Writer::cType(const Node &n) { return std::string(computeType(n.type)); }
+
+std::string Writer::tablesText() const {
+  std::string text;
+  for (const Node &n : prog.nodes) {
+    if (n.kind != NodeKind::Table)
+      continue;
+    const DenseData &d = *n.constant;
+    text += "__device__ const " + cType(n) + " " + n.name + "[" + std::to_string(d.numElements()) +
+            "] = {";
+    for (size_t i = 0; i < d.numElements(); ++i)
+      text += (i ? ", " : "") + constantLiteral(d, i);
+    text += "};\n\n";
+  }
+  return text;
+}
+
 std::string Writer::exprText(const Node &n, const std::vector<std::string> &a) const {
-  const std::string &t = n.type;
+  std::string t = cType(n);
   switch (n.expr) {
   case ExprKind::Pointwise:
     return pointwiseExpr(*n.op, a);
   case ExprKind::Convert:
-    return t == prog.nodes[n.args[0]].type ? a[0] : "(" + t + ")" + a[0];
+    return n.type == prog.nodes[n.args[0]].type ? a[0] : "(" + t + ")" + a[0];
   case ExprKind::Mean:
     return a[0] + " / " + literal(n.count, t);
   case ExprKind::Difference:
@@ -131,7 +148,7 @@ std::string Writer::rowValue(const Node &n) const {
   case NodeKind::Table:
     return n.name + "[" + rowIndex(n.mask) + "]";
   case NodeKind::Splat:
-    return n.literal;
+    return constantLiteral(*n.constant, 0);
   case NodeKind::Expr:
     for (unsigned a : n.args)
       args.push_back(prog.nodes[a].name);
@@ -149,7 +166,8 @@ void Writer::writeRowSetup(std::ostream &os) {
       os << "    const " << storageType(n.dtype) << " *src_" << stem(n.name) << " = "
          << inNames[n.input] << " + " << rowIndex(n.mask) << ";\n";
     if (n.held)
-      os << "    " << n.type << " h_" << stem(n.name) << "[" << sched.vectors * sched.vec << "];\n";
+      os << "    " << cType(n) << " h_" << stem(n.name) << "[" << sched.vectors * sched.vec
+         << "];\n";
   }
   for (const Store &s : prog.stores)
     if ((s.mask & Reduced) && rowIndex(s.mask) != "0")
@@ -160,7 +178,7 @@ void Writer::writeRowSetup(std::ostream &os) {
 void Writer::writeRowScope(unsigned level, std::ostream &os) {
   for (const Node &n : prog.nodes)
     if (!n.isElementwise() && !isHoisted(n) && n.kind != NodeKind::Reduce && n.level == level)
-      os << "    const " << n.type << " " << n.name << " = " << rowValue(n) << ";\n";
+      os << "    const " << cType(n) << " " << n.name << " = " << rowValue(n) << ";\n";
   std::string guard = rowGuard();
   for (const Store &s : prog.stores) {
     const Node &n = prog.nodes[s.node];
@@ -203,13 +221,13 @@ void Writer::need(unsigned i, Pass &p) {
   p.done.insert(i);
   std::string slot = sched.vec > 1 ? "k * " + std::to_string(sched.vec) + " + w" : "k";
   if (n.held && n.level < p.sweep) {
-    p.element.push_back("const " + n.type + " " + n.name + " = h_" + stem(n.name) + "[" + slot +
+    p.element.push_back("const " + cType(n) + " " + n.name + " = h_" + stem(n.name) + "[" + slot +
                         "];");
     return;
   }
   for (unsigned a : n.args)
     need(a, p);
-  p.element.push_back("const " + n.type + " " + n.name + " = " + elementValue(n, p) + ";");
+  p.element.push_back("const " + cType(n) + " " + n.name + " = " + elementValue(n, p) + ";");
   if (n.held)
     p.element.push_back("h_" + stem(n.name) + "[" + slot + "] = " + n.name + ";");
 }
@@ -241,10 +259,10 @@ void Writer::writeSweep(unsigned s, std::ostream &os) {
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
     if (n.kind == NodeKind::Reduce && sweepOf(prog, i) == s) {
-      os << "    " << n.type << " " << n.name << " = " << identity(n.reduce, n.type) << ";\n";
+      os << "    " << cType(n) << " " << n.name << " = " << identity(n.reduce, n.type) << ";\n";
       need(n.args[0], p);
       const std::string &x = prog.nodes[n.args[0]].name;
-      p.element.push_back(n.reduce == ReduceKind::Sum && n.type != "long long"
+      p.element.push_back(n.reduce == ReduceKind::Sum && n.type != DType::I64
                               ? n.name + " += " + x + ";"
                               : n.name + " = fusec_" + reduceName(n.reduce) + "_" +
                                     suffixOf(n.type) + "(" + n.name + ", " + x + ");");
@@ -334,7 +352,7 @@ void Writer::writeCombine(unsigned s, std::ostream &os) {
          << ");\n";
       continue;
     }
-    shared += "  __shared__ " + n.type + " red_" + n.name + "[32];\n";
+    shared += "  __shared__ " + cType(n) + " red_" + n.name + "[32];\n";
     os << "    " << n.name << " = fusec_block_" << fn << "(" << n.name << ", red_" << n.name << ", "
        << sched.threads / 32 << ", " << (blockReductions() > 1 ? "false" : "true") << ");\n";
   }

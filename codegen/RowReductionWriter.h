@@ -45,6 +45,10 @@ private:
   void addStores(unsigned s, Pass &p);
   std::string elementValue(const Node &n, Pass &p);
   std::string rowValue(const Node &n) const;
+  /// The C type of node `n`'s register.
+  static std::string cType(const Node &n);
+  /// The __device__ tables of the program's non-splat constants.
+  std::string tablesText() const;
   /// The C expression of Expr node `n` over its arguments' names `a`.
   std::string exprText(const Node &n, const std::vector<std::string> &a) const;
   std::string rowIndex(unsigned mask) const;
