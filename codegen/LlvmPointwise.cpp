@@ -200,8 +200,9 @@ void LlvmPointwiseEmitter::vectorLoop(llvm::Value *first, llvm::Value *step,
   loop(first, numVectors, step, "vi", [&](llvm::Value *vi) {
     llvm::Value *base = b.CreateMul(vi, b.getInt64(width));
     std::map<const Value *, llvm::Value *> vectors;
-    for (const auto &[v, index] : plan.index) {
-      if (!index.flat || v->definingOp())
+    for (const Value *v : body.inputs()) { // in order: the IR must not depend on addresses
+      auto it = plan.index.find(v);
+      if (it == plan.index.end() || !it->second.flat)
         continue;
       llvm::Type *st = llvmStorageType(ctx, v->type().dtype);
       auto *vt = llvm::FixedVectorType::get(st, width);
@@ -214,8 +215,9 @@ void LlvmPointwiseEmitter::vectorLoop(llvm::Value *first, llvm::Value *step,
           llvm::FixedVectorType::get(llvmStorageType(ctx, kernel.result(j)->type().dtype), width));
     for (unsigned e = 0; e < width; ++e) {
       std::map<const Value *, llvm::Value *> flat;
-      for (const auto &[v, vec] : vectors)
-        flat[v] = b.CreateExtractElement(vec, uint64_t(e));
+      for (const Value *v : body.inputs())
+        if (auto it = vectors.find(v); it != vectors.end())
+          flat[v] = b.CreateExtractElement(it->second, uint64_t(e));
       std::vector<llvm::Value *> r = element(b.CreateAdd(base, b.getInt64(e)), flat);
       for (unsigned j = 0; j < kernel.numResults(); ++j)
         out[j] = b.CreateInsertElement(out[j], llvmNarrow(b, kernel.result(j)->type().dtype, r[j]),
