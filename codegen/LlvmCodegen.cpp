@@ -3,6 +3,7 @@
 #include "codegen/LlvmCodegen.h"
 
 #include "codegen/Nvptx.h"
+#include "ir/Assert.h"
 #include "ir/Kernel.h"
 
 #include "llvm/AsmParser/Parser.h"
@@ -30,34 +31,28 @@ std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view gra
 
 namespace {
 
-std::unique_ptr<llvm::Module> parse(const std::string &ir, llvm::LLVMContext &ctx,
-                                    Diagnostics &diags) {
+/// A module of emitKernelLlvm's text (never the user's: a failure is a bug).
+std::unique_ptr<llvm::Module> parse(const std::string &ir, llvm::LLVMContext &ctx) {
   llvm::SMDiagnostic error;
   std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, error, ctx);
   if (!m) {
     std::string message;
     llvm::raw_string_ostream os(message);
     error.print("fusec", os, false);
-    diags.error(Loc{}, "internal error: generated LLVM IR does not parse: " + message);
+    FUSEC_ASSERT(false, ("generated LLVM IR does not parse: " + message).c_str());
   }
   return m;
 }
 
 } // namespace
 
-std::optional<std::string> linkLlvmKernels(const std::vector<GeneratedKernel> &kernels,
-                                           Diagnostics &diags) {
+std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels) {
   llvm::LLVMContext ctx;
   auto all = std::make_unique<llvm::Module>("fusec", ctx);
   codegen::prepareNvptxModule(*all);
   for (const GeneratedKernel &k : kernels) {
-    std::unique_ptr<llvm::Module> m = parse(k.source, ctx, diags);
-    if (!m)
-      return std::nullopt;
-    if (llvm::Linker::linkModules(*all, std::move(m))) {
-      diags.error(Loc{}, "internal error: cannot link the LLVM IR of kernel '" + k.name + "'");
-      return std::nullopt;
-    }
+    bool clash = llvm::Linker::linkModules(*all, parse(k.source, ctx));
+    FUSEC_ASSERT(!clash, ("cannot link the LLVM IR of kernel " + k.name).c_str());
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -68,8 +63,8 @@ std::optional<std::string> linkLlvmKernels(const std::vector<GeneratedKernel> &k
 std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::string &target,
                                             Diagnostics &diags) {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = parse(ir, ctx, diags);
-  return m ? codegen::emitPtx(*m, target, diags) : std::nullopt;
+  std::unique_ptr<llvm::Module> m = parse(ir, ctx);
+  return codegen::emitPtx(*m, target, diags);
 }
 
 } // namespace fusec

@@ -21,8 +21,7 @@ std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view gra
                                               Diagnostics &diags);
 
 /// One module (as text) holding the kernels of several of emitKernelLlvm's.
-std::optional<std::string> linkLlvmKernels(const std::vector<GeneratedKernel> &kernels,
-                                           Diagnostics &diags);
+std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels);
 
 /// PTX for `target` of the module text `ir` (emitKernelLlvm's or
 /// linkLlvmKernels').

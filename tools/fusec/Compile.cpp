@@ -223,10 +223,10 @@ std::optional<std::string> render(const Module &module, const std::vector<Genera
   if (emitKind() == Emit::Report)
     return report(kernels);
   if (backendKind() == Backend::Llvm) {
-    std::optional<std::string> ir = linkLlvmKernels(kernels, diags);
-    if (!ir || emitKind() == Emit::Llvm)
+    std::string ir = linkLlvmKernels(kernels);
+    if (emitKind() == Emit::Llvm)
       return ir;
-    return compileLlvmToPtx(*ir, targetName(), diags);
+    return compileLlvmToPtx(ir, targetName(), diags);
   }
   std::string unit = cudaTranslationUnit(kernels);
   if (emitKind() == Emit::Cuda)
