@@ -18,7 +18,7 @@ namespace fusec {
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags) {
   if (op.kind() == OpKind::Kernel &&
-      *lookupKernelTemplate(op.getString("template")) == KernelTemplate::Pointwise)
+      lookupKernelTemplate(op.getString("template")) == KernelTemplate::Pointwise)
     return codegen::emitPointwiseLlvm(op, graphName, diags);
   std::string what =
       op.kind() == OpKind::Kernel

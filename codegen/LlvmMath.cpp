@@ -79,9 +79,9 @@ llvm::Value *gelu(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
     return geluNarrow(b, x);
   llvm::Value *half = b.CreateFMul(fp(b, x, 0.5), x);
   if (tanh) {
-    llvm::Value *cube = b.CreateFMul(b.CreateFMul(x, x), x);
-    llvm::Value *inner = b.CreateFMul(fp(b, x, 0.79788456080286536),
-                                      b.CreateFAdd(x, b.CreateFMul(fp(b, x, 0.044715), cube)));
+    // 0.044715 * x * x * x, in C's order
+    llvm::Value *cubic = b.CreateFMul(b.CreateFMul(b.CreateFMul(fp(b, x, 0.044715), x), x), x);
+    llvm::Value *inner = b.CreateFMul(fp(b, x, 0.79788456080286536), b.CreateFAdd(x, cubic));
     return b.CreateFMul(half, b.CreateFAdd(fp(b, x, 1.0), libdevice(b, "tanh", {inner})));
   }
   llvm::Value *erf = libdevice(b, "erf", {b.CreateFMul(x, fp(b, x, 0.70710678118654752))});
@@ -144,10 +144,19 @@ llvm::Value *integerDiv(llvm::IRBuilder<> &b, llvm::Value *a, llvm::Value *d) {
   return b.CreateSelect(isZero, zero, b.CreateSelect(isMinusOne, b.CreateSub(zero, a), q));
 }
 
+/// f64 max/min as fusec_max_f64/fusec_min_f64: a NaN operand wins (the first
+/// if both), and of two equal values the first (f32 uses max.NaN, which
+/// ranks -0 below +0; f64 has no such instruction).
+llvm::Value *maxMinF64(llvm::IRBuilder<> &b, bool isMax, llvm::Value *a, llvm::Value *c) {
+  llvm::Value *takeC =
+      b.CreateOr(b.CreateFCmpUNO(c, c), isMax ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOLT(c, a));
+  return b.CreateSelect(b.CreateFCmpUNO(a, a), a, b.CreateSelect(takeC, c, a));
+}
+
 llvm::Value *arithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
   llvm::Type *t = a->getType();
   if (t->isIntegerTy()) {
-    bool isBool = t->isIntegerTy(1);
+    FUSEC_ASSERT(!t->isIntegerTy(1), "arithmetic on bool (type inference refuses it)");
     switch (k) {
     case OpKind::Add:
       return b.CreateAdd(a, c);
@@ -160,9 +169,9 @@ llvm::Value *arithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Va
     case OpKind::Pow:
       return b.CreateCall(integerPow(b, llvm::cast<llvm::IntegerType>(t)), {a, c});
     case OpKind::Max:
-      return b.CreateSelect(isBool ? b.CreateICmpULT(a, c) : b.CreateICmpSLT(a, c), c, a);
+      return b.CreateSelect(b.CreateICmpSLT(a, c), c, a);
     case OpKind::Min:
-      return b.CreateSelect(isBool ? b.CreateICmpULT(c, a) : b.CreateICmpSLT(c, a), c, a);
+      return b.CreateSelect(b.CreateICmpSLT(c, a), c, a);
     default:
       break;
     }
@@ -179,9 +188,11 @@ llvm::Value *arithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Va
   case OpKind::Pow:
     return libdevice(b, "pow", {a, c});
   case OpKind::Max:
-    return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
   case OpKind::Min:
-    return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
+    return t->isDoubleTy()
+               ? maxMinF64(b, k == OpKind::Max, a, c)
+               : b.CreateBinaryIntrinsic(
+                     k == OpKind::Max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, c);
   default:
     FUSEC_ASSERT(false, "not a binary arithmetic op");
   }
@@ -212,6 +223,7 @@ llvm::Value *compare(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value
 
 llvm::Value *unary(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
   bool isInt = x->getType()->isIntegerTy();
+  FUSEC_ASSERT(!x->getType()->isIntegerTy(1), "a unary op on bool (type inference refuses it)");
   llvm::Value *zero = llvm::Constant::getNullValue(x->getType());
   switch (op.kind()) {
   case OpKind::Neg:

@@ -7,6 +7,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -31,32 +32,6 @@ namespace fusec::codegen {
 
 namespace {
 
-/// "sm_90a" -> its compute capability times ten plus whether it is the
-/// arch-specific variant; nullopt for anything else.
-struct SmVersion {
-  unsigned number = 0; ///< 80, 86, 89, 90, ...
-  bool archSpecific = false;
-};
-
-std::optional<SmVersion> parseTarget(const std::string &target) {
-  llvm::StringRef t(target);
-  if (!t.consume_front("sm_"))
-    return std::nullopt;
-  SmVersion v;
-  v.archSpecific = t.consume_back("a");
-  if (t.getAsInteger(10, v.number) || v.number < 80)
-    return std::nullopt;
-  return v;
-}
-
-/// PTX ISA versions LLVM 19 knows, from the lowest each GPU needs: 7.0 for
-/// sm_80, 7.1 sm_86, 7.8 sm_89/sm_90, 8.0 sm_90a.
-std::string ptxFeature(const SmVersion &v) {
-  if (v.archSpecific || v.number >= 90)
-    return "+ptx80";
-  return v.number >= 89 ? "+ptx78" : v.number >= 86 ? "+ptx71" : "+ptx70";
-}
-
 const llvm::Target *nvptxTarget(Diagnostics &diags) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -72,20 +47,30 @@ const llvm::Target *nvptxTarget(Diagnostics &diags) {
   return t;
 }
 
+/// The target machine of `target`, an sm_80 or later GPU that LLVM 19's
+/// NVPTX back end knows (its CPU entry sets the lowest PTX version the GPU
+/// needs: 7.0 for sm_80, 7.8 for sm_90, 8.0 for sm_90a); nullptr after
+/// reporting any other.
 std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &target, Diagnostics &diags) {
-  std::optional<SmVersion> v = parseTarget(target);
-  if (!v) {
-    diags.error(Loc{}, "unknown GPU target '" + target + "' (expected sm_80, sm_90a, ...)");
+  llvm::StringRef number(target);
+  unsigned sm = 0;
+  bool known = number.consume_front("sm_");
+  number.consume_back("a");
+  known = known && !number.getAsInteger(10, sm);
+  const llvm::Target *t = known && sm >= 80 ? nvptxTarget(diags) : nullptr;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  if (t) {
+    llvm::TargetOptions options;
+    options.AllowFPOpFusion = llvm::FPOpFusion::Fast; // fma contraction, as NVRTC does
+    tm.reset(t->createTargetMachine(kNvptxTriple, target, "", options, std::nullopt, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive));
+  }
+  if (!tm || !tm->getMCSubtargetInfo()->isCPUStringValid(target)) {
+    diags.error(Loc{}, "unknown GPU target '" + target +
+                           "' for the LLVM back end (LLVM 19 knows sm_80 to sm_90a)");
     return nullptr;
   }
-  const llvm::Target *t = nvptxTarget(diags);
-  if (!t)
-    return nullptr;
-  llvm::TargetOptions options;
-  options.AllowFPOpFusion = llvm::FPOpFusion::Fast; // fma contraction, as NVRTC does
-  return std::unique_ptr<llvm::TargetMachine>(
-      t->createTargetMachine(kNvptxTriple, target, ptxFeature(*v), options, std::nullopt,
-                             std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  return tm;
 }
 
 /// libdevice.10.bc of the CUDA toolkit: $CUDA_HOME first, then

@@ -97,7 +97,7 @@ TEST(NvptxTest, TargetsSm80) {
 }
 
 TEST(NvptxTest, RefusesUnknownTargets) {
-  for (const char *target : {"sm_75", "gfx90a", "sm_", "sm_90b"}) {
+  for (const char *target : {"sm_75", "gfx90a", "sm_", "sm_90b", "sm_100", "sm_120"}) {
     Diagnostics diags;
     EXPECT_FALSE(ptxFor(target, diags)) << target;
     EXPECT_NE(printed(diags).find("unknown GPU target"), std::string::npos) << printed(diags);
