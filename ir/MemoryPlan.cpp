@@ -50,9 +50,13 @@ bool isPointwiseKernel(const Op &op) {
 
 // Ops that compute result element i from element i of each same-sized
 // operand (or from none), so the result may be written over such an operand.
+// A pointwise kernel qualifies only with one result: the generated kernels
+// mark their pointers restrict/noalias, and with two results a store of one
+// could be scheduled before a load, of the operand it overlays, that the
+// other needs; a single result's store depends on that load.
 bool writesOverOperand(const Op &op) {
   return op.info().cls == OpClass::Pointwise || op.kind() == OpKind::Reshape ||
-         isPointwiseKernel(op);
+         (isPointwiseKernel(op) && op.numResults() == 1);
 }
 
 /// Builds one plan: buffers first (collect), then offsets (place).

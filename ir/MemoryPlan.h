@@ -8,7 +8,7 @@
 // outputs). Graph inputs are the caller's too.
 //
 // In-place reuse: an op that may write over an operand (pointwise ops,
-// reshape, a `pointwise` kernel whose body is pointwise) takes the buffer of
+// reshape, a `pointwise` kernel of one result whose body is pointwise) takes the buffer of
 // an operand that dies at it when the two have the same element count and
 // element size, so element i of the result overlays element i of the operand
 // (for a kernel, only a result as large as its largest, which spans the
