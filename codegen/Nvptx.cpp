@@ -98,27 +98,54 @@ bool callsLibdevice(const llvm::Module &m) {
   return false;
 }
 
-/// Links the libdevice functions `m` declares, then makes everything but
+/// The bytes of libdevice.10.bc, read once per process; an error message
+/// when it cannot be read.
+struct LibdeviceFile {
+  std::string path;
+  std::unique_ptr<llvm::MemoryBuffer> bytes;
+  std::string error;
+};
+
+const LibdeviceFile &libdeviceFile() {
+  static const LibdeviceFile file = [] {
+    LibdeviceFile f;
+    Diagnostics where;
+    std::optional<std::string> path = findLibdevice(where);
+    if (!path) {
+      f.error = where.all().front().message;
+      return f;
+    }
+    f.path = *path;
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(*path);
+    if (buffer)
+      f.bytes = std::move(*buffer);
+    else
+      f.error = "cannot read " + *path + ": " + buffer.getError().message();
+    return f;
+  }();
+  return file;
+}
+
+/// Links the libdevice functions `m` declares (read lazily from the file's
+/// bytes, which are loaded once per process), then makes everything but
 /// the kernels internal so that the optimizer inlines and drops the rest.
 bool linkLibdevice(llvm::Module &m, Diagnostics &diags) {
-  std::optional<std::string> path = findLibdevice(diags);
-  if (!path)
-    return false;
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(*path);
-  if (!buffer) {
-    diags.error(Loc{}, "cannot read " + *path + ": " + buffer.getError().message());
+  const LibdeviceFile &file = libdeviceFile();
+  if (!file.bytes) {
+    diags.error(Loc{}, file.error);
     return false;
   }
+  // Lazily: only the functions the kernels call are read from the bitcode.
   llvm::Expected<std::unique_ptr<llvm::Module>> lib =
-      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), m.getContext());
+      llvm::getLazyBitcodeModule(file.bytes->getMemBufferRef(), m.getContext());
   if (!lib) {
-    diags.error(Loc{}, *path + " is not LLVM bitcode: " + llvm::toString(lib.takeError()));
+    diags.error(Loc{}, file.path + " is not LLVM bitcode: " + llvm::toString(lib.takeError()));
     return false;
   }
   (*lib)->setTargetTriple(m.getTargetTriple());
   (*lib)->setDataLayout(m.getDataLayout());
   if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
-    diags.error(Loc{}, "linking " + *path + " failed");
+    diags.error(Loc{}, "linking " + file.path + " failed");
     return false;
   }
   llvm::internalizeModule(m, [](const llvm::GlobalValue &gv) {
