@@ -3,6 +3,7 @@
 
 #include "codegen/Gemm.h"
 #include "codegen/Generic.h"
+#include "codegen/LlvmCodegen.h"
 #include "codegen/Pointwise.h"
 #include "codegen/RowReduction.h"
 #include "ir/Kernel.h"
@@ -10,7 +11,9 @@
 namespace fusec {
 
 std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphName,
-                                          Diagnostics &diags) {
+                                          Diagnostics &diags, Backend backend) {
+  if (backend == Backend::Llvm)
+    return emitKernelLlvm(op, graphName, diags);
   if (op.kind() != OpKind::Kernel)
     return emitGenericKernel(op, graphName, diags);
   const std::string &name = op.getString("template");

@@ -1,8 +1,9 @@
-// The entry point of the CUDA C++ back end: renders one top-level op of an
-// optimized graph into a kernel. A `kernel` op goes to its template's
-// emitter; any other op (one the fusion pass left alone, or one of the body
-// of a kernel that its template could not take) goes to the generic emitter,
-// so that every op that verifies has a kernel.
+// The entry point of code generation: renders one top-level op of an
+// optimized graph into a kernel with either back end. On the CUDA C++ back
+// end a `kernel` op goes to its template's emitter, and any other op (one the
+// fusion pass left alone, or one of the body of a kernel that its template
+// could not take) to the generic emitter, so that every op that verifies has
+// a kernel; the LLVM back end renders the templates of LlvmCodegen.h.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -14,11 +15,11 @@
 
 namespace fusec {
 
-/// Renders `op` into CUDA C++ named by kernelEntryName(op, graphName).
-/// Returns nullopt after reporting an error at the op when its template (or
-/// the generic emitter) cannot take it; the caller may then run a kernel
-/// op's body op by op instead (see runtime/Lowering.h).
+/// Renders `op` with `backend` into a kernel named by kernelEntryName(op,
+/// graphName). Returns nullopt after reporting an error at the op when its
+/// template (or the generic emitter) cannot take it; the caller may then run
+/// a kernel op's body op by op instead (see runtime/Lowering.h).
 std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphName,
-                                          Diagnostics &diags);
+                                          Diagnostics &diags, Backend backend = Backend::Nvrtc);
 
 } // namespace fusec

@@ -165,7 +165,7 @@ bool Analyzer::checkDType() {
   }
   bool wide = plan.operand == DType::F64 || accType == DType::F64;
   plan.acc = wide ? DType::F64 : DType::F32;
-  plan.tensorCores = !wide && (plan.operand == DType::F16 || plan.operand == DType::BF16);
+  plan.tensorCores = !wide && isNarrowFloat(plan.operand);
   return true;
 }
 

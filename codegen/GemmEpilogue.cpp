@@ -238,7 +238,7 @@ std::string storeQuad(const Plan &plan, unsigned j, const std::string &indent) {
   DType t = plan.kernel->result(j)->type().dtype;
   std::string e = "e" + std::to_string(j) + "_",
               at = plan.outputs[j] + " + row * " + lit(plan.n) + " + col";
-  if (t == DType::F16 || t == DType::BF16) {
+  if (isNarrowFloat(t)) {
     std::string args;
     for (int q = 0; q < 4; ++q)
       args += ", " + storeExpr(t, e + std::to_string(q));

@@ -16,8 +16,6 @@ namespace fusec::codegen {
 
 namespace {
 
-bool isNarrowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 llvm::Module &moduleOf(llvm::IRBuilder<> &b) { return *b.GetInsertBlock()->getModule(); }
 
 /// A libdevice function of one or two arguments of `v`'s type: __nv_<name>f
@@ -31,9 +29,8 @@ llvm::Value *libdevice(llvm::IRBuilder<> &b, const char *name, std::vector<llvm:
   return b.CreateCall(callee, args);
 }
 
-llvm::Value *fp(llvm::IRBuilder<> &, llvm::Value *like, double v) {
-  return llvm::ConstantFP::get(like->getType(), v);
-}
+/// The constant `v` of `like`'s float type.
+llvm::Value *fp(llvm::Value *like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
 
 /// ex2.approx.ftz of `x` (f32).
 llvm::Value *exp2Approx(llvm::IRBuilder<> &b, llvm::Value *x) {
@@ -42,34 +39,34 @@ llvm::Value *exp2Approx(llvm::IRBuilder<> &b, llvm::Value *x) {
 
 llvm::Value *expValue(llvm::IRBuilder<> &b, DType t, llvm::Value *x) {
   if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values]
-    return exp2Approx(b, b.CreateFMul(x, fp(b, x, 1.44269504088896341)));
+    return exp2Approx(b, b.CreateFMul(x, fp(x, 1.44269504088896341)));
   return libdevice(b, "exp", {x});
 }
 
 llvm::Value *sigmoid(llvm::IRBuilder<> &b, llvm::Value *x) {
   llvm::Value *e = libdevice(b, "exp", {b.CreateFNeg(x)});
-  return b.CreateFDiv(fp(b, x, 1.0), b.CreateFAdd(fp(b, x, 1.0), e));
+  return b.CreateFDiv(fp(x, 1.0), b.CreateFAdd(fp(x, 1.0), e));
 }
 
 /// Note [Math of f16 and bf16 values]: x Phi(x) by the erfc form.
 llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
   llvm::Value *z =
-      b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fp(b, x, 0.70710678118654752));
+      b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fp(x, 0.70710678118654752));
   llvm::Value *t = b.CreateIntrinsic(
       llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {},
-      {b.CreateIntrinsic(llvm::Intrinsic::fma, {z->getType()}, {fp(b, x, 0.5), z, fp(b, x, 1.0)})});
+      {b.CreateIntrinsic(llvm::Intrinsic::fma, {z->getType()}, {fp(x, 0.5), z, fp(x, 1.0)})});
   static const double kP[] = {
       0.17087277,  -0.82215223, 1.48851587, -1.13520398, 0.27886807,
       -0.18628806, 0.09678418,  0.37409196, 1.00002368,  -1.26551223 - 0.69314718};
-  llvm::Value *p = fp(b, x, kP[0]);
+  llvm::Value *p = fp(x, kP[0]);
   for (size_t k = 1; k < std::size(kP); ++k)
-    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {p, t, fp(b, x, kP[k])});
+    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {p, t, fp(x, kP[k])});
   llvm::Value *arg =
       b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {b.CreateFNeg(z), z, p});
-  llvm::Value *half = b.CreateFMul(
-      t, exp2Approx(b, b.CreateFMul(arg, fp(b, x, 1.44269504088896341)))); // erfc(z) / 2
+  llvm::Value *half =
+      b.CreateFMul(t, exp2Approx(b, b.CreateFMul(arg, fp(x, 1.44269504088896341)))); // erfc(z) / 2
   llvm::Value *phi =
-      b.CreateSelect(b.CreateFCmpOLT(x, fp(b, x, 0.0)), half, b.CreateFSub(fp(b, x, 1.0), half));
+      b.CreateSelect(b.CreateFCmpOLT(x, fp(x, 0.0)), half, b.CreateFSub(fp(x, 1.0), half));
   return b.CreateFMul(x, phi);
 }
 
@@ -77,15 +74,15 @@ llvm::Value *gelu(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
   bool tanh = op.getString("approximate") == "tanh";
   if (!tanh && isNarrowFloat(t))
     return geluNarrow(b, x);
-  llvm::Value *half = b.CreateFMul(fp(b, x, 0.5), x);
+  llvm::Value *half = b.CreateFMul(fp(x, 0.5), x);
   if (tanh) {
     // 0.044715 * x * x * x, in C's order
-    llvm::Value *cubic = b.CreateFMul(b.CreateFMul(b.CreateFMul(fp(b, x, 0.044715), x), x), x);
-    llvm::Value *inner = b.CreateFMul(fp(b, x, 0.79788456080286536), b.CreateFAdd(x, cubic));
-    return b.CreateFMul(half, b.CreateFAdd(fp(b, x, 1.0), libdevice(b, "tanh", {inner})));
+    llvm::Value *cubic = b.CreateFMul(b.CreateFMul(b.CreateFMul(fp(x, 0.044715), x), x), x);
+    llvm::Value *inner = b.CreateFMul(fp(x, 0.79788456080286536), b.CreateFAdd(x, cubic));
+    return b.CreateFMul(half, b.CreateFAdd(fp(x, 1.0), libdevice(b, "tanh", {inner})));
   }
-  llvm::Value *erf = libdevice(b, "erf", {b.CreateFMul(x, fp(b, x, 0.70710678118654752))});
-  return b.CreateFMul(half, b.CreateFAdd(fp(b, x, 1.0), erf));
+  llvm::Value *erf = libdevice(b, "erf", {b.CreateFMul(x, fp(x, 0.70710678118654752))});
+  return b.CreateFMul(half, b.CreateFAdd(fp(x, 1.0), erf));
 }
 
 /// a^b wrapped, an internal function of the module per integer width:

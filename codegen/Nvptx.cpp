@@ -75,7 +75,7 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &target, Di
 
 /// libdevice.10.bc of the CUDA toolkit: $CUDA_HOME first, then
 /// /usr/local/cuda.
-std::optional<std::string> findLibdevice(Diagnostics &diags) {
+std::optional<std::string> findLibdevice() {
   std::vector<std::string> roots;
   if (std::optional<std::string> home = llvm::sys::Process::GetEnv("CUDA_HOME"))
     roots.push_back(*home);
@@ -86,8 +86,6 @@ std::optional<std::string> findLibdevice(Diagnostics &diags) {
     if (llvm::sys::fs::exists(path))
       return std::string(path);
   }
-  diags.error(Loc{}, "libdevice not found: set CUDA_HOME to a CUDA toolkit (looked for "
-                     "nvvm/libdevice/libdevice.10.bc under $CUDA_HOME and /usr/local/cuda)");
   return std::nullopt;
 }
 
@@ -109,10 +107,10 @@ struct LibdeviceFile {
 const LibdeviceFile &libdeviceFile() {
   static const LibdeviceFile file = [] {
     LibdeviceFile f;
-    Diagnostics where;
-    std::optional<std::string> path = findLibdevice(where);
+    std::optional<std::string> path = findLibdevice();
     if (!path) {
-      f.error = where.all().front().message;
+      f.error = "libdevice not found: set CUDA_HOME to a CUDA toolkit (looked for "
+                "nvvm/libdevice/libdevice.10.bc under $CUDA_HOME and /usr/local/cuda)";
       return f;
     }
     f.path = *path;

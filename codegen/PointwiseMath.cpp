@@ -17,8 +17,6 @@ namespace fusec::codegen {
 
 namespace {
 
-bool isNarrowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 /// "expf" for f32 math, "exp" for f64 math.
 std::string mathFn(DType t, std::string_view name) {
   return std::string(name) + (t == DType::F64 ? "" : "f");

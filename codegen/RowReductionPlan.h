@@ -38,7 +38,7 @@ enum class NodeKind { Load, Table, Splat, Expr, Reduce };
 
 /// The register type of a value of dtype `t`, as a dtype: f16 and bf16
 /// math runs in f32.
-inline DType registerType(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }
+inline DType registerType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 enum class ReduceKind { Sum, Max, Min };
 
 /// What an Expr node computes, for a back end to render (the CUDA C++ of

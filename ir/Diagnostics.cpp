@@ -2,6 +2,7 @@
 #include "ir/Diagnostics.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace fusec {
 
@@ -76,6 +77,12 @@ void printCaretLine(std::ostream &os, std::string_view text, size_t col) {
   os << "^\n";
 }
 } // namespace
+
+std::string Diagnostics::str() const {
+  std::ostringstream os;
+  print(os);
+  return os.str();
+}
 
 void Diagnostics::print(std::ostream &os) const {
   for (const Diagnostic &d : diags) {

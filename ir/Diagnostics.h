@@ -56,6 +56,8 @@ public:
   /// "file:line:col: error: message", then the source line and a caret when
   /// the text is known.
   void print(std::ostream &os) const;
+  /// What print writes, as a string.
+  std::string str() const;
 
 private:
   void add(Severity s, const Loc &loc, std::string message);

@@ -1,5 +1,7 @@
-// The kernel templates' spellings (ir/Kernel.h).
+// The kernel templates' spellings, and how messages name launched ops (ir/Kernel.h).
 #include "ir/Kernel.h"
+
+#include "ir/Graph.h"
 
 #include <array>
 
@@ -35,6 +37,13 @@ std::string kernelTemplateNames() {
     out += "\"" + std::string(kTemplates[i].second) + "\"";
   }
   return out;
+}
+
+std::string describeLaunchedOp(const Op &op) {
+  const std::string &result = op.result(0)->name();
+  if (op.kind() == OpKind::Kernel)
+    return "kernel '%" + result + "' (template " + op.getString("template") + ")";
+  return "'" + std::string(op.name()) + "' '%" + result + "'";
 }
 
 } // namespace fusec

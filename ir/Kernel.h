@@ -24,4 +24,9 @@ std::optional<KernelTemplate> lookupKernelTemplate(std::string_view name);
 /// "\"pointwise\", \"row_reduction\", \"gemm\" or \"attention\"" for messages.
 std::string kernelTemplateNames();
 
+class Op;
+/// What a message calls a top-level op the code generators run:
+/// "kernel '%y' (template pointwise)" or "'transpose' '%t'".
+std::string describeLaunchedOp(const Op &op);
+
 } // namespace fusec

@@ -26,6 +26,8 @@ std::optional<DType> parseDType(std::string_view s);
 unsigned dtypeSize(DType t);
 bool isFloat(DType t);
 bool isInteger(DType t); // i8, i32, i64 (bool is neither float nor integer)
+/// f16 and bf16: 16-bit floats, whose math runs in f32.
+inline bool isNarrowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
 /// True when every value of `from` is exactly a value of `to` (a widening).
 bool castIsExact(DType from, DType to);
 /// True when cast(cast(x: from, to = mid), to = to) equals cast(x, to = to)

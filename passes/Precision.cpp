@@ -58,8 +58,6 @@ namespace fusec {
 
 namespace {
 
-bool isLowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 bool isProducedBy(const Value &v, OpKind k) {
   return v.definingOp() && v.definingOp()->kind() == k;
 }
@@ -155,7 +153,7 @@ private:
       retype(op);
       lowered.insert(op.result());
     }
-    if (isLowFloat(op.result()->type().dtype))
+    if (isNarrowFloat(op.result()->type().dtype))
       op.setAttr("acc", DType::F32);
   }
 
@@ -313,7 +311,7 @@ void eraseLeftovers(Graph &g, std::unordered_set<const Value *> &replaced) {
 
 void alignContractions(Graph &g) {
   for (Op *op : g.opsSnapshot())
-    if (isContraction(op->kind()) && isLowFloat(op->result()->type().dtype))
+    if (isContraction(op->kind()) && isNarrowFloat(op->result()->type().dtype))
       precision::alignForTensorCores(g, *op);
 }
 

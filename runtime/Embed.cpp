@@ -14,7 +14,6 @@
 
 #include <list>
 #include <mutex>
-#include <sstream>
 
 namespace fusec {
 
@@ -23,11 +22,8 @@ namespace {
 constexpr size_t kMaxPrograms = 16;
 
 bool fail(const Diagnostics &diags, std::string *error) {
-  if (error) {
-    std::ostringstream os;
-    diags.print(os);
-    *error = os.str();
-  }
+  if (error)
+    *error = diags.str();
   return false;
 }
 

@@ -14,9 +14,9 @@
 
 namespace fusec {
 
-double toleranceFor(DType t) { return t == DType::F16 || t == DType::BF16 ? 1e-2 : 1e-5; }
+double toleranceFor(DType t) { return isNarrowFloat(t) ? 1e-2 : 1e-5; }
 
-double gpuToleranceFor(DType t) { return t == DType::F16 || t == DType::BF16 ? 2e-2 : 1e-4; }
+double gpuToleranceFor(DType t) { return isNarrowFloat(t) ? 2e-2 : 1e-4; }
 
 DType lowestPrecision(const Graph &g, DType lowest) {
   auto visit = [&](DType t) {

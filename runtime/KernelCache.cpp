@@ -95,6 +95,8 @@ KernelCache &KernelCache::global() {
 }
 
 std::string KernelCache::keyOf(const PtxRequest &req) {
+  if (req.backend == Backend::Llvm) // no NVRTC in the key, nor loaded for it
+    return keyOf(req, "");
   NvrtcVersion v = loadNvrtc().value_or(NvrtcVersion{});
   return keyOf(req, std::to_string(v.major) + "." + std::to_string(v.minor));
 }

@@ -6,7 +6,7 @@
 #include "runtime/Lowering.h"
 
 #include "codegen/Codegen.h"
-#include "codegen/LlvmCodegen.h"
+#include "ir/Kernel.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -58,10 +58,7 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allo
   if (op->kind() == OpKind::Const)
     return true;
   Diagnostics trial;
-  std::optional<GeneratedKernel> k = backend == Backend::Nvrtc
-                                         ? emitKernel(*op, g.name(), trial)
-                                         : emitKernelLlvm(*op, g.name(), trial);
-  if (k) {
+  if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial, backend)) {
     out.steps.push_back({op, std::move(*k)});
     return true;
   }
@@ -70,9 +67,7 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allo
     return false;
   }
   out.fallbacks.push_back({Severity::Note, op->loc(),
-                           "kernel '%" + op->result(0)->name() + "' (template " +
-                               op->getString("template") +
-                               ") runs op by op: " + firstMessage(trial)});
+                           describeLaunchedOp(*op) + " runs op by op: " + firstMessage(trial)});
   for (Op *inner : inlineKernel(g, op))
     if (!emitStep(g, inner, out, diags, allowFallback, backend))
       return false;

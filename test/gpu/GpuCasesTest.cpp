@@ -33,7 +33,6 @@
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <random>
-#include <sstream>
 
 namespace fusec {
 namespace {
@@ -173,12 +172,6 @@ uint64_t runSeed() {
   return seed;
 }
 
-std::string text(const Diagnostics &diags) {
-  std::ostringstream os;
-  diags.print(os);
-  return os.str();
-}
-
 const Graph *findGraph(const Module &m, const std::string &name) {
   for (const auto &g : m.graphs)
     if (g->name() == name)
@@ -195,7 +188,7 @@ TEST_P(GpuCases, MatchesReference) {
   const GpuCase &c = GetParam();
   Diagnostics diags;
   std::unique_ptr<Module> m = loadAnyModel(sourceDir() + "/" + c.file, diags);
-  ASSERT_TRUE(m) << text(diags);
+  ASSERT_TRUE(m) << diags.str();
   const Graph *g = findGraph(*m, c.graph);
   ASSERT_TRUE(g);
   std::vector<Tensor> inputs, want, got;
@@ -204,19 +197,19 @@ TEST_P(GpuCases, MatchesReference) {
     Tensor t;
     ASSERT_TRUE(randomInput(*g->input(i), resolveShape(g->input(i)->type().shape, c.dims),
                             runSeed() * 1000003 + i, t, diags))
-        << text(diags);
+        << diags.str();
     shapes.push_back(t.shape);
     inputs.push_back(std::move(t));
   }
-  ASSERT_TRUE(runReference(*g, inputs, want, diags)) << text(diags);
+  ASSERT_TRUE(runReference(*g, inputs, want, diags)) << diags.str();
   Module optimized;
   optimized.graphs.push_back(g->clone());
-  ASSERT_TRUE(optimizeModule(optimized, c.precision, diags)) << text(diags);
+  ASSERT_TRUE(optimizeModule(optimized, c.precision, diags)) << diags.str();
   GpuBuildOptions opts;
   opts.backend = c.backend;
   std::unique_ptr<GpuProgram> p = GpuProgram::build(*optimized.graphs[0], shapes, opts, diags);
-  ASSERT_TRUE(p) << text(diags);
-  ASSERT_TRUE(runOnHostTensors(*p, inputs, got, diags)) << text(diags);
+  ASSERT_TRUE(p) << diags.str();
+  ASSERT_TRUE(runOnHostTensors(*p, inputs, got, diags)) << diags.str();
   EquivalenceResult r;
   r.tolerance = gpuToleranceFor(lowestPrecision(*optimized.graphs[0]));
   for (unsigned k = 0; k < want.size(); ++k)
@@ -225,9 +218,9 @@ TEST_P(GpuCases, MatchesReference) {
       << r.worstWhere << " (FUSEC_GPU_TEST_SEED=" << runSeed() << ")";
   if (c.backend == Backend::Llvm) { // and against the NVRTC back end's kernels
     std::unique_ptr<GpuProgram> nvrtc = GpuProgram::build(*optimized.graphs[0], shapes, {}, diags);
-    ASSERT_TRUE(nvrtc) << text(diags);
+    ASSERT_TRUE(nvrtc) << diags.str();
     std::vector<Tensor> other;
-    ASSERT_TRUE(runOnHostTensors(*nvrtc, inputs, other, diags)) << text(diags);
+    ASSERT_TRUE(runOnHostTensors(*nvrtc, inputs, other, diags)) << diags.str();
     EquivalenceResult between;
     between.tolerance = r.tolerance;
     for (unsigned k = 0; k < want.size(); ++k)

@@ -30,9 +30,7 @@ std::string parseError(const std::vector<uint8_t> &bytes, NpyReadOptions opts = 
   Diagnostics diags;
   Tensor t;
   EXPECT_FALSE(parseNpy(bytes, "in.npy", t, diags, opts));
-  std::ostringstream os;
-  diags.print(os);
-  return os.str();
+  return diags.str();
 }
 
 const std::string kF32Header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
@@ -162,8 +160,7 @@ TEST(Npy, FilesOnDisk) {
   EXPECT_FALSE(readNpy(path, back, missing));
   std::ostringstream os;
   missing.print(os);
-  EXPECT_NE(os.str().find("cannot open '" + path + "': "), std::string::npos)
-      << os.str();
+  EXPECT_NE(os.str().find("cannot open '" + path + "': "), std::string::npos) << os.str();
   Diagnostics unwritable;
   EXPECT_FALSE(writeNpy("/nonexistent-dir/x.npy", t, unwritable));
   EXPECT_TRUE(unwritable.hasErrors());

@@ -13,17 +13,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
-#include <sstream>
 
 using namespace fusec;
 
 namespace {
-
-std::string printed(const Diagnostics &diags) {
-  std::ostringstream os;
-  diags.print(os);
-  return os.str();
-}
 
 /// y[i] = exp(x[i]) for i = the thread's global index, through __nv_expf.
 void buildExpKernel(llvm::Module &m) {
@@ -57,9 +50,9 @@ std::optional<std::string> ptxFor(const std::string &target, Diagnostics &diags)
 TEST(NvptxTest, EmitsPtxWithLibdeviceInlined) {
   Diagnostics diags;
   std::optional<std::string> ptx = ptxFor("sm_90a", diags);
-  if (!ptx && printed(diags).find("libdevice not found") != std::string::npos)
-    GTEST_SKIP() << printed(diags);
-  ASSERT_TRUE(ptx) << printed(diags);
+  if (!ptx && diags.str().find("libdevice not found") != std::string::npos)
+    GTEST_SKIP() << diags.str();
+  ASSERT_TRUE(ptx) << diags.str();
   EXPECT_NE(ptx->find(".target sm_90a"), std::string::npos);
   EXPECT_NE(ptx->find(".visible .entry fusec_exp_kernel"), std::string::npos);
   EXPECT_NE(ptx->find("ex2.approx"), std::string::npos) << *ptx;
@@ -90,9 +83,9 @@ TEST(NvptxTest, EmitsPtxWithLibdeviceInlined) {
 TEST(NvptxTest, TargetsSm80) {
   Diagnostics diags;
   std::optional<std::string> ptx = ptxFor("sm_80", diags);
-  if (!ptx && printed(diags).find("libdevice not found") != std::string::npos)
-    GTEST_SKIP() << printed(diags);
-  ASSERT_TRUE(ptx) << printed(diags);
+  if (!ptx && diags.str().find("libdevice not found") != std::string::npos)
+    GTEST_SKIP() << diags.str();
+  ASSERT_TRUE(ptx) << diags.str();
   EXPECT_NE(ptx->find(".target sm_80"), std::string::npos);
 }
 
@@ -100,6 +93,6 @@ TEST(NvptxTest, RefusesUnknownTargets) {
   for (const char *target : {"sm_75", "gfx90a", "sm_", "sm_90b", "sm_100", "sm_120"}) {
     Diagnostics diags;
     EXPECT_FALSE(ptxFor(target, diags)) << target;
-    EXPECT_NE(printed(diags).find("unknown GPU target"), std::string::npos) << printed(diags);
+    EXPECT_NE(diags.str().find("unknown GPU target"), std::string::npos) << diags.str();
   }
 }

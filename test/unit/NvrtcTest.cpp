@@ -5,19 +5,8 @@
 
 #include <cstdio>
 #include <gtest/gtest.h>
-#include <sstream>
 
 using namespace fusec;
-
-namespace {
-
-std::string printed(const Diagnostics &diags) {
-  std::ostringstream os;
-  diags.print(os);
-  return os.str();
-}
-
-} // namespace
 
 TEST(NvrtcTest, CompilesKernelToPtx) {
   std::string whyNot;
@@ -28,7 +17,7 @@ TEST(NvrtcTest, CompilesKernelToPtx) {
       compileToPtx({"extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }",
                     "twice", "sm_80"},
                    diags);
-  ASSERT_TRUE(ptx) << printed(diags);
+  ASSERT_TRUE(ptx) << diags.str();
   EXPECT_NE(ptx->find(".target sm_80"), std::string::npos);
   EXPECT_NE(ptx->find(".entry twice"), std::string::npos);
 }
@@ -43,7 +32,7 @@ TEST(NvrtcTest, SyntaxErrorCarriesLogAndProgramName) {
                     "broken", "sm_90a"},
                    diags);
   EXPECT_FALSE(ptx);
-  std::string text = printed(diags);
+  std::string text = diags.str();
   EXPECT_NE(text.find("NVRTC failed to compile program 'broken' for sm_90a"), std::string::npos);
   EXPECT_NE(text.find("undeclared_name"), std::string::npos) << text; // from NVRTC's log
   size_t at = text.find("source saved to ");
@@ -58,5 +47,5 @@ TEST(NvrtcTest, UnknownTargetIsAnError) {
     GTEST_SKIP() << whyNot;
   Diagnostics diags;
   EXPECT_FALSE(compileToPtx({"__global__ void k() {}", "k", "gfx90a"}, diags));
-  EXPECT_NE(printed(diags).find("unknown GPU target 'gfx90a'"), std::string::npos);
+  EXPECT_NE(diags.str().find("unknown GPU target 'gfx90a'"), std::string::npos);
 }

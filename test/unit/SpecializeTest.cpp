@@ -8,7 +8,6 @@
 #include "ir/Verifier.h"
 
 #include <gtest/gtest.h>
-#include <sstream>
 
 using namespace fusec;
 
@@ -18,12 +17,6 @@ std::unique_ptr<Module> parse(const std::string &text, Diagnostics &diags) {
   std::unique_ptr<Module> m = parseModule(text, "test.fir", diags);
   EXPECT_TRUE(m && verify(*m, diags));
   return m;
-}
-
-std::string printed(const Diagnostics &diags) {
-  std::ostringstream os;
-  diags.print(os);
-  return os.str();
 }
 
 TEST(Specialize, EveryTypeBecomesStaticInsideKernelsToo) {
@@ -39,16 +32,16 @@ TEST(Specialize, EveryTypeBecomesStaticInsideKernelsToo) {
 }
 )",
                  diags);
-  ASSERT_TRUE(m) << printed(diags);
+  ASSERT_TRUE(m) << diags.str();
   DimBindings bindings;
   auto g = specializeShapes(*m->graphs[0], {{3, 8}, {8}}, bindings, diags);
-  ASSERT_TRUE(g) << printed(diags);
+  ASSERT_TRUE(g) << diags.str();
   EXPECT_EQ(bindings.at("rows"), 3);
   EXPECT_EQ(g->outputs()[0]->type().str(), "f32[8,3]");
   const Op &k = *g->ops().front();
   EXPECT_EQ(k.body()->ops().front()->result()->type().str(), "f32[3,8]");
   Diagnostics check;
-  EXPECT_TRUE(verify(*g, check)) << printed(check);
+  EXPECT_TRUE(verify(*g, check)) << check.str();
 }
 
 TEST(Specialize, BroadcastKeepsItsQuestionMark) {
@@ -59,10 +52,10 @@ TEST(Specialize, BroadcastKeepsItsQuestionMark) {
 }
 )",
                  diags);
-  ASSERT_TRUE(m) << printed(diags);
+  ASSERT_TRUE(m) << diags.str();
   DimBindings bindings;
   auto g = specializeShapes(*m->graphs[0], {{1, 5, 4}}, bindings, diags);
-  ASSERT_TRUE(g) << printed(diags);
+  ASSERT_TRUE(g) << diags.str();
   EXPECT_EQ(g->outputs()[0]->type().str(), "f32[2,5,4]");
 }
 
@@ -74,16 +67,16 @@ TEST(Specialize, InputsThatDoNotFitAreErrors) {
 }
 )",
                  diags);
-  ASSERT_TRUE(m) << printed(diags);
+  ASSERT_TRUE(m) << diags.str();
   DimBindings b1, b2, b3;
   Diagnostics wrongStatic, conflict, count;
   EXPECT_FALSE(specializeShapes(*m->graphs[0], {{2, 5}, {2, 4}}, b1, wrongStatic));
-  EXPECT_NE(printed(wrongStatic).find("dim 1 is 5 but its type says 4"), std::string::npos)
-      << printed(wrongStatic);
+  EXPECT_NE(wrongStatic.str().find("dim 1 is 5 but its type says 4"), std::string::npos)
+      << wrongStatic.str();
   EXPECT_FALSE(specializeShapes(*m->graphs[0], {{2, 4}, {3, 4}}, b2, conflict));
-  EXPECT_NE(printed(conflict).find("'n' is already 2"), std::string::npos) << printed(conflict);
+  EXPECT_NE(conflict.str().find("'n' is already 2"), std::string::npos) << conflict.str();
   EXPECT_FALSE(specializeShapes(*m->graphs[0], {{2, 4}}, b3, count));
-  EXPECT_NE(printed(count).find("takes 2 inputs, got 1"), std::string::npos) << printed(count);
+  EXPECT_NE(count.str().find("takes 2 inputs, got 1"), std::string::npos) << count.str();
 }
 
 TEST(Specialize, AnonymousDimsThatDisagreeAreLocatedErrors) {
@@ -94,11 +87,11 @@ TEST(Specialize, AnonymousDimsThatDisagreeAreLocatedErrors) {
 }
 )",
                  diags);
-  ASSERT_TRUE(m) << printed(diags);
+  ASSERT_TRUE(m) << diags.str();
   DimBindings bindings;
   Diagnostics errors;
   EXPECT_FALSE(specializeShapes(*m->graphs[0], {{3}, {4}}, bindings, errors));
-  EXPECT_NE(printed(errors).find("test.fir:2:"), std::string::npos) << printed(errors);
+  EXPECT_NE(errors.str().find("test.fir:2:"), std::string::npos) << errors.str();
 }
 
 } // namespace

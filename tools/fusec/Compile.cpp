@@ -11,6 +11,7 @@
 #include "codegen/Codegen.h"
 #include "codegen/Generic.h"
 #include "codegen/LlvmCodegen.h"
+#include "ir/Kernel.h"
 #include "ir/Specialize.h"
 #include "runtime/GpuArtifact.h"
 #include "runtime/Lowering.h"
@@ -145,11 +146,7 @@ inputShapes(const Graph &g, const DimBindings &dims, std::string *unbound = null
 
 /// A note for an op whose kernel waits for bound shapes.
 void noteDeferred(const Op &op, const Diagnostics &why, Diagnostics &diags) {
-  std::string what =
-      op.kind() == OpKind::Kernel
-          ? "kernel '%" + op.result(0)->name() + "' (template " + op.getString("template") + ")"
-          : "'" + std::string(op.name()) + "' '%" + op.result(0)->name() + "'";
-  diags.note(op.loc(), what + " is generated once its shapes are bound: " +
+  diags.note(op.loc(), describeLaunchedOp(op) + " is generated once its shapes are bound: " +
                            (why.all().empty() ? "" : why.all().front().message));
 }
 
@@ -175,10 +172,7 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     if (op->kind() == OpKind::Const)
       continue;
     Diagnostics trial;
-    std::optional<GeneratedKernel> k = backendKind() == Backend::Nvrtc
-                                           ? emitKernel(*op, g.name(), trial)
-                                           : emitKernelLlvm(*op, g.name(), trial);
-    if (k)
+    if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial, backendKind()))
       kernels.push_back(std::move(*k));
     else if (noFallback || backendKind() == Backend::Llvm)
       diags.append(trial);
