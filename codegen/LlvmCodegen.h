@@ -1,7 +1,7 @@
 // The entry point of the LLVM back end: renders a kernel op into an LLVM IR
 // module (as text) holding its kernel, from the same plan the CUDA C++ back
 // end renders; compileLlvmToPtx turns such a module into PTX through LLVM's
-// NVPTX back end (Nvptx.h). Families so far: pointwise.
+// NVPTX back end (Nvptx.h). Families so far: pointwise, row_reduction.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -31,6 +31,8 @@ std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::st
 namespace codegen {
 std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_view graphName,
                                                  Diagnostics &diags);
+std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, std::string_view graphName,
+                                                    Diagnostics &diags);
 } // namespace codegen
 
 } // namespace fusec

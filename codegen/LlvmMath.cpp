@@ -378,6 +378,16 @@ llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t 
   return llvm::ConstantInt::getSigned(t, v);
 }
 
+llvm::Value *llvmExp(llvm::IRBuilder<> &b, DType t, llvm::Value *x) { return expValue(b, t, x); }
+
+llvm::Value *llvmArithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
+  return arithmetic(b, k, a, c);
+}
+
+llvm::Value *llvmCast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x) {
+  return cast(b, from, to, x);
+}
+
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
                                 const std::vector<llvm::Value *> &args) {
   FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");

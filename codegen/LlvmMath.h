@@ -26,6 +26,12 @@ llvm::Value *llvmWiden(llvm::IRBuilder<> &b, DType t, llvm::Value *stored);
 llvm::Value *llvmNarrow(llvm::IRBuilder<> &b, DType t, llvm::Value *v);
 /// Element `i` of a constant as a compute-type constant.
 llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t i);
+/// exp(x) of a value of dtype `t` (its compute type), as the exp op computes it.
+llvm::Value *llvmExp(llvm::IRBuilder<> &b, DType t, llvm::Value *x);
+/// The binary arithmetic op `k` (add ... max, min) of two compute-type values.
+llvm::Value *llvmArithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c);
+/// `x` of dtype `from` cast to `to`, as the cast op casts (compute types).
+llvm::Value *llvmCast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x);
 /// The value of pointwise `op` over `args` (its operands in compute types).
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
                                 const std::vector<llvm::Value *> &args);

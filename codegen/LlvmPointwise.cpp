@@ -6,6 +6,7 @@
 // launch are the plan's, so the runtime launches either back end's kernel
 // the same way.
 #include "codegen/LlvmCodegen.h"
+#include "codegen/LlvmKernel.h"
 #include "codegen/LlvmMath.h"
 #include "codegen/Nvptx.h"
 #include "codegen/PointwisePlan.h"
@@ -32,7 +33,6 @@ public:
   void run();
 
 private:
-  llvm::Function *declare();
   llvm::Value *scalar(const PointwiseScalar &s) {
     return s.value ? b.getInt64(*s.value) : arg(s.arg);
   }
@@ -44,9 +44,7 @@ private:
     return x;
   }
   llvm::Value *pointer(const Value *v) { return arg(plan.pointerArg.at(v)); }
-  llvm::Value *sreg(llvm::Intrinsic::ID id) {
-    return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
-  }
+  llvm::Value *sreg(llvm::Intrinsic::ID id) { return readSpecialRegister(b, id); }
   void declareConstants();
   std::map<unsigned, llvm::Value *> coordinates(llvm::Value *i);
   llvm::Value *indexOf(const PointwiseIndex &index, llvm::Value *i,
@@ -55,9 +53,6 @@ private:
   /// values when they were loaded as vectors. Returns the results.
   std::vector<llvm::Value *> element(llvm::Value *i,
                                      const std::map<const Value *, llvm::Value *> &flat);
-  /// for (v = start; v < end; v += step) { body(v) }, leaving the builder after it.
-  void loop(llvm::Value *start, llvm::Value *end, llvm::Value *step, const char *name,
-            const std::function<void(llvm::Value *)> &body);
   void vectorLoop(llvm::Value *first, llvm::Value *step, llvm::Value *numVectors);
 
   const Op &kernel;
@@ -70,24 +65,6 @@ private:
   std::map<const Value *, llvm::Value *> constants; // splats: the value; tables: the global
 };
 
-llvm::Function *LlvmPointwiseEmitter::declare() {
-  std::vector<llvm::Type *> params;
-  for (const KernelArg &a : plan.args)
-    params.push_back(a.isPointer() ? static_cast<llvm::Type *>(b.getPtrTy()) : b.getInt64Ty());
-  auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                   llvm::Function::ExternalLinkage, plan.entry, m);
-  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  for (unsigned i = 0; i < plan.args.size(); ++i) {
-    f->getArg(i)->setName(plan.args[i].name);
-    if (!plan.args[i].isPointer())
-      continue;
-    f->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (plan.args[i].kind == KernelArg::Kind::Input)
-      f->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  return f;
-}
-
 void LlvmPointwiseEmitter::declareConstants() {
   for (const auto &op : body.ops()) {
     if (op->kind() != OpKind::Const)
@@ -97,14 +74,8 @@ void LlvmPointwiseEmitter::declareConstants() {
       constants[op->result()] = llvmConstant(ctx, d, 0);
       continue;
     }
-    std::vector<llvm::Constant *> elements;
-    for (size_t i = 0; i < d.numElements(); ++i)
-      elements.push_back(llvmConstant(ctx, d, i));
-    auto *type = llvm::ArrayType::get(llvmComputeType(ctx, d.dtype), elements.size());
-    constants[op->result()] = new llvm::GlobalVariable(
-        m, type, true, llvm::GlobalValue::InternalLinkage, llvm::ConstantArray::get(type, elements),
-        plan.entry + "_table_" + op->result()->name(), nullptr, llvm::GlobalValue::NotThreadLocal,
-        1);
+    constants[op->result()] =
+        emitConstantTable(m, d, plan.entry + "_table_" + op->result()->name());
   }
 }
 
@@ -175,29 +146,10 @@ LlvmPointwiseEmitter::element(llvm::Value *i, const std::map<const Value *, llvm
   return results;
 }
 
-void LlvmPointwiseEmitter::loop(llvm::Value *start, llvm::Value *end, llvm::Value *step,
-                                const char *name,
-                                const std::function<void(llvm::Value *)> &bodyFn) {
-  llvm::BasicBlock *before = b.GetInsertBlock();
-  auto *header = llvm::BasicBlock::Create(ctx, std::string(name) + ".header", fn);
-  auto *loopBody = llvm::BasicBlock::Create(ctx, std::string(name) + ".body", fn);
-  auto *exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode *v = b.CreatePHI(b.getInt64Ty(), 2, name);
-  v->addIncoming(start, before);
-  b.CreateCondBr(b.CreateICmpSLT(v, end), loopBody, exit);
-  b.SetInsertPoint(loopBody);
-  bodyFn(v);
-  v->addIncoming(b.CreateAdd(v, step), b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(exit);
-}
-
 void LlvmPointwiseEmitter::vectorLoop(llvm::Value *first, llvm::Value *step,
                                       llvm::Value *numVectors) {
   unsigned width = plan.width;
-  loop(first, numVectors, step, "vi", [&](llvm::Value *vi) {
+  emitCountedLoop(b, first, numVectors, step, "vi", [&](llvm::Value *vi) {
     llvm::Value *base = b.CreateMul(vi, b.getInt64(width));
     std::map<const Value *, llvm::Value *> vectors;
     for (const Value *v : body.inputs()) { // in order: the IR must not depend on addresses
@@ -233,7 +185,7 @@ void LlvmPointwiseEmitter::vectorLoop(llvm::Value *first, llvm::Value *step,
 }
 
 void LlvmPointwiseEmitter::run() {
-  fn = declare();
+  fn = declareLlvmKernel(m, plan.entry, plan.args);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   declareConstants();
   llvm::Value *first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
@@ -252,7 +204,7 @@ void LlvmPointwiseEmitter::run() {
     vectorLoop(first, step, numVectors);
     start = b.CreateAdd(b.CreateMul(numVectors, b.getInt64(plan.width)), first);
   }
-  loop(start, numel, step, "i", [&](llvm::Value *i) {
+  emitCountedLoop(b, start, numel, step, "i", [&](llvm::Value *i) {
     std::vector<llvm::Value *> r = element(i, {});
     for (unsigned j = 0; j < kernel.numResults(); ++j) {
       DType t = kernel.result(j)->type().dtype;
@@ -275,8 +227,7 @@ std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_v
   prepareNvptxModule(m);
   GeneratedKernel out{plan->entry, "", plan->args, plan->launch, Backend::Llvm};
   LlvmPointwiseEmitter(kernel, std::move(*plan), m).run();
-  llvm::raw_string_ostream os(out.source);
-  m.print(os, nullptr);
+  out.source = printModule(m);
   return out;
 }
 

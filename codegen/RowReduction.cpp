@@ -48,22 +48,32 @@ namespace rowred {
 
 using namespace codegen;
 
-void Writer::declareParams() {
+std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog) {
   Namer names;
-  for (unsigned j = 0; j < kernel.numOperands(); ++j) {
-    inNames.push_back(names.fresh("in_", kernel.operand(j)->name()));
-    params.push_back("const " + std::string(storageType(kernel.operand(j)->type().dtype)) +
-                     " *__restrict__ " + inNames.back());
-    out.args.push_back({KernelArg::Kind::Input, inNames.back(), j, 0, std::nullopt});
+  std::vector<KernelArg> args;
+  for (unsigned j = 0; j < kernel.numOperands(); ++j)
+    args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
+                    std::nullopt});
+  for (unsigned j = 0; j < kernel.numResults(); ++j)
+    args.push_back({KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j, 0,
+                    std::nullopt});
+  args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
+  return args;
+}
+
+void Writer::declareParams() {
+  out.args = kernelArgs(kernel, prog);
+  for (const KernelArg &a : out.args) {
+    if (a.kind == KernelArg::Kind::NumRows) {
+      params.push_back("long long " + a.name);
+      continue;
+    }
+    bool isInput = a.kind == KernelArg::Kind::Input;
+    DType t = (isInput ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
+    params.push_back(std::string(isInput ? "const " : "") + std::string(storageType(t)) +
+                     " *__restrict__ " + a.name);
+    (isInput ? inNames : outNames).push_back(a.name);
   }
-  for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    outNames.push_back(names.fresh("out_", kernel.result(j)->name()));
-    params.push_back(std::string(storageType(kernel.result(j)->type().dtype)) + " *__restrict__ " +
-                     outNames.back());
-    out.args.push_back({KernelArg::Kind::Output, outNames.back(), j, 0, std::nullopt});
-  }
-  params.push_back("long long num_rows");
-  out.args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
 }
 
 void Writer::writeRowLoop(std::ostream &os) {
@@ -98,9 +108,9 @@ void Writer::writeRowLoop(std::ostream &os) {
 
 // Static rows: one block per group of rows (per 256 positions on the
 // column path), at most 2^31 - 1 blocks; the kernel loops over the rest.
-void Writer::chooseLaunch() {
+std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched) {
   if (!prog.view.outer)
-    return;
+    return std::nullopt;
   int64_t work = *prog.view.outer, perBlock = sched.rowsPerBlock;
   if (sched.mode == Mode::Column)
     work *= prog.view.inner;
@@ -108,7 +118,7 @@ void Writer::chooseLaunch() {
   launch.grid[0] = unsigned(std::clamp<int64_t>((work + perBlock - 1) / perBlock, 1, 0x7fffffff));
   launch.block[0] = sched.mode == Mode::Column ? sched.blockThreads() : sched.threads;
   launch.block[1] = sched.mode == Mode::Column ? 1 : sched.rowsPerBlock;
-  out.launch = launch;
+  return launch;
 }
 
 std::string Writer::comment() const {
@@ -150,7 +160,7 @@ GeneratedKernel Writer::run() {
     src << (p ? ",\n    " : "\n    ") << params[p];
   src << ") {\n" << shared << hoisted << loop.str() << "}\n";
   out.source = src.str();
-  chooseLaunch();
+  out.launch = launchOf(prog, sched);
   return std::move(out);
 }
 

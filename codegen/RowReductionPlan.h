@@ -4,9 +4,10 @@
 // holds the algorithm's description; RowReductionProgram.cpp and
 // RowReductionReduce.cpp build the program, RowReductionSchedule.cpp
 // chooses the schedule, RowReduction.cpp and RowReductionSweep.cpp render
-// both as CUDA C++.
+// both as CUDA C++, LlvmRowReduction.cpp as LLVM IR.
 #pragma once
 
+#include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
@@ -130,6 +131,13 @@ struct Schedule {
 
 /// Chooses the schedule of `prog` and marks its held nodes.
 Schedule chooseSchedule(Program &prog);
+
+/// The kernel's parameters, in order: one pointer per kernel operand, one
+/// per result, then num_rows (RowReduction.cpp). Both back ends take them.
+std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog);
+
+/// The launch of a kernel with static rows; nullopt when rows are symbolic.
+std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched);
 
 /// The sweep that evaluates an elementwise node at `level`, and each root:
 /// a reduction runs in the sweep of its input's level.

@@ -30,7 +30,6 @@ private:
   // RowReduction.cpp
   void declareParams();
   void writeRowLoop(std::ostream &os);
-  void chooseLaunch();
   std::string comment() const;
 
   // RowReductionSweep.cpp

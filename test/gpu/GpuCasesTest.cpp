@@ -8,7 +8,8 @@
 // `// BACKENDS:` line lists the back ends to run it with (default: nvrtc);
 // an LLVM run is compared with the reference and with the NVRTC run.
 // Case files run at fp32 (their graphs name their own dtypes); examples run
-// at fp32, fp16 and bf16 autocast, with every named dim at 1 and at 7.
+// at fp32, fp16 and bf16 autocast, with every named dim at 1 and at 7, with
+// NVRTC and, those in kLlvmExamples, LLVM too.
 // The tolerance is gpuToleranceFor the lowest float precision of the
 // optimized graph (runtime/Equivalence.h).
 //
@@ -120,6 +121,17 @@ std::string identifier(std::string s) {
   return s;
 }
 
+/// The examples every kernel of which the LLVM back end renders so far
+/// (pointwise and row_reduction); the list grows to every example.
+const char *const kLlvmExamples[] = {"layernorm_gelu", "softmax"};
+
+std::vector<Backend> exampleBackends(llvm::StringRef stem) {
+  for (const char *name : kLlvmExamples)
+    if (stem == name)
+      return {Backend::Nvrtc, Backend::Llvm};
+  return {Backend::Nvrtc};
+}
+
 void addFileCases(const std::string &file, bool example, std::vector<GpuCase> &cases) {
   llvm::SmallString<256> path(sourceDir());
   llvm::sys::path::append(path, file);
@@ -134,9 +146,9 @@ void addFileCases(const std::string &file, bool example, std::vector<GpuCase> &c
   if (example)
     precisions = {PrecisionChoice::FP32, PrecisionChoice::FP16, PrecisionChoice::BF16};
   const char *precisionNames[] = {"fp32", "fp16", "bf16"};
-  std::vector<Backend> backends =
-      example ? std::vector<Backend>{Backend::Nvrtc} : backendsOf((*buffer)->getBuffer());
   std::string stem = llvm::sys::path::stem(file).str();
+  std::vector<Backend> backends =
+      example ? exampleBackends(stem) : backendsOf((*buffer)->getBuffer());
   for (const auto &g : m->graphs)
     for (size_t b = 0; b < bindings.size(); ++b)
       for (PrecisionChoice p : precisions)

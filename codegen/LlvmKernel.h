@@ -1,0 +1,50 @@
+// What every kernel template of the LLVM back end builds its function
+// with, internal to codegen/: the kernel's declaration from its
+// KernelArg list, the special registers, counted loops, constant tables
+// in global memory, launch bounds, and the finished module as text.
+#pragma once
+
+#include "codegen/GeneratedKernel.h"
+#include "ir/Graph.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Module.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fusec::codegen {
+
+/// The kernel `name` (calling convention ptx_kernel) with one parameter per
+/// arg: pointers (noalias; inputs readonly) and i64 scalars, named as the
+/// args are.
+llvm::Function *declareLlvmKernel(llvm::Module &m, const std::string &name,
+                                  const std::vector<KernelArg> &args);
+
+/// The value of special register `id` (tid.x, ctaid.x, ...), widened to i64
+/// when `wide`.
+llvm::Value *readSpecialRegister(llvm::IRBuilder<> &b, llvm::Intrinsic::ID id, bool wide = true);
+
+/// for (v = start; v < end; v += step) body(v): a signed comparison in
+/// `start`'s type. The builder is left after the loop.
+void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *start, llvm::Value *end, llvm::Value *step,
+                     const std::string &name, const std::function<void(llvm::Value *)> &body);
+
+/// if (cond) then(); the builder is left after it.
+void emitIf(llvm::IRBuilder<> &b, llvm::Value *cond, const std::string &name,
+            const std::function<void()> &then);
+
+/// A constant table in global memory holding `d`'s elements in their compute
+/// type (LlvmMath.h).
+llvm::GlobalVariable *emitConstantTable(llvm::Module &m, const DenseData &d,
+                                        const std::string &name);
+
+/// __launch_bounds__(maxThreads, minBlocks) of kernel `f` (minBlocks 0: none).
+void setLaunchBounds(llvm::Function &f, unsigned maxThreads, unsigned minBlocks);
+
+/// The module as text, for GeneratedKernel::source.
+std::string printModule(const llvm::Module &m);
+
+} // namespace fusec::codegen
