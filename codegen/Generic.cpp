@@ -57,18 +57,24 @@ GeneratedKernel emitByClass(KernelBuilder &k) {
 
 } // namespace
 
-std::optional<GeneratedKernel> emitGenericKernel(const Op &op, std::string_view graphName,
-                                                 Diagnostics &diags) {
+bool checkGenericOp(const Op &op, Diagnostics &diags) {
   FUSEC_ASSERT(op.kind() != OpKind::Kernel, "kernel ops go to their template's emitter");
   std::string quoted = "'" + std::string(op.name()) + "'";
   if (op.kind() == OpKind::Const) {
     diags.error(op.loc(), quoted + " has no generic kernel: constants are uploaded, not computed");
-    return std::nullopt;
+    return false;
   }
   if (!hasStaticShapes(op)) {
     diags.error(op.loc(), quoted + " needs static shapes for its generic kernel");
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+std::optional<GeneratedKernel> emitGenericKernel(const Op &op, std::string_view graphName,
+                                                 Diagnostics &diags) {
+  if (!checkGenericOp(op, diags))
+    return std::nullopt;
   KernelBuilder builder(op, graphName);
   return emitByClass(builder);
 }

@@ -25,4 +25,8 @@ namespace fusec {
 std::optional<GeneratedKernel> emitGenericKernel(const Op &op, std::string_view graphName,
                                                  Diagnostics &diags);
 
+/// Whether the non-kernel `op` can have a generic kernel (of either back
+/// end); reports why not at the op, as emitGenericKernel does.
+bool checkGenericOp(const Op &op, Diagnostics &diags);
+
 } // namespace fusec

@@ -14,13 +14,6 @@
 
 namespace fusec::codegen::generic {
 
-namespace {
-
-std::string copy(KernelBuilder &k, unsigned operand, const std::string &index) {
-  return k.out() + "[i] = " + k.in(operand) + "[" + index + "];\n";
-}
-
-/// The gather of a transpose, slice or broadcast: strides and base.
 std::pair<Sizes, int64_t> gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
   Sizes own = contiguousStrides(in);
   switch (op.kind()) {
@@ -44,6 +37,12 @@ std::pair<Sizes, int64_t> gatherOf(const Op &op, const Sizes &in, const Sizes &o
   default:
     FUSEC_ASSERT(false, "not a gather");
   }
+}
+
+namespace {
+
+std::string copy(KernelBuilder &k, unsigned operand, const std::string &index) {
+  return k.out() + "[i] = " + k.in(operand) + "[" + index + "];\n";
 }
 
 /// if (c_axis < end_0) out = in_0[...]; else if ... — operands of extent 0

@@ -265,11 +265,15 @@ GeneratedKernel KernelBuilder::finish(const std::vector<std::string> &notes,
     src << (p ? ",\n    " : "\n    ") << params[p];
   src << ") {\n" << body << "}\n";
   kernel.source = src.str();
+  kernel.launch = genericLaunch(blocks);
+  return std::move(kernel);
+}
+
+LaunchConfig genericLaunch(int64_t blocks) {
   LaunchConfig launch;
   launch.grid[0] = unsigned(std::clamp<int64_t>(blocks, 0, 0x7fffffff));
   launch.block[0] = unsigned(kBlock);
-  kernel.launch = launch;
-  return std::move(kernel);
+  return launch;
 }
 
 std::string gridStrideLoop(int64_t count, const std::string &body) {

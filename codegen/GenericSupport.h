@@ -60,6 +60,20 @@ std::string minExpr(DType acc, const std::string &a, const std::string &b);
 /// A float literal of acc's type (F32 or F64).
 std::string floatLiteral(DType acc, double v);
 
+/// The gather of a transpose, slice or broadcast from input sizes `in` to
+/// output sizes `out`: the input's stride along each output axis, and the
+/// offset of output element 0.
+std::pair<Sizes, int64_t> gatherOf(const Op &op, const Sizes &in, const Sizes &out);
+
+/// The geometry of conv2d and pooling in NCHW terms, whatever the layout.
+struct Window {
+  int64_t n, c, h, w; // input
+  int64_t o, oh, ow;  // output channels and plane
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+  bool nhwc;
+};
+Window windowOf(const Op &op);
+
 /// A row-major index space of static dims whose coordinates are C
 /// variables `<prefix>0`, `<prefix>1`, ...: offset() renders a strided sum
 /// and records the coordinates it needs; split() then declares exactly those.
@@ -125,6 +139,8 @@ public:
   KernelBuilder(const Op &op, std::string_view graphName);
 
   const Op &op() const { return theOp; }
+  /// The kernel's parameters: one pointer per operand, then one per result.
+  const std::vector<KernelArg> &args() const { return kernel.args; }
   /// The parameter names of operand `i` and result `i`.
   const std::string &in(unsigned i) const { return inputs[i]; }
   const std::string &out(unsigned i = 0) const { return outputs[i]; }
@@ -139,6 +155,10 @@ private:
   GeneratedKernel kernel;
   std::vector<std::string> inputs, outputs, params;
 };
+
+/// The launch of `blocks` blocks of kBlock threads (capped at 2^31 - 1; 0
+/// launches nothing).
+LaunchConfig genericLaunch(int64_t blocks);
 
 /// for (i = thread; i < count; i += all threads) { body }: `body` is
 /// statements indented by 4 spaces.

@@ -17,16 +17,6 @@
 
 namespace fusec::codegen::generic {
 
-namespace {
-
-/// The geometry in NCHW terms, whatever the layout.
-struct Window {
-  int64_t n, c, h, w; // input
-  int64_t o, oh, ow;  // output channels and plane
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
-  bool nhwc;
-};
-
 Window windowOf(const Op &op) {
   Sizes x = sizesOf(*op.operand(0)), y = sizesOf(*op.result());
   bool nhwc = op.operand(0)->type().layout == Layout::NHWC;
@@ -56,6 +46,8 @@ Window windowOf(const Op &op) {
   win.kh = kernel[0], win.kw = kernel[1], win.sh = st[0], win.sw = st[1], win.dh = 1, win.dw = 1;
   return win;
 }
+
+namespace {
 
 /// Declarations of n, the output channel `oc` and the plane position from
 /// the flat output index i.

@@ -1,7 +1,8 @@
 // The entry point of the LLVM back end: renders a kernel op into an LLVM IR
 // module (as text) holding its kernel, from the same plan the CUDA C++ back
 // end renders; compileLlvmToPtx turns such a module into PTX through LLVM's
-// NVPTX back end (Nvptx.h). Families so far: pointwise, row_reduction.
+// NVPTX back end (Nvptx.h). Families so far: pointwise, row_reduction, and
+// the generic kernels of movement ops, conv2d and pooling.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -20,6 +21,9 @@ namespace fusec {
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags);
 
+/// What the LLVM back end renders, for messages about what it does not.
+extern const char *const kLlvmRenders;
+
 /// One module (as text) holding the kernels of several of emitKernelLlvm's.
 std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels);
 
@@ -33,6 +37,9 @@ std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_v
                                                  Diagnostics &diags);
 std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, std::string_view graphName,
                                                     Diagnostics &diags);
+/// A plain op's generic kernel (Generic.h): movement ops, conv2d, pooling.
+std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, std::string_view graphName,
+                                               Diagnostics &diags);
 } // namespace codegen
 
 } // namespace fusec

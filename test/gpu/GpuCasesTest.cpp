@@ -122,8 +122,9 @@ std::string identifier(std::string s) {
 }
 
 /// The examples every kernel of which the LLVM back end renders so far
-/// (pointwise and row_reduction); the list grows to every example.
-const char *const kLlvmExamples[] = {"layernorm_gelu", "softmax"};
+/// (pointwise, row_reduction, movement, conv2d, pooling); the list grows
+/// to every example.
+const char *const kLlvmExamples[] = {"conv_relu_pool", "layernorm_gelu", "softmax"};
 
 std::vector<Backend> exampleBackends(llvm::StringRef stem) {
   for (const char *name : kLlvmExamples)
