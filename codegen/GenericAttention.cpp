@@ -29,8 +29,6 @@ namespace fusec::codegen::generic {
 
 namespace {
 
-/// Register arrays are used up to this many elements per lane.
-constexpr int64_t kMaxRegisterRow = 256;
 /// Key splits are added until this many threads run (or a group fills a warp).
 constexpr int64_t kWantThreads = 1 << 18;
 
@@ -89,24 +87,41 @@ constexpr std::string_view kMerge =
 
 Sizes leading(const Sizes &s) { return Sizes(s.begin(), s.end() - 2); }
 
+} // namespace
+
+AttentionShape attentionShapeOf(const Op &op) {
+  AttentionShape a;
+  Sizes out = sizesOf(*op.result()), key = sizesOf(*op.operand(1));
+  a.sq = out.end()[-2];
+  a.dv = out.end()[-1];
+  a.sk = key.end()[-2];
+  a.d = sizesOf(*op.operand(0)).back();
+  a.perRow = a.dv <= kMaxRegisterRow;
+  if (a.perRow)
+    while (a.pieces < 8 && a.d % (2 * a.pieces) == 0 && a.dv % (2 * a.pieces) == 0 &&
+           std::min(a.d, a.dv) / (2 * a.pieces) >= 8)
+      a.pieces *= 2;
+  int64_t groups = product(leading(out)) * a.sq * (a.perRow ? 1 : a.dv);
+  while (a.pieces * a.splits < 32 && a.splits < a.sk && groups * a.pieces * a.splits < kWantThreads)
+    a.splits *= 2;
+  return a;
+}
+
+namespace {
+
 class AttentionEmitter {
 public:
   explicit AttentionEmitter(KernelBuilder &k)
       : k(k), op(k.op()), t(op.result()->type().dtype), acc(accDType(t, accAttr(op))),
         type(accType(acc)), batch(leading(sizesOf(*op.result())), "b") {
-    Sizes out = sizesOf(*op.result()), key = sizesOf(*op.operand(1));
-    sq = out.end()[-2];
-    dv = out.end()[-1];
-    sk = key.end()[-2];
-    d = sizesOf(*op.operand(0)).back();
-    perRow = dv <= kMaxRegisterRow;
-    chooseGroup();
+    AttentionShape shape = attentionShapeOf(op);
+    sq = shape.sq, sk = shape.sk, d = shape.d, dv = shape.dv;
+    perRow = shape.perRow, pieces = shape.pieces, splits = shape.splits;
   }
 
   GeneratedKernel run();
 
 private:
-  void chooseGroup();
   std::string groupDeclarations() const;
   /// The batch offset of operand `i`'s matrix of `matrixSize` elements.
   std::string base(unsigned i, int64_t matrixSize);
@@ -134,18 +149,8 @@ private:
   IndexSpace batch;
   int64_t sq, sk, d, dv;
   bool perRow;
-  int64_t pieces = 1, splits = 1;
+  int64_t pieces, splits;
 };
-
-void AttentionEmitter::chooseGroup() {
-  if (perRow)
-    while (pieces < 8 && d % (2 * pieces) == 0 && dv % (2 * pieces) == 0 &&
-           std::min(d, dv) / (2 * pieces) >= 8)
-      pieces *= 2;
-  int64_t groups = rows() * (perRow ? 1 : dv);
-  while (pieces * splits < 32 && splits < sk && groups * pieces * splits < kWantThreads)
-    splits *= 2;
-}
 
 /// Declarations of row (or row and col), and of the lane's place in its group.
 std::string AttentionEmitter::groupDeclarations() const {

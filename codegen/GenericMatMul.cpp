@@ -20,16 +20,6 @@ namespace {
 
 constexpr int64_t kTile = 16;
 
-/// One (batched) product C = A · B of M×K by K×N matrices.
-struct Product {
-  int64_t m, n, k;
-  bool ta, tb;    // A stored K×M, B stored N×K
-  Sizes batch;    // the output's leading dims
-  Sizes aStrides; // per batch dim, in elements (0 where A broadcasts)
-  Sizes bStrides;
-  bool bias = false; // linear's third operand
-};
-
 Sizes leading(const Sizes &s) { return Sizes(s.begin(), s.end() - 2); }
 
 /// Per batch dim, the element stride of an operand's matrices.
@@ -40,23 +30,27 @@ Sizes matrixStrides(const Sizes &operand, const Sizes &batch, int64_t matrixSize
   return strides;
 }
 
-Product productOf(const Op &op) {
+} // namespace
+
+MatMulShape matMulShapeOf(const Op &op) {
   Sizes a = sizesOf(*op.operand(0)), b = sizesOf(*op.operand(1)), out = sizesOf(*op.result());
   if (op.kind() == OpKind::Linear) // rows of x times wᵀ; no batch
     return {product(a, 0, a.size() - 1), b[0], b[1], false, true, {}, {}, {}, op.numOperands() > 2};
-  Product p{out.end()[-2],
-            out.end()[-1],
-            0,
-            op.getBool("transpose_a"),
-            op.getBool("transpose_b"),
-            leading(out),
-            {},
-            {}};
+  MatMulShape p{out.end()[-2],
+                out.end()[-1],
+                0,
+                op.getBool("transpose_a"),
+                op.getBool("transpose_b"),
+                leading(out),
+                {},
+                {}};
   p.k = p.ta ? a.end()[-2] : a.end()[-1];
   p.aStrides = matrixStrides(a, p.batch, p.m * p.k);
   p.bStrides = matrixStrides(b, p.batch, p.k * p.n);
   return p;
 }
+
+namespace {
 
 constexpr std::string_view kMatMulKernel = R"(  __shared__ $T tileA[16][17];
   __shared__ $T tileB[16][17];
@@ -92,7 +86,7 @@ $SPLIT    const long long aBase = $A_BASE;
 
 GeneratedKernel emitMatMul(KernelBuilder &k) {
   const Op &op = k.op();
-  Product p = productOf(op);
+  MatMulShape p = matMulShapeOf(op);
   DType t = op.result()->type().dtype, acc = accDType(t, accAttr(op));
   IndexSpace batch(p.batch, "b");
   std::string aBase = batch.offset(p.aStrides), bBase = batch.offset(p.bStrides);

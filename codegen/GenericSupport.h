@@ -74,6 +74,33 @@ struct Window {
 };
 Window windowOf(const Op &op);
 
+/// One (batched) product C = A · B of M×K by K×N matrices: a matmul, or
+/// linear's x (leading dims as rows) times wᵀ.
+struct MatMulShape {
+  int64_t m, n, k;
+  bool ta, tb;    // A stored K×M, B stored N×K
+  Sizes batch;    // the output's leading dims
+  Sizes aStrides; // per batch dim, in elements (0 where A broadcasts)
+  Sizes bStrides;
+  bool bias = false; // linear's third operand
+};
+MatMulShape matMulShapeOf(const Op &op);
+
+/// Register arrays of the attention kernel are used up to this many
+/// elements per lane.
+inline constexpr int64_t kMaxRegisterRow = 256;
+
+/// The extents of attention (q [..., Sq, D], k [..., Sk, D], v [..., Sk,
+/// Dv]) and how its kernel maps a query row onto lanes: `pieces` lanes split
+/// the depths, `splits` sets of them the keys (GenericAttention.cpp); with
+/// Dv > kMaxRegisterRow (not perRow) a group owns one output element.
+struct AttentionShape {
+  int64_t sq = 0, sk = 0, d = 0, dv = 0;
+  bool perRow = true;
+  int64_t pieces = 1, splits = 1;
+};
+AttentionShape attentionShapeOf(const Op &op);
+
 /// A row-major index space of static dims whose coordinates are C
 /// variables `<prefix>0`, `<prefix>1`, ...: offset() renders a strided sum
 /// and records the coordinates it needs; split() then declares exactly those.

@@ -15,8 +15,9 @@
 
 namespace fusec {
 
-const char *const kLlvmRenders = "it renders pointwise and row_reduction kernels, movement ops, "
-                                 "conv2d and pooling; --backend=nvrtc renders every op";
+const char *const kLlvmRenders =
+    "it renders pointwise and row_reduction kernels and the generic kernels of pointwise, "
+    "movement, contraction and window ops and batch_norm; --backend=nvrtc renders every op";
 
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags) {

@@ -19,6 +19,8 @@
 #include "llvm/IR/LLVMContext.h"
 
 #include <array>
+#include <cmath>
+#include <tuple>
 
 namespace fusec::codegen {
 
@@ -51,6 +53,22 @@ private:
   /// `x`, of compute dtype `t`, widened as C widens it into an `acc` sum.
   llvm::Value *toAcc(DType t, DType acc, llvm::Value *x);
 
+  /// offset(), or `flat` when `strides` are `dims`' own row-major ones.
+  llvm::Value *offsetOr(llvm::Value *flat, const std::vector<llvm::Value *> &coords,
+                        const Sizes &dims, const Sizes &strides);
+  /// A block-uniform loop over `tiles` tiles: blockIdx.x, + gridDim.x, ...
+  void tileLoop(int64_t tiles, const std::function<void(llvm::Value *)> &body);
+  /// A scratch array in shared memory of `count` elements of `t`.
+  llvm::GlobalVariable *shared(llvm::Type *t, int64_t count, const std::string &name);
+  void barrier() { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  int64_t pointwise();
+  int64_t batchNorm();
+  int64_t matmul();
+  int64_t attention();
+  /// The lane's value exchanged with lane ^ offset among `mask`'s lanes, in
+  /// groups of `width` lanes (__shfl_xor_sync).
+  llvm::Value *shuffleXor(llvm::Value *mask, llvm::Value *v, int64_t offset, int64_t width);
   int64_t movement();
   int64_t conv(const Window &win);
   int64_t pool(const Window &win);
@@ -70,6 +88,8 @@ private:
 
 std::vector<llvm::Value *> LlvmGenericEmitter::coordinates(llvm::Value *i, const Sizes &dims) {
   std::vector<llvm::Value *> c(dims.size());
+  if (dims.empty())
+    return c;
   llvm::Value *rem = i;
   for (size_t a = dims.size(); a-- > 0;) {
     if (a == 0) {
@@ -122,6 +142,404 @@ llvm::Value *LlvmGenericEmitter::toAcc(DType t, DType acc, llvm::Value *x) {
   if (x->getType()->isIntegerTy())
     return t == DType::Bool ? b.CreateUIToFP(x, target) : b.CreateSIToFP(x, target);
   return x->getType() == target ? x : b.CreateFPExt(x, target);
+}
+
+llvm::Value *LlvmGenericEmitter::offsetOr(llvm::Value *flat,
+                                          const std::vector<llvm::Value *> &coords,
+                                          const Sizes &dims, const Sizes &strides) {
+  Sizes own = contiguousStrides(dims);
+  bool same = true;
+  for (size_t a = 0; a < dims.size() && same; ++a)
+    same = dims[a] == 1 || strides[a] == own[a];
+  return same ? flat : offset(coords, strides, 0);
+}
+
+void LlvmGenericEmitter::tileLoop(int64_t tiles, const std::function<void(llvm::Value *)> &body) {
+  namespace I = llvm::Intrinsic;
+  emitCountedLoop(b, readSpecialRegister(b, I::nvvm_read_ptx_sreg_ctaid_x), i64(tiles),
+                  readSpecialRegister(b, I::nvvm_read_ptx_sreg_nctaid_x), "tile", body);
+}
+
+llvm::GlobalVariable *LlvmGenericEmitter::shared(llvm::Type *t, int64_t count,
+                                                 const std::string &name) {
+  auto *type = llvm::ArrayType::get(t, uint64_t(count));
+  auto *g = new llvm::GlobalVariable(m, type, false, llvm::GlobalValue::InternalLinkage,
+                                     llvm::UndefValue::get(type), fn->getName() + "_" + name,
+                                     nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(8));
+  return g;
+}
+
+// A broadcast operand is read at the strided sum of the output coordinates
+// it spans (GenericElementwise.cpp); the math is LlvmMath's.
+int64_t LlvmGenericEmitter::pointwise() {
+  Sizes shape = sizesOf(*op.result());
+  int64_t numel = product(shape);
+  gridStride(numel, [&](llvm::Value *i) {
+    std::vector<llvm::Value *> c = coordinates(i, shape), args;
+    for (unsigned j = 0; j < op.numOperands(); ++j) {
+      Sizes strides = broadcastStrides(sizesOf(*op.operand(j)), shape);
+      args.push_back(load(op.operand(j)->type().dtype, in(j), offsetOr(i, c, shape, strides)));
+    }
+    DType rt = op.result()->type().dtype;
+    llvm::Value *y = llvmPointwiseValue(b, op, args);
+    b.CreateStore(llvmNarrow(b, rt, y), b.CreateGEP(llvmStorageType(ctx, rt), out(), i));
+  });
+  return blocksFor(numel);
+}
+
+// (x - mean) / sqrt(var + eps) * scale + bias, the parameters read at the
+// channel coordinate (axis 1, or 3 for {nhwc}).
+int64_t LlvmGenericEmitter::batchNorm() {
+  Sizes shape = sizesOf(*op.result());
+  size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+  DType t = op.result()->type().dtype;
+  int64_t numel = product(shape);
+  gridStride(numel, [&](llvm::Value *i) {
+    llvm::Value *channel = coordinates(i, shape)[axis];
+    llvm::Value *v[5];
+    for (unsigned j = 0; j < 5; ++j)
+      v[j] = load(op.operand(j)->type().dtype, in(j), j == 0 ? i : channel);
+    auto [x, scale, bias, mean, var] = std::tuple(v[0], v[1], v[2], v[3], v[4]);
+    llvm::Value *eps = llvm::ConstantFP::get(x->getType(), op.getFloat("epsilon"));
+    llvm::Value *norm =
+        b.CreateFDiv(b.CreateFSub(x, mean),
+                     b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFAdd(var, eps)));
+    llvm::Value *y = b.CreateFAdd(b.CreateFMul(norm, scale), bias);
+    b.CreateStore(llvmNarrow(b, t, y), b.CreateGEP(llvmStorageType(ctx, t), out(), i));
+  });
+  return blocksFor(numel);
+}
+
+// 16x16 output tiles through shared memory, as GenericMatMul.cpp's
+// kMatMulKernel: each K step stages a 16x16 tile of A and of B (converted
+// to the accumulator type, zero past the edges; loads coalesced whatever
+// the transposes), then every thread adds its row times its column.
+int64_t LlvmGenericEmitter::matmul() {
+  constexpr int64_t kTile = 16;
+  MatMulShape p = matMulShapeOf(op);
+  DType t = op.result()->type().dtype, acc = accDType(t, accAttr(op));
+  DType ta = op.operand(0)->type().dtype, tb = op.operand(1)->type().dtype;
+  llvm::Type *accType = llvmComputeType(ctx, acc);
+  llvm::GlobalVariable *tileA = shared(accType, 16 * 17, "tile_a");
+  llvm::GlobalVariable *tileB = shared(accType, 16 * 17, "tile_b");
+  int64_t tilesM = (p.m + kTile - 1) / kTile, tilesN = (p.n + kTile - 1) / kTile;
+  int64_t tiles = product(p.batch) * tilesM * tilesN;
+  llvm::AllocaInst *sum;
+  {
+    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    sum = eb.CreateAlloca(accType, nullptr, "acc");
+  }
+  llvm::Value *tid = readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value *tx = b.CreateURem(tid, i64(16), "tx"), *ty = b.CreateUDiv(tid, i64(16), "ty");
+  auto at = [&](llvm::Value *tile, llvm::Value *row, llvm::Value *col) {
+    return b.CreateGEP(accType, tile, b.CreateAdd(b.CreateMul(row, i64(17)), col));
+  };
+  auto multiplyAdd = [&](llvm::Value *total, llvm::Value *x, llvm::Value *y) {
+    return acc == DType::I64 ? b.CreateAdd(total, b.CreateMul(x, y))
+                             : b.CreateFAdd(total, b.CreateFMul(x, y));
+  };
+  tileLoop(tiles, [&](llvm::Value *tile) {
+    llvm::Value *n0 = b.CreateMul(b.CreateURem(tile, i64(tilesN)), i64(16), "n0");
+    llvm::Value *m0 =
+        b.CreateMul(b.CreateURem(b.CreateUDiv(tile, i64(tilesN)), i64(tilesM)), i64(16), "m0");
+    llvm::Value *batch = b.CreateUDiv(tile, i64(tilesM * tilesN), "batch");
+    std::vector<llvm::Value *> bc = coordinates(batch, p.batch);
+    llvm::Value *aBase = offset(bc, p.aStrides, 0), *bBase = offset(bc, p.bStrides, 0);
+    b.CreateStore(llvm::Constant::getNullValue(accType), sum);
+    llvm::Value *zero = llvm::Constant::getNullValue(accType);
+    emitCountedLoop(b, i64(0), i64(p.k), i64(16), "k0", [&](llvm::Value *k0) {
+      // A: row am (of M), column ak (of K); B: row bk, column bn.
+      llvm::Value *aRow = p.ta ? tx : ty, *aCol = p.ta ? ty : tx;
+      llvm::Value *am = b.CreateAdd(m0, aRow), *ak = b.CreateAdd(k0, aCol);
+      llvm::Value *aAt = p.ta ? b.CreateAdd(b.CreateMul(ak, i64(p.m)), am)
+                              : b.CreateAdd(b.CreateMul(am, i64(p.k)), ak);
+      llvm::Value *aIn = b.CreateAnd(b.CreateICmpSLT(am, i64(p.m)), b.CreateICmpSLT(ak, i64(p.k)));
+      llvm::Value *bRow = p.tb ? tx : ty, *bCol = p.tb ? ty : tx;
+      llvm::Value *bk = b.CreateAdd(k0, bRow), *bn = b.CreateAdd(n0, bCol);
+      llvm::Value *bAt = p.tb ? b.CreateAdd(b.CreateMul(bn, i64(p.k)), bk)
+                              : b.CreateAdd(b.CreateMul(bk, i64(p.n)), bn);
+      llvm::Value *bIn = b.CreateAnd(b.CreateICmpSLT(bk, i64(p.k)), b.CreateICmpSLT(bn, i64(p.n)));
+      for (auto [inside, operand, dtype, base, index, tileOf, row, col] :
+           {std::tuple(aIn, 0u, ta, aBase, aAt, tileA, aRow, aCol),
+            std::tuple(bIn, 1u, tb, bBase, bAt, tileB, bRow, bCol)}) {
+        llvm::Value *slot = at(tileOf, row, col);
+        b.CreateStore(zero, slot);
+        emitIf(b, inside, "load", [&] {
+          llvm::Value *x = load(dtype, in(operand), b.CreateAdd(base, index));
+          b.CreateStore(toAcc(dtype, acc, x), slot);
+        });
+      }
+      barrier();
+      emitCountedLoop(b, i64(0), i64(16), i64(1), "kk", [&](llvm::Value *kk) {
+        llvm::Value *x = b.CreateLoad(accType, at(tileA, ty, kk));
+        llvm::Value *y = b.CreateLoad(accType, at(tileB, kk, tx));
+        b.CreateStore(multiplyAdd(b.CreateLoad(accType, sum), x, y), sum);
+      });
+      barrier();
+    });
+    llvm::Value *m = b.CreateAdd(m0, ty, "m"), *n = b.CreateAdd(n0, tx, "n");
+    emitIf(b, b.CreateAnd(b.CreateICmpSLT(m, i64(p.m)), b.CreateICmpSLT(n, i64(p.n))), "store",
+           [&] {
+             llvm::Value *result = b.CreateLoad(accType, sum);
+             if (p.bias) {
+               DType bt = op.operand(2)->type().dtype;
+               llvm::Value *bias = toAcc(bt, acc, load(bt, in(2), n));
+               result = acc == DType::I64 ? b.CreateAdd(result, bias) : b.CreateFAdd(result, bias);
+             }
+             llvm::Value *index = b.CreateAdd(b.CreateMul(batch, i64(p.m * p.n)),
+                                              b.CreateAdd(b.CreateMul(m, i64(p.n)), n));
+             storeFromAcc(acc, result, index);
+           });
+  });
+  return tiles;
+}
+
+llvm::Value *LlvmGenericEmitter::shuffleXor(llvm::Value *mask, llvm::Value *v, int64_t offset,
+                                            int64_t width) {
+  llvm::Value *clamp = b.getInt32(uint32_t(((32 - width) << 8) | 0x1f));
+  auto shuffle = [&](llvm::Intrinsic::ID id, llvm::Value *x) {
+    return b.CreateIntrinsic(id, {}, {mask, x, b.getInt32(uint32_t(offset)), clamp});
+  };
+  if (v->getType()->isFloatTy())
+    return shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, v);
+  auto *halves = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
+  llvm::Value *x = b.CreateBitCast(v, halves), *r = llvm::PoisonValue::get(halves);
+  for (uint64_t h = 0; h < 2; ++h)
+    r = b.CreateInsertElement(
+        r, shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, b.CreateExtractElement(x, h)), h);
+  return b.CreateBitCast(r, v->getType());
+}
+
+// softmax(q · kᵀ · scale + mask) · v by an online softmax over the keys, as
+// GenericAttention.cpp's kAttentionKernel: a group of `pieces` x `splits`
+// lanes per query row (or output element), the row's running max, sum and
+// value accumulators in registers, the splits merged by shuffles at the end.
+int64_t LlvmGenericEmitter::attention() {
+  AttentionShape a = attentionShapeOf(op);
+  DType t = op.result()->type().dtype, acc = accDType(t, accAttr(op));
+  llvm::Type *T = llvmComputeType(ctx, acc);
+  Sizes out = sizesOf(*op.result());
+  Sizes batchSizes(out.begin(), out.end() - 2);
+  int64_t lanes = a.pieces * a.splits, width = a.perRow ? a.dv / a.pieces : 1;
+  int64_t depth = a.d / a.pieces; // this lane's share of a q or k row
+  bool qInRegisters = a.d > 0 && depth <= kMaxRegisterRow;
+  int64_t rows = product(batchSizes) * a.sq;
+  int64_t items = a.dv == 0 ? 0 : rows * (a.perRow ? 1 : a.dv) * lanes;
+  llvm::Value *lowest = llvm::ConstantFP::getInfinity(T, true), *zero = llvm::ConstantFP::get(T, 0);
+  double scaleValue =
+      op.attrIfPresent("scale") ? op.getFloat("scale") : 1.0 / std::sqrt(double(a.d));
+  llvm::Value *scale = llvm::ConstantFP::get(T, scaleValue);
+  // The running state: allocas that SROA turns into registers.
+  llvm::AllocaInst *accs, *rowMax, *rowSum;
+  {
+    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    accs = eb.CreateAlloca(llvm::ArrayType::get(T, uint64_t(std::max<int64_t>(width, 1))), nullptr,
+                           "acc");
+    rowMax = eb.CreateAlloca(T, nullptr, "row_max");
+    rowSum = eb.CreateAlloca(T, nullptr, "row_sum");
+  }
+  auto accAt = [&](int64_t c) {
+    return b.CreateConstGEP2_32(accs->getAllocatedType(), accs, 0, unsigned(c));
+  };
+  auto base = [&](unsigned j, const std::vector<llvm::Value *> &bc, int64_t matrixSize) {
+    Sizes operand = sizesOf(*op.operand(j));
+    Sizes strides = broadcastStrides(Sizes(operand.begin(), operand.end() - 2), batchSizes);
+    for (int64_t &x : strides)
+      x *= matrixSize;
+    return offset(bc, strides, 0);
+  };
+  auto loadAcc = [&](unsigned j, llvm::Value *index) {
+    DType dt = op.operand(j)->type().dtype;
+    return toAcc(dt, acc, load(dt, in(j), index));
+  };
+  llvm::Value *tid = readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, false);
+  gridStride(items, [&](llvm::Value *item) {
+    llvm::Value *group = lanes == 1 ? item : b.CreateUDiv(item, i64(lanes));
+    llvm::Value *row = a.perRow ? group : b.CreateUDiv(group, i64(a.dv), "row");
+    llvm::Value *col = a.perRow ? nullptr : b.CreateURem(group, i64(a.dv), "col");
+    llvm::Value *piece = a.pieces > 1 ? b.CreateURem(item, i64(a.pieces), "piece") : nullptr;
+    llvm::Value *split =
+        a.splits > 1 ? b.CreateURem(a.pieces == 1 ? item : b.CreateUDiv(item, i64(a.pieces)),
+                                    i64(a.splits), "split")
+                     : nullptr;
+    llvm::Value *mask = nullptr;
+    if (lanes > 1) // this group's lanes of the warp
+      mask = b.CreateShl(
+          b.getInt32(uint32_t((1ull << lanes) - 1)),
+          b.CreateMul(b.CreateUDiv(b.CreateURem(tid, b.getInt32(32)), b.getInt32(uint32_t(lanes))),
+                      b.getInt32(uint32_t(lanes))),
+          "lanes");
+    // Element c of this lane's share of a row of D (or Dv) elements.
+    auto mine = [&](llvm::Value *c) {
+      return a.pieces == 1 ? c : b.CreateAdd(b.CreateMul(c, i64(a.pieces)), piece);
+    };
+    llvm::Value *i = b.CreateURem(row, i64(a.sq), "i");
+    std::vector<llvm::Value *> bc =
+        batchSizes.empty() ? std::vector<llvm::Value *>{}
+                           : coordinates(b.CreateUDiv(row, i64(a.sq), "batch"), batchSizes);
+    llvm::Value *qRow = b.CreateAdd(base(0, bc, a.sq * a.d), b.CreateMul(i, i64(a.d)), "q_row");
+    llvm::Value *kBase = base(1, bc, a.sk * a.d), *vBase = base(2, bc, a.sk * a.dv);
+    llvm::Value *maskRow = nullptr;
+    int64_t maskColStride = 0;
+    if (op.numOperands() > 3) {
+      Sizes scores = batchSizes;
+      scores.push_back(a.sq);
+      scores.push_back(a.sk);
+      Sizes strides = broadcastStrides(sizesOf(*op.operand(3)), scores);
+      int64_t rowStride = strides.end()[-2];
+      maskColStride = a.sk > 1 ? strides.end()[-1] : 0;
+      strides.resize(scores.size() - 2);
+      maskRow = offset(bc, strides, 0);
+      if (rowStride != 0 && a.sq > 1)
+        maskRow = b.CreateAdd(maskRow, b.CreateMul(i, i64(rowStride)), "mask_row");
+    }
+    std::vector<llvm::Value *> q;
+    for (int64_t c = 0; qInRegisters && c < depth; ++c)
+      q.push_back(loadAcc(0, b.CreateAdd(qRow, mine(i64(c)))));
+    for (int64_t c = 0; c < width; ++c)
+      b.CreateStore(zero, accAt(c));
+    b.CreateStore(lowest, rowMax);
+    b.CreateStore(zero, rowSum);
+    llvm::Value *keys = i64(a.sk);
+    if (op.getBool("causal")) {
+      llvm::Value *next = b.CreateAdd(i, i64(1));
+      keys = b.CreateSelect(b.CreateICmpSLT(next, i64(a.sk)), next, i64(a.sk), "keys");
+    }
+    auto *partialType = llvm::ArrayType::get(T, 4);
+    emitCountedLoop(b, i64(0), keys, i64(a.splits), "key", [&](llvm::Value *j0) {
+      llvm::Value *j = split ? b.CreateAdd(j0, split, "j") : j0;
+      llvm::Value *live = split ? b.CreateICmpSLT(j, keys, "live") : nullptr;
+      llvm::Value *kRow = b.CreateAdd(kBase, b.CreateMul(j, i64(a.d)), "k_row");
+      // Four interleaved partial sums of this lane's share of q · k_j.
+      llvm::Value *partial = llvm::ConstantAggregateZero::get(partialType);
+      auto dot = [&] {
+        if (qInRegisters) {
+          for (int64_t c = 0; c < depth; ++c) {
+            llvm::Value *term =
+                b.CreateFMul(q[size_t(c)], loadAcc(1, b.CreateAdd(kRow, mine(i64(c)))));
+            unsigned slot = unsigned(c % 4);
+            partial = b.CreateInsertValue(
+                partial, b.CreateFAdd(b.CreateExtractValue(partial, slot), term), slot);
+          }
+          return;
+        }
+        llvm::AllocaInst *sums;
+        {
+          llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+          sums = eb.CreateAlloca(partialType, nullptr, "partial");
+        }
+        b.CreateStore(partial, sums);
+        emitCountedLoop(b, i64(0), i64(depth / 4 * 4), i64(4), "c", [&](llvm::Value *c0) {
+          llvm::Value *p = b.CreateLoad(partialType, sums);
+          for (unsigned slot = 0; slot < 4; ++slot) {
+            llvm::Value *c = b.CreateAdd(c0, i64(slot));
+            llvm::Value *term = b.CreateFMul(loadAcc(0, b.CreateAdd(qRow, mine(c))),
+                                             loadAcc(1, b.CreateAdd(kRow, mine(c))));
+            p = b.CreateInsertValue(p, b.CreateFAdd(b.CreateExtractValue(p, slot), term), slot);
+          }
+          b.CreateStore(p, sums);
+        });
+        partial = b.CreateLoad(partialType, sums);
+        for (int64_t c = depth / 4 * 4; c < depth; ++c) {
+          llvm::Value *term = b.CreateFMul(loadAcc(0, b.CreateAdd(qRow, mine(i64(c)))),
+                                           loadAcc(1, b.CreateAdd(kRow, mine(i64(c)))));
+          unsigned slot = unsigned(c % 4);
+          partial = b.CreateInsertValue(
+              partial, b.CreateFAdd(b.CreateExtractValue(partial, slot), term), slot);
+        }
+      };
+      if (live) { // a lane past the keys computes nothing this round
+        llvm::BasicBlock *before = b.GetInsertBlock();
+        llvm::Value *none = partial;
+        auto *then = llvm::BasicBlock::Create(ctx, "dot", fn);
+        auto *after = llvm::BasicBlock::Create(ctx, "dot.end", fn);
+        b.CreateCondBr(live, then, after);
+        b.SetInsertPoint(then);
+        dot();
+        llvm::BasicBlock *end = b.GetInsertBlock();
+        b.CreateBr(after);
+        b.SetInsertPoint(after);
+        llvm::PHINode *merged = b.CreatePHI(partialType, 2);
+        merged->addIncoming(none, before);
+        merged->addIncoming(partial, end);
+        partial = merged;
+      } else {
+        dot();
+      }
+      auto part = [&](unsigned slot) { return b.CreateExtractValue(partial, slot); };
+      llvm::Value *d =
+          b.CreateFAdd(b.CreateFAdd(part(0), part(1)), b.CreateFAdd(part(2), part(3)), "dot");
+      for (int64_t offset = a.pieces / 2; offset > 0; offset /= 2)
+        d = b.CreateFAdd(d, shuffleXor(mask, d, offset, a.pieces));
+      llvm::Value *score = b.CreateFMul(d, scale);
+      if (maskRow) {
+        llvm::Value *at =
+            maskColStride == 0 ? maskRow : b.CreateAdd(maskRow, b.CreateMul(j, i64(maskColStride)));
+        DType mt = op.operand(3)->type().dtype;
+        score = b.CreateFAdd(score, llvmCast(b, mt, acc, load(mt, in(3), at)));
+      }
+      if (live)
+        score = b.CreateSelect(live, score, lowest);
+      score->setName("s");
+      // A score of -inf contributes nothing.
+      emitIf(b, b.CreateFCmpUNE(score, lowest), "key_counts", [&] {
+        llvm::Value *max = b.CreateLoad(T, rowMax);
+        emitIf(b, b.CreateFCmpOGT(score, max), "new_max", [&] {
+          llvm::Value *correction = llvmExp(b, acc, b.CreateFSub(max, score));
+          b.CreateStore(b.CreateFMul(b.CreateLoad(T, rowSum), correction), rowSum);
+          for (int64_t c = 0; c < width; ++c)
+            b.CreateStore(b.CreateFMul(b.CreateLoad(T, accAt(c)), correction), accAt(c));
+          b.CreateStore(score, rowMax);
+        });
+        llvm::Value *p = llvmExp(b, acc, b.CreateFSub(score, b.CreateLoad(T, rowMax)));
+        b.CreateStore(b.CreateFAdd(b.CreateLoad(T, rowSum), p), rowSum);
+        llvm::Value *vRow = b.CreateAdd(vBase, b.CreateMul(j, i64(a.dv)), "v_row");
+        for (int64_t c = 0; c < width; ++c) {
+          llvm::Value *at = b.CreateAdd(vRow, a.perRow ? mine(i64(c)) : col);
+          llvm::Value *sum =
+              b.CreateFAdd(b.CreateLoad(T, accAt(c)), b.CreateFMul(p, loadAcc(2, at)));
+          b.CreateStore(sum, accAt(c));
+        }
+      });
+    });
+    // The splits' (max, sum, accumulators) merge, lanes `offset` apart.
+    for (int64_t offset = a.pieces; offset < lanes; offset *= 2) {
+      llvm::Value *max = b.CreateLoad(T, rowMax), *sum = b.CreateLoad(T, rowSum);
+      llvm::Value *otherMax = shuffleXor(mask, max, offset, 32);
+      llvm::Value *otherSum = shuffleXor(mask, sum, offset, 32);
+      llvm::Value *newMax = llvmArithmetic(b, OpKind::Max, max, otherMax);
+      auto weight = [&](llvm::Value *m) {
+        return b.CreateSelect(b.CreateFCmpOEQ(m, lowest), zero,
+                              llvmExp(b, acc, b.CreateFSub(m, newMax)));
+      };
+      llvm::Value *mineWeight = weight(max), *theirs = weight(otherMax);
+      b.CreateStore(b.CreateFAdd(b.CreateFMul(sum, mineWeight), b.CreateFMul(otherSum, theirs)),
+                    rowSum);
+      for (int64_t c = 0; c < width; ++c) {
+        llvm::Value *x = b.CreateLoad(T, accAt(c));
+        llvm::Value *other = shuffleXor(mask, x, offset, 32);
+        b.CreateStore(b.CreateFAdd(b.CreateFMul(x, mineWeight), b.CreateFMul(other, theirs)),
+                      accAt(c));
+      }
+      b.CreateStore(newMax, rowMax);
+    }
+    auto store = [&] {
+      llvm::Value *sum = b.CreateLoad(T, rowSum);
+      for (int64_t c = 0; c < width; ++c) {
+        llvm::Value *x = b.CreateLoad(T, accAt(c));
+        if (a.sk != 0)
+          x = b.CreateFDiv(x, sum);
+        llvm::Value *at = b.CreateAdd(b.CreateMul(row, i64(a.dv)), a.perRow ? mine(i64(c)) : col);
+        storeFromAcc(acc, x, at);
+      }
+    };
+    if (split)
+      emitIf(b, b.CreateICmpEQ(split, i64(0)), "first_split", store);
+    else
+      store();
+  });
+  return blocksFor(items);
 }
 
 int64_t LlvmGenericEmitter::movement() {
@@ -330,6 +748,14 @@ int64_t LlvmGenericEmitter::run(const std::string &entry) {
   int64_t blocks;
   if (op.info().cls == OpClass::Movement)
     blocks = movement();
+  else if (op.info().cls == OpClass::Pointwise)
+    blocks = pointwise();
+  else if (op.kind() == OpKind::BatchNorm)
+    blocks = batchNorm();
+  else if (op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear)
+    blocks = matmul();
+  else if (op.kind() == OpKind::Attention)
+    blocks = attention();
   else if (op.kind() == OpKind::Conv2d)
     blocks = conv(windowOf(op));
   else
@@ -343,7 +769,9 @@ int64_t LlvmGenericEmitter::run(const std::string &entry) {
 std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, std::string_view graphName,
                                                Diagnostics &diags) {
   OpClass cls = op.info().cls;
-  if (cls != OpClass::Movement && cls != OpClass::Window) {
+  bool renders = cls == OpClass::Movement || cls == OpClass::Window || cls == OpClass::Pointwise ||
+                 cls == OpClass::Contraction || op.kind() == OpKind::BatchNorm;
+  if (!renders) {
     diags.error(op.loc(), describeLaunchedOp(op) + " is not generated by the LLVM back end yet (" +
                               kLlvmRenders + ")");
     return std::nullopt;

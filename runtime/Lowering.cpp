@@ -62,7 +62,7 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allo
     out.steps.push_back({op, std::move(*k)});
     return true;
   }
-  if (op->kind() != OpKind::Kernel || !allowFallback || backend == Backend::Llvm) {
+  if (op->kind() != OpKind::Kernel || !allowFallback) {
     diags.append(trial);
     return false;
   }

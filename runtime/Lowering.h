@@ -36,8 +36,8 @@ std::string stepTemplateName(const Op &op);
 /// that even the generic emitter cannot run, or, with `allowFallback`
 /// false, the errors of a template that refused its kernel (what
 /// `fusec compile --no-fallback` shows a compiler engineer). `backend` picks
-/// the emitters; the LLVM back end has no generic kernels, so an op it does
-/// not render is an error there.
+/// the emitters; a kernel whose template the LLVM back end does not render
+/// yet runs op by op there too, through its generic kernels (a note says so).
 bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback = true,
                  Backend backend = Backend::Nvrtc);
 

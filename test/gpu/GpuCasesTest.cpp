@@ -8,8 +8,9 @@
 // `// BACKENDS:` line lists the back ends to run it with (default: nvrtc);
 // an LLVM run is compared with the reference and with the NVRTC run.
 // Case files run at fp32 (their graphs name their own dtypes); examples run
-// at fp32, fp16 and bf16 autocast, with every named dim at 1 and at 7, with
-// NVRTC and, those in kLlvmExamples, LLVM too.
+// at fp32, fp16 and bf16 autocast, with every named dim at 1 and at 7, on
+// both back ends (on LLVM a gemm kernel runs op by op until the LLVM back
+// end renders the gemm template).
 // The tolerance is gpuToleranceFor the lowest float precision of the
 // optimized graph (runtime/Equivalence.h).
 //
@@ -121,18 +122,6 @@ std::string identifier(std::string s) {
   return s;
 }
 
-/// The examples every kernel of which the LLVM back end renders so far
-/// (pointwise, row_reduction, movement, conv2d, pooling); the list grows
-/// to every example.
-const char *const kLlvmExamples[] = {"conv_relu_pool", "layernorm_gelu", "softmax"};
-
-std::vector<Backend> exampleBackends(llvm::StringRef stem) {
-  for (const char *name : kLlvmExamples)
-    if (stem == name)
-      return {Backend::Nvrtc, Backend::Llvm};
-  return {Backend::Nvrtc};
-}
-
 void addFileCases(const std::string &file, bool example, std::vector<GpuCase> &cases) {
   llvm::SmallString<256> path(sourceDir());
   llvm::sys::path::append(path, file);
@@ -148,8 +137,8 @@ void addFileCases(const std::string &file, bool example, std::vector<GpuCase> &c
     precisions = {PrecisionChoice::FP32, PrecisionChoice::FP16, PrecisionChoice::BF16};
   const char *precisionNames[] = {"fp32", "fp16", "bf16"};
   std::string stem = llvm::sys::path::stem(file).str();
-  std::vector<Backend> backends =
-      example ? exampleBackends(stem) : backendsOf((*buffer)->getBuffer());
+  std::vector<Backend> backends = example ? std::vector<Backend>{Backend::Nvrtc, Backend::Llvm}
+                                          : backendsOf((*buffer)->getBuffer());
   for (const auto &g : m->graphs)
     for (size_t b = 0; b < bindings.size(); ++b)
       for (PrecisionChoice p : precisions)

@@ -9,7 +9,6 @@
 // (kernels that need bound shapes, kernels that run op by op) is listed in notes, never faked.
 // --dim binds symbolic dims, so that everything is generated.
 #include "codegen/Codegen.h"
-#include "codegen/Generic.h"
 #include "codegen/LlvmCodegen.h"
 #include "ir/Kernel.h"
 #include "ir/Specialize.h"
@@ -105,8 +104,6 @@ std::string unsupportedCombination() {
     return "--emit=cuda is the NVRTC back end's; the LLVM back end writes --emit=llvm";
   if (b == Backend::Llvm && e == Emit::Artifact)
     return "artifacts hold kernels of the NVRTC back end only, so far";
-  if (b == Backend::Llvm && genericOnly)
-    return "--generic kernels come from the NVRTC back end only";
   return "";
 }
 
@@ -116,7 +113,7 @@ bool generateGeneric(const Graph &g, std::vector<GeneratedKernel> &kernels, Diag
   for (const auto &op : g.ops()) {
     if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
       continue;
-    std::optional<GeneratedKernel> k = emitGenericKernel(*op, g.name(), diags);
+    std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), diags, backendKind());
     if (k)
       kernels.push_back(std::move(*k));
     ok &= k.has_value();
@@ -174,7 +171,7 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     Diagnostics trial;
     if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial, backendKind()))
       kernels.push_back(std::move(*k));
-    else if (noFallback || backendKind() == Backend::Llvm)
+    else if (noFallback)
       diags.append(trial);
     else
       noteDeferred(*op, trial, diags);
