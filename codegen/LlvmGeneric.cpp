@@ -473,9 +473,11 @@ int64_t LlvmGenericEmitter::attention() {
       for (int64_t offset = a.pieces / 2; offset > 0; offset /= 2)
         d = b.CreateFAdd(d, shuffleXor(mask, d, offset, a.pieces));
       llvm::Value *score = b.CreateFMul(d, scale);
-      if (maskRow) {
-        llvm::Value *at =
-            maskColStride == 0 ? maskRow : b.CreateAdd(maskRow, b.CreateMul(j, i64(maskColStride)));
+      if (maskRow) { // a lane past the keys reads the first key's element, unused
+        llvm::Value *key = live ? b.CreateSelect(live, j, i64(0)) : j;
+        llvm::Value *at = maskColStride == 0
+                              ? maskRow
+                              : b.CreateAdd(maskRow, b.CreateMul(key, i64(maskColStride)));
         DType mt = op.operand(3)->type().dtype;
         score = b.CreateFAdd(score, llvmCast(b, mt, acc, load(mt, in(3), at)));
       }
