@@ -14,14 +14,6 @@
 
 namespace fusec::codegen::generic {
 
-namespace {
-
-/// The normalized rows: count, length, and the element stride within a row
-/// (1, or the product of the dims after a softmax's axis).
-struct Rows {
-  int64_t count, length, inner;
-};
-
 Rows rowsOf(const Op &op) {
   Sizes in = sizesOf(*op.operand(0));
   size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
@@ -30,6 +22,8 @@ Rows rowsOf(const Op &op) {
   int64_t inner = product(in, axis + 1);
   return {product(in, 0, axis) * inner, in[axis], inner};
 }
+
+namespace {
 
 constexpr std::string_view kRowKernel = R"(  __shared__ $T red[$BLOCK];
 $DECLARE  for (long long tile = blockIdx.x; tile < $TILES; tile += gridDim.x) {

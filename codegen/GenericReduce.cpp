@@ -18,14 +18,6 @@
 
 namespace fusec::codegen::generic {
 
-namespace {
-
-/// The input's axes split into kept and reduced ones (sizes and strides).
-struct ReduceShape {
-  Sizes keptDims, keptStrides, redDims, redStrides;
-  bool lastReduced = false;
-};
-
 ReduceShape splitAxes(const Op &op) {
   Sizes in = sizesOf(*op.operand(0)), own = contiguousStrides(in);
   std::vector<bool> reduced(in.size(), op.getInts("axes").empty());
@@ -39,6 +31,8 @@ ReduceShape splitAxes(const Op &op) {
   s.lastReduced = !in.empty() && reduced.back();
   return s;
 }
+
+namespace {
 
 /// The initial value and the combining expression of the reduction.
 std::pair<std::string, std::string (*)(DType, const std::string &, const std::string &)>

@@ -101,6 +101,22 @@ struct AttentionShape {
 };
 AttentionShape attentionShapeOf(const Op &op);
 
+/// A reduction's input axes split into kept and reduced ones (sizes and
+/// strides), and whether the last axis is reduced.
+struct ReduceShape {
+  Sizes keptDims, keptStrides, redDims, redStrides;
+  bool lastReduced = false;
+};
+ReduceShape splitAxes(const Op &op);
+
+/// The rows a layer_norm, rms_norm or softmax normalizes: count, length,
+/// and the element stride within a row (1, or the product of the dims after
+/// a softmax's axis).
+struct Rows {
+  int64_t count, length, inner;
+};
+Rows rowsOf(const Op &op);
+
 /// A row-major index space of static dims whose coordinates are C
 /// variables `<prefix>0`, `<prefix>1`, ...: offset() renders a strided sum
 /// and records the coordinates it needs; split() then declares exactly those.

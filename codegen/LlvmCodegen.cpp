@@ -16,8 +16,8 @@
 namespace fusec {
 
 const char *const kLlvmRenders =
-    "it renders pointwise and row_reduction kernels and the generic kernels of pointwise, "
-    "movement, contraction and window ops and batch_norm; --backend=nvrtc renders every op";
+    "it renders the pointwise and row_reduction templates and every op's generic kernel; "
+    "--backend=nvrtc renders every template";
 
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags) {

@@ -1,6 +1,8 @@
 // Generic kernels in LLVM IR: the counterparts of GenericMovement.cpp
 // (reshape, transpose, slice, broadcast, concat) and GenericWindow.cpp
-// (conv2d, max_pool2d, avg_pool2d), with the same parameters (KernelBuilder),
+// (conv2d, max_pool2d, avg_pool2d), GenericElementwise.cpp, GenericMatMul.cpp,
+// GenericAttention.cpp, GenericReduce.cpp and GenericNorm.cpp: every op of
+// ir/Ops.def but const and kernel, with the same parameters (KernelBuilder),
 // the same launch (genericLaunch) and the same arithmetic: one thread per
 // output element over a grid-stride loop, sizes and strides as constants.
 // Movement copies storage bits; conv2d and pooling accumulate as the CUDA
@@ -66,6 +68,18 @@ private:
   int64_t batchNorm();
   int64_t matmul();
   int64_t attention();
+  int64_t reduction();
+  int64_t normalization();
+  /// The group's combined `v` (every thread gets it) through the block's
+  /// scratch `red`, as fusec_group_reduce (device/Generic.cuh): a tree of
+  /// halving steps keeping the lower lane on the left of `combine`. Every
+  /// thread of the block must reach it.
+  llvm::Value *groupReduce(llvm::Value *v, OpKind combine, const GroupLayout &layout,
+                           llvm::GlobalVariable *red, llvm::Value *group, llvm::Value *lane);
+  /// group and lane of this thread in `layout` (GroupLayout::declare).
+  std::pair<llvm::Value *, llvm::Value *> groupAndLane(const GroupLayout &layout);
+  /// `kind` (Add, Max or Min) of two accumulator values.
+  llvm::Value *combineAcc(OpKind kind, llvm::Value *a, llvm::Value *c);
   /// The lane's value exchanged with lane ^ offset among `mask`'s lanes, in
   /// groups of `width` lanes (__shfl_xor_sync).
   llvm::Value *shuffleXor(llvm::Value *mask, llvm::Value *v, int64_t offset, int64_t width);
@@ -544,6 +558,179 @@ int64_t LlvmGenericEmitter::attention() {
   return blocksFor(items);
 }
 
+llvm::Value *LlvmGenericEmitter::combineAcc(OpKind kind, llvm::Value *a, llvm::Value *c) {
+  if (kind == OpKind::Add)
+    return a->getType()->isIntegerTy() ? b.CreateAdd(a, c) : b.CreateFAdd(a, c);
+  return llvmArithmetic(b, kind, a, c);
+}
+
+std::pair<llvm::Value *, llvm::Value *>
+LlvmGenericEmitter::groupAndLane(const GroupLayout &layout) {
+  llvm::Value *tid = readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, false);
+  llvm::Value *lanes = b.getInt32(uint32_t(layout.lanes)),
+              *groups = b.getInt32(uint32_t(layout.groups));
+  if (layout.lanesInner)
+    return {b.CreateUDiv(tid, lanes, "group"), b.CreateURem(tid, lanes, "lane")};
+  return {b.CreateURem(tid, groups, "group"), b.CreateUDiv(tid, groups, "lane")};
+}
+
+llvm::Value *LlvmGenericEmitter::groupReduce(llvm::Value *v, OpKind combine,
+                                             const GroupLayout &layout, llvm::GlobalVariable *red,
+                                             llvm::Value *group, llvm::Value *lane) {
+  llvm::Type *T = v->getType();
+  uint32_t groupStride = uint32_t(layout.lanesInner ? layout.lanes : 1);
+  uint32_t laneStride = uint32_t(layout.lanesInner ? 1 : layout.groups);
+  llvm::Value *mine = b.CreateGEP(T, red, b.CreateMul(group, b.getInt32(groupStride)));
+  auto slot = [&](llvm::Value *l) {
+    return b.CreateGEP(T, mine, b.CreateMul(l, b.getInt32(laneStride)));
+  };
+  b.CreateStore(v, slot(lane));
+  barrier();
+  for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
+    emitIf(b, b.CreateICmpULT(lane, b.getInt32(uint32_t(half))), "fold", [&] {
+      llvm::Value *other = b.CreateLoad(T, slot(b.CreateAdd(lane, b.getInt32(uint32_t(half)))));
+      b.CreateStore(combineAcc(combine, b.CreateLoad(T, slot(lane)), other), slot(lane));
+    });
+    barrier();
+  }
+  llvm::Value *total = b.CreateLoad(T, mine);
+  barrier();
+  return total;
+}
+
+// A group of lanes per output element striding over its reduced extent, as
+// GenericReduce.cpp's kReduceKernel.
+int64_t LlvmGenericEmitter::reduction() {
+  ReduceShape shape = splitAxes(op);
+  DType t = op.result()->type().dtype, xt = op.operand(0)->type().dtype, acc = accDType(t);
+  llvm::Type *T = llvmComputeType(ctx, acc);
+  int64_t outputs = product(shape.keptDims), extent = product(shape.redDims);
+  GroupLayout layout = GroupLayout::choose(outputs, extent, shape.lastReduced);
+  OpKind combine = op.kind() == OpKind::ReduceMax   ? OpKind::Max
+                   : op.kind() == OpKind::ReduceMin ? OpKind::Min
+                                                    : OpKind::Add;
+  llvm::Value *init = llvm::Constant::getNullValue(T);
+  if (combine != OpKind::Add) {
+    bool isMax = combine == OpKind::Max;
+    init = acc == DType::I64 ? static_cast<llvm::Value *>(
+                                   b.getInt64(isMax ? uint64_t(INT64_MIN) : uint64_t(INT64_MAX)))
+                             : llvm::ConstantFP::getInfinity(T, isMax);
+  }
+  llvm::GlobalVariable *red = shared(T, kBlock, "red");
+  llvm::AllocaInst *partial;
+  {
+    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    partial = eb.CreateAlloca(T, nullptr, "acc");
+  }
+  auto [group, lane] = groupAndLane(layout);
+  tileLoop(layout.tiles(outputs), [&](llvm::Value *tile) {
+    llvm::Value *o = b.CreateAdd(b.CreateMul(tile, i64(layout.groups)),
+                                 b.CreateZExt(group, b.getInt64Ty()), "o");
+    llvm::Value *live = b.CreateICmpSLT(o, i64(outputs));
+    b.CreateStore(init, partial);
+    emitIf(b, live, "output", [&] {
+      llvm::Value *base = offset(coordinates(o, shape.keptDims), shape.keptStrides, 0);
+      emitCountedLoop(b, b.CreateZExt(lane, b.getInt64Ty()), i64(extent), i64(layout.lanes), "r",
+                      [&](llvm::Value *r) {
+                        llvm::Value *at = b.CreateAdd(
+                            base, offset(coordinates(r, shape.redDims), shape.redStrides, 0));
+                        llvm::Value *x = toAcc(xt, acc, load(xt, in(0), at));
+                        b.CreateStore(combineAcc(combine, b.CreateLoad(T, partial), x), partial);
+                      });
+    });
+    llvm::Value *total = groupReduce(b.CreateLoad(T, partial), combine, layout, red, group, lane);
+    if (op.kind() == OpKind::ReduceMean)
+      total = b.CreateFDiv(total, llvm::ConstantFP::get(T, double(extent)));
+    emitIf(b, b.CreateAnd(live, b.CreateICmpEQ(lane, b.getInt32(0))), "store",
+           [&] { storeFromAcc(acc, total, o); });
+  });
+  return layout.tiles(outputs);
+}
+
+// A group of lanes per row, the row's statistics combined in shared memory
+// and the row read again for each pass, as GenericNorm.cpp's kRowKernel.
+int64_t LlvmGenericEmitter::normalization() {
+  Rows rows = rowsOf(op);
+  DType t = op.result()->type().dtype, xt = op.operand(0)->type().dtype, acc = accDType(t);
+  llvm::Type *T = llvmComputeType(ctx, acc);
+  GroupLayout layout = GroupLayout::choose(rows.count, rows.length, rows.inner == 1);
+  llvm::GlobalVariable *red = shared(T, kBlock, "red");
+  llvm::AllocaInst *part;
+  {
+    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    part = eb.CreateAlloca(T, nullptr, "part");
+  }
+  auto [group, lane] = groupAndLane(layout);
+  llvm::Value *zero = llvm::ConstantFP::get(T, 0.0),
+              *length = llvm::ConstantFP::get(T, double(rows.length));
+  tileLoop(layout.tiles(rows.count), [&](llvm::Value *tile) {
+    llvm::Value *row = b.CreateAdd(b.CreateMul(tile, i64(layout.groups)),
+                                   b.CreateZExt(group, b.getInt64Ty()), "row");
+    llvm::Value *active = b.CreateICmpSLT(row, i64(rows.count), "active");
+    llvm::Value *base = rows.inner == 1
+                            ? b.CreateMul(row, i64(rows.length))
+                            : b.CreateAdd(b.CreateMul(b.CreateUDiv(row, i64(rows.inner)),
+                                                      i64(rows.length * rows.inner)),
+                                          b.CreateURem(row, i64(rows.inner)));
+    // One pass over the row: each(j, at, x) for the lane's elements.
+    auto pass = [&](const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *)> &each) {
+      emitIf(b, active, "pass", [&] {
+        emitCountedLoop(b, b.CreateZExt(lane, b.getInt64Ty()), i64(rows.length), i64(layout.lanes),
+                        "j", [&](llvm::Value *j) {
+                          llvm::Value *at = b.CreateAdd(
+                              base, rows.inner == 1 ? j : b.CreateMul(j, i64(rows.inner)), "at");
+                          each(j, at, toAcc(xt, acc, load(xt, in(0), at)));
+                        });
+      });
+    };
+    auto accumulate = [&](OpKind kind, llvm::Value *init,
+                          const std::function<llvm::Value *(llvm::Value *)> &term) {
+      b.CreateStore(init, part);
+      pass([&](llvm::Value *, llvm::Value *, llvm::Value *x) {
+        b.CreateStore(combineAcc(kind, b.CreateLoad(T, part), term(x)), part);
+      });
+      return groupReduce(b.CreateLoad(T, part), kind, layout, red, group, lane);
+    };
+    auto store = [&](llvm::Value *at, llvm::Value *y) { storeFromAcc(acc, y, at); };
+    if (op.kind() == OpKind::Softmax) {
+      llvm::Value *maximum = accumulate(OpKind::Max, llvm::ConstantFP::getInfinity(T, true),
+                                        [](llvm::Value *x) { return x; });
+      llvm::Value *sum = accumulate(OpKind::Add, zero, [&](llvm::Value *x) {
+        return llvmExp(b, acc, b.CreateFSub(x, maximum));
+      });
+      pass([&](llvm::Value *, llvm::Value *at, llvm::Value *x) {
+        store(at, b.CreateFDiv(llvmExp(b, acc, b.CreateFSub(x, maximum)), sum));
+      });
+      return;
+    }
+    bool isRms = op.kind() == OpKind::RmsNorm;
+    llvm::Value *mean = nullptr;
+    if (!isRms)
+      mean = b.CreateFDiv(accumulate(OpKind::Add, zero, [](llvm::Value *x) { return x; }), length,
+                          "mean");
+    auto centered = [&](llvm::Value *x) { return isRms ? x : b.CreateFSub(x, mean); };
+    llvm::Value *variance = b.CreateFDiv(accumulate(OpKind::Add, zero,
+                                                    [&](llvm::Value *x) {
+                                                      llvm::Value *d = centered(x);
+                                                      return b.CreateFMul(d, d);
+                                                    }),
+                                         length, "variance");
+    llvm::Value *denom = b.CreateUnaryIntrinsic(
+        llvm::Intrinsic::sqrt,
+        b.CreateFAdd(variance, llvm::ConstantFP::get(T, op.getFloat("epsilon"))));
+    pass([&](llvm::Value *j, llvm::Value *at, llvm::Value *x) {
+      llvm::Value *y = b.CreateFDiv(centered(x), denom);
+      for (unsigned p = 1; p < op.numOperands(); ++p) { // gamma, then beta
+        DType pt = op.operand(p)->type().dtype;
+        llvm::Value *v = toAcc(pt, acc, load(pt, in(p), j));
+        y = p == 1 ? b.CreateFMul(y, v) : b.CreateFAdd(y, v);
+      }
+      store(at, y);
+    });
+  });
+  return rows.length ? layout.tiles(rows.count) : 0;
+}
+
 int64_t LlvmGenericEmitter::movement() {
   Sizes outSizes = sizesOf(*op.result()), inSizes = sizesOf(*op.operand(0));
   int64_t numel = product(outSizes);
@@ -758,6 +945,10 @@ int64_t LlvmGenericEmitter::run(const std::string &entry) {
     blocks = matmul();
   else if (op.kind() == OpKind::Attention)
     blocks = attention();
+  else if (op.info().cls == OpClass::Reduction)
+    blocks = reduction();
+  else if (op.info().cls == OpClass::Normalization)
+    blocks = normalization();
   else if (op.kind() == OpKind::Conv2d)
     blocks = conv(windowOf(op));
   else
@@ -770,14 +961,6 @@ int64_t LlvmGenericEmitter::run(const std::string &entry) {
 
 std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, std::string_view graphName,
                                                Diagnostics &diags) {
-  OpClass cls = op.info().cls;
-  bool renders = cls == OpClass::Movement || cls == OpClass::Window || cls == OpClass::Pointwise ||
-                 cls == OpClass::Contraction || op.kind() == OpKind::BatchNorm;
-  if (!renders) {
-    diags.error(op.loc(), describeLaunchedOp(op) + " is not generated by the LLVM back end yet (" +
-                              kLlvmRenders + ")");
-    return std::nullopt;
-  }
   if (!checkGenericOp(op, diags))
     return std::nullopt;
   KernelBuilder k(op, graphName);
