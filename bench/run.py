@@ -162,15 +162,24 @@ def run_fusec(fusec, name, fir, workdir, extra=()):
         return json.load(f)
 
 
-def model_row(name, fus):
-    """A whole model: end-to-end time, kernels, compile and host cost."""
+def model_row(name, fus, llvm=None):
+    """A whole model: end-to-end time, kernels, compile and host cost; on
+    the LLVM back end its graph replay against the NVRTC back end's."""
     ks = fus["kernels"]
     cold = sum(k["compile_cold_ms"] for k in ks)
     disk = max(k["compile_disk_ms"] for k in ks)
+    other = ""
+    if llvm and "error" in llvm:
+        other = "error: " + " ".join(llvm["error"]).replace("|", "/")[:90]
+    elif llvm:
+        other = (f"{llvm['graph_ms'] * 1000:.1f} us graph replay "
+                 f"({llvm['graph_ms'] / fus['graph_ms']:.2f}x NVRTC's), "
+                 f"{len(llvm['kernels'])} kernels; cold "
+                 f"{sum(k['compile_cold_ms'] for k in llvm['kernels']):.0f} ms (sum)")
     return (f"| {name} | {fus['graph_ms'] * 1000:.1f} us graph replay, "
             f"{fus['direct_ms'] * 1000:.1f} us direct; {len(ks)} kernels, "
             f"host {fus['host_us_per_kernel']:.2f} us/kernel under replay | | | | | | "
-            f"{cold:.0f} (sum) / {disk:.2f} ms | |")
+            f"{cold:.0f} (sum) / {disk:.2f} ms | {other} |")
 
 
 def rate(bytes_, flops, ms):
@@ -222,7 +231,7 @@ def render(raw):
             continue
         fus = r["fusec"]
         if "eager_ms" not in r:
-            rows.append(model_row(name, fus) if "error" not in fus
+            rows.append(model_row(name, fus, r.get("fusec_llvm")) if "error" not in fus
                         else f"| {name} | error: {fus['error']} | | | | | | | |")
         else:
             rows.append(workload_row(name, r, copy))
