@@ -15,9 +15,14 @@
 
 namespace fusec {
 
+namespace {
+
+/// What the LLVM back end renders, for the message about what it does not.
 const char *const kLlvmRenders =
     "it renders the pointwise and row_reduction templates and every op's generic kernel; "
     "--backend=nvrtc renders every template";
+
+} // namespace
 
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags) {

@@ -21,9 +21,6 @@ namespace fusec {
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags);
 
-/// What the LLVM back end renders, for messages about what it does not.
-extern const char *const kLlvmRenders;
-
 /// One module (as text) holding the kernels of several of emitKernelLlvm's.
 std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels);
 

@@ -80,9 +80,6 @@ private:
   std::pair<llvm::Value *, llvm::Value *> groupAndLane(const GroupLayout &layout);
   /// `kind` (Add, Max or Min) of two accumulator values.
   llvm::Value *combineAcc(OpKind kind, llvm::Value *a, llvm::Value *c);
-  /// The lane's value exchanged with lane ^ offset among `mask`'s lanes, in
-  /// groups of `width` lanes (__shfl_xor_sync).
-  llvm::Value *shuffleXor(llvm::Value *mask, llvm::Value *v, int64_t offset, int64_t width);
   int64_t movement();
   int64_t conv(const Window &win);
   int64_t pool(const Window &win);
@@ -309,22 +306,6 @@ int64_t LlvmGenericEmitter::matmul() {
   return tiles;
 }
 
-llvm::Value *LlvmGenericEmitter::shuffleXor(llvm::Value *mask, llvm::Value *v, int64_t offset,
-                                            int64_t width) {
-  llvm::Value *clamp = b.getInt32(uint32_t(((32 - width) << 8) | 0x1f));
-  auto shuffle = [&](llvm::Intrinsic::ID id, llvm::Value *x) {
-    return b.CreateIntrinsic(id, {}, {mask, x, b.getInt32(uint32_t(offset)), clamp});
-  };
-  if (v->getType()->isFloatTy())
-    return shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, v);
-  auto *halves = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
-  llvm::Value *x = b.CreateBitCast(v, halves), *r = llvm::PoisonValue::get(halves);
-  for (uint64_t h = 0; h < 2; ++h)
-    r = b.CreateInsertElement(
-        r, shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, b.CreateExtractElement(x, h)), h);
-  return b.CreateBitCast(r, v->getType());
-}
-
 // softmax(q · kᵀ · scale + mask) · v by an online softmax over the keys, as
 // GenericAttention.cpp's kAttentionKernel: a group of `pieces` x `splits`
 // lanes per query row (or output element), the row's running max, sum and
@@ -485,7 +466,7 @@ int64_t LlvmGenericEmitter::attention() {
       llvm::Value *d =
           b.CreateFAdd(b.CreateFAdd(part(0), part(1)), b.CreateFAdd(part(2), part(3)), "dot");
       for (int64_t offset = a.pieces / 2; offset > 0; offset /= 2)
-        d = b.CreateFAdd(d, shuffleXor(mask, d, offset, a.pieces));
+        d = b.CreateFAdd(d, emitShuffleXor(b, mask, d, unsigned(offset), unsigned(a.pieces)));
       llvm::Value *score = b.CreateFMul(d, scale);
       if (maskRow) { // a lane past the keys reads the first key's element, unused
         llvm::Value *key = live ? b.CreateSelect(live, j, i64(0)) : j;
@@ -522,8 +503,8 @@ int64_t LlvmGenericEmitter::attention() {
     // The splits' (max, sum, accumulators) merge, lanes `offset` apart.
     for (int64_t offset = a.pieces; offset < lanes; offset *= 2) {
       llvm::Value *max = b.CreateLoad(T, rowMax), *sum = b.CreateLoad(T, rowSum);
-      llvm::Value *otherMax = shuffleXor(mask, max, offset, 32);
-      llvm::Value *otherSum = shuffleXor(mask, sum, offset, 32);
+      llvm::Value *otherMax = emitShuffleXor(b, mask, max, unsigned(offset));
+      llvm::Value *otherSum = emitShuffleXor(b, mask, sum, unsigned(offset));
       llvm::Value *newMax = llvmArithmetic(b, OpKind::Max, max, otherMax);
       auto weight = [&](llvm::Value *m) {
         return b.CreateSelect(b.CreateFCmpOEQ(m, lowest), zero,
@@ -534,7 +515,7 @@ int64_t LlvmGenericEmitter::attention() {
                     rowSum);
       for (int64_t c = 0; c < width; ++c) {
         llvm::Value *x = b.CreateLoad(T, accAt(c));
-        llvm::Value *other = shuffleXor(mask, x, offset, 32);
+        llvm::Value *other = emitShuffleXor(b, mask, x, unsigned(offset));
         b.CreateStore(b.CreateFAdd(b.CreateFMul(x, mineWeight), b.CreateFMul(other, theirs)),
                       accAt(c));
       }
@@ -816,17 +797,20 @@ int64_t LlvmGenericEmitter::conv(const Window &win) {
   gridStride(numel, [&](llvm::Value *i) {
     auto [n, oc, oh, ow] = outputCoordinates(win, i);
     b.CreateStore(llvm::Constant::getNullValue(accType), sum);
+    // The input position out · stride − pad + tap · dilation, and whether it
+    // lies inside the input's `extent`.
+    auto position = [&](llvm::Value *out, int64_t stride, int64_t pad, llvm::Value *tap,
+                        int64_t dilation, int64_t extent, const char *name) {
+      llvm::Value *at = b.CreateAdd(b.CreateSub(b.CreateMul(out, i64(stride)), i64(pad)),
+                                    b.CreateMul(tap, i64(dilation)), name);
+      return std::pair(at,
+                       b.CreateAnd(b.CreateICmpSGE(at, i64(0)), b.CreateICmpSLT(at, i64(extent))));
+    };
     emitCountedLoop(b, i64(0), i64(win.kh), i64(1), "kh", [&](llvm::Value *kh) {
-      llvm::Value *ih = b.CreateAdd(b.CreateSub(b.CreateMul(oh, i64(win.sh)), i64(win.pt)),
-                                    b.CreateMul(kh, i64(win.dh)), "ih");
-      llvm::Value *rowInside =
-          b.CreateAnd(b.CreateICmpSGE(ih, i64(0)), b.CreateICmpSLT(ih, i64(win.h)));
+      auto [ih, rowInside] = position(oh, win.sh, win.pt, kh, win.dh, win.h, "ih");
       emitIf(b, rowInside, "row", [&] {
         emitCountedLoop(b, i64(0), i64(win.kw), i64(1), "kw", [&](llvm::Value *kw) {
-          llvm::Value *iw = b.CreateAdd(b.CreateSub(b.CreateMul(ow, i64(win.sw)), i64(win.pl)),
-                                        b.CreateMul(kw, i64(win.dw)), "iw");
-          llvm::Value *inside =
-              b.CreateAnd(b.CreateICmpSGE(iw, i64(0)), b.CreateICmpSLT(iw, i64(win.w)));
+          auto [iw, inside] = position(ow, win.sw, win.pl, kw, win.dw, win.w, "iw");
           emitIf(b, inside, "tap", [&] {
             emitCountedLoop(b, i64(0), i64(cg), i64(1), "c", [&](llvm::Value *c) {
               llvm::Value *channel =

@@ -68,6 +68,25 @@ void emitIf(llvm::IRBuilder<> &b, llvm::Value *cond, const std::string &name,
   b.SetInsertPoint(after);
 }
 
+llvm::Value *emitShuffleXor(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
+                            unsigned offset, unsigned width) {
+  llvm::Value *clamp = b.getInt32(((32 - width) << 8) | 0x1f);
+  auto shuffle = [&](llvm::Intrinsic::ID id, llvm::Value *x) {
+    return b.CreateIntrinsic(id, {}, {mask, x, b.getInt32(offset), clamp});
+  };
+  llvm::Type *t = v->getType();
+  if (t->isFloatTy())
+    return shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, v);
+  if (t->isIntegerTy(32))
+    return shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, v);
+  auto *halves = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
+  llvm::Value *x = b.CreateBitCast(v, halves), *r = llvm::PoisonValue::get(halves);
+  for (uint64_t h = 0; h < 2; ++h)
+    r = b.CreateInsertElement(
+        r, shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, b.CreateExtractElement(x, h)), h);
+  return b.CreateBitCast(r, t);
+}
+
 llvm::GlobalVariable *emitConstantTable(llvm::Module &m, const DenseData &d,
                                         const std::string &name) {
   std::vector<llvm::Constant *> elements;

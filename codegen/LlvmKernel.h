@@ -36,6 +36,12 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *start, llvm::Value *end,
 void emitIf(llvm::IRBuilder<> &b, llvm::Value *cond, const std::string &name,
             const std::function<void()> &then);
 
+/// __shfl_xor_sync(mask, v, offset, width): the value of lane ^ offset
+/// among `mask`'s lanes, in groups of `width` lanes (a power of two <= 32);
+/// 64-bit values go as two 32-bit halves.
+llvm::Value *emitShuffleXor(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
+                            unsigned offset, unsigned width = 32);
+
 /// A constant table in global memory holding `d`'s elements in their compute
 /// type (LlvmMath.h).
 llvm::GlobalVariable *emitConstantTable(llvm::Module &m, const DenseData &d,

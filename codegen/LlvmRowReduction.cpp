@@ -104,7 +104,6 @@ private:
 
   llvm::Value *identity(ReduceKind k, DType t);
   llvm::Value *combineValues(ReduceKind k, llvm::Value *a, llvm::Value *c);
-  llvm::Value *shuffleXor(llvm::Value *v, unsigned offset);
   llvm::Value *warpReduce(ReduceKind k, llvm::Value *v, unsigned width);
   llvm::Value *blockReduce(const Node &n, llvm::Value *v);
 
@@ -340,28 +339,9 @@ llvm::Value *LlvmRowReduction::combineValues(ReduceKind k, llvm::Value *a, llvm:
   FUSEC_ASSERT(false, "unknown reduction");
 }
 
-// The lane's value exchanged with lane ^ offset (all 32 lanes take part).
-llvm::Value *LlvmRowReduction::shuffleXor(llvm::Value *v, unsigned offset) {
-  auto shuffle = [&](llvm::Intrinsic::ID id, llvm::Value *x) {
-    return b.CreateIntrinsic(id, {},
-                             {b.getInt32(0xffffffffu), x, b.getInt32(offset), b.getInt32(0x1f)});
-  };
-  llvm::Type *t = v->getType();
-  if (t->isFloatTy())
-    return shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, v);
-  if (t->isIntegerTy(32))
-    return shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, v);
-  auto *halves = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
-  llvm::Value *x = b.CreateBitCast(v, halves), *r = llvm::PoisonValue::get(halves);
-  for (uint64_t h = 0; h < 2; ++h)
-    r = b.CreateInsertElement(
-        r, shuffle(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, b.CreateExtractElement(x, h)), h);
-  return b.CreateBitCast(r, t);
-}
-
 llvm::Value *LlvmRowReduction::warpReduce(ReduceKind k, llvm::Value *v, unsigned width) {
   for (unsigned offset = width >> 1; offset > 0; offset >>= 1)
-    v = combineValues(k, v, shuffleXor(v, offset));
+    v = combineValues(k, v, emitShuffleXor(b, b.getInt32(0xffffffffu), v, offset));
   return v;
 }
 
