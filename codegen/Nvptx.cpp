@@ -153,12 +153,18 @@ bool linkLibdevice(llvm::Module &m, Diagnostics &diags) {
   return true;
 }
 
+// O3 without the SLP vectorizer: on the row_reduction kernels (rows unrolled
+// into straight code) it took 68% of the optimizer's time (47 of 69 ms for
+// LayerNorm + GeLU f16 rows of 8192) and changed no instruction of the PTX:
+// NVPTX has no f32 vector arithmetic for it to form.
 void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = false;
+  llvm::PassBuilder pb(&tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
