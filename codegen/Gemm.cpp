@@ -161,12 +161,20 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
 
 } // namespace
 
-std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, std::string_view graphName,
-                                              Diagnostics &diags) {
+namespace codegen::gemm {
+
+bool planGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "gemm", "not a gemm kernel");
+  return analyzeGemm(kernel, graphName, plan, diags) && chooseConfig(kernel, plan, diags);
+}
+
+} // namespace codegen::gemm
+
+std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, std::string_view graphName,
+                                              Diagnostics &diags) {
   Plan plan;
-  if (!analyzeGemm(kernel, graphName, plan, diags) || !chooseConfig(kernel, plan, diags))
+  if (!planGemm(kernel, graphName, plan, diags))
     return std::nullopt;
   GeneratedKernel out;
   out.name = plan.entry;

@@ -86,6 +86,10 @@ struct Plan {
   std::vector<KernelArg> args;
 };
 
+/// analyzeGemm, then the tiles (the kernel's `config` attribute, or the
+/// defaults of Gemm.cpp): everything either back end renders.
+bool planGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags);
+
 /// Fills `plan` from `kernel`'s body: anchors, sources, chains, shapes,
 /// parameters. Reports every problem at its op and returns false.
 bool analyzeGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags);

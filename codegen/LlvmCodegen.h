@@ -34,6 +34,9 @@ std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_v
                                                  Diagnostics &diags);
 std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, std::string_view graphName,
                                                     Diagnostics &diags);
+/// The gemm template, for the plans LlvmGemm.cpp takes so far.
+std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, std::string_view graphName,
+                                            Diagnostics &diags);
 /// A plain op's generic kernel (Generic.h): movement ops, conv2d, pooling.
 std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, std::string_view graphName,
                                                Diagnostics &diags);
