@@ -6,17 +6,24 @@
 #include "codegen/LlvmCodegen.h"
 #include "codegen/Pointwise.h"
 #include "codegen/RowReduction.h"
+#include "ir/Assert.h"
 #include "ir/Kernel.h"
 
 namespace fusec {
 
 std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphName,
                                           Diagnostics &diags, Backend backend) {
+  bool isKernel = op.kind() == OpKind::Kernel;
+  const std::string &name = isKernel ? op.getString("template") : std::string();
+  if (isKernel && *lookupKernelTemplate(name) == KernelTemplate::Attention) {
+    diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
+                              "' has no code generator yet");
+    return std::nullopt;
+  }
   if (backend == Backend::Llvm)
     return emitKernelLlvm(op, graphName, diags);
-  if (op.kind() != OpKind::Kernel)
+  if (!isKernel)
     return emitGenericKernel(op, graphName, diags);
-  const std::string &name = op.getString("template");
   switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:
     return emitPointwiseKernel(op, graphName, diags);
@@ -27,9 +34,7 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphNa
   case KernelTemplate::Attention:
     break;
   }
-  diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
-                            "' has no code generator yet");
-  return std::nullopt;
+  FUSEC_ASSERT(false, "the attention template is refused above");
 }
 
 } // namespace fusec

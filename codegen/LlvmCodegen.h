@@ -1,8 +1,10 @@
 // The entry point of the LLVM back end: renders a kernel op into an LLVM IR
 // module (as text) holding its kernel, from the same plan the CUDA C++ back
 // end renders; compileLlvmToPtx turns such a module into PTX through LLVM's
-// NVPTX back end (Nvptx.h). Families so far: pointwise, row_reduction, and
-// the generic kernels of movement ops, conv2d and pooling.
+// NVPTX back end (Nvptx.h). Renders the pointwise and row_reduction
+// templates, the gemm template's plans that LlvmGemm.cpp takes (others are
+// refused: the runtime then runs the kernel op by op), and every op's
+// generic kernel.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -16,8 +18,9 @@
 namespace fusec {
 
 /// Renders `op` into LLVM IR: GeneratedKernel::source is the textual
-/// module. Reports an error at the op, and returns nullopt, for a template
-/// (or a plain op) the LLVM back end does not render yet.
+/// module. Reports an error at the op, and returns nullopt, for a gemm plan
+/// the LLVM back end does not render yet (the attention template has no
+/// generator on either back end: emitKernel refuses it first).
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
                                               Diagnostics &diags);
 
