@@ -1,6 +1,7 @@
 // The gemm template in LLVM IR, for the plans whose operands are f16/bf16
-// matrices read as they are (both copied by cp.async), one chain without a
-// batch, a bias or epilogue ops, and static shapes: the tensor-core kernel
+// matrices read as they are (both copied by cp.async), one chain (with its
+// bias and pointwise epilogue) without a batch, and static shapes: the
+// tensor-core kernel
 // of GemmTensorCore.cpp (which describes the algorithm) from the same Plan
 // (planGemm), with the same parameters and launch. Its pieces become NVVM
 // intrinsics: llvm.nvvm.cp.async.cg.shared.global.16.s (zero-filled past
@@ -19,6 +20,8 @@
 
 #include "llvm/IR/LLVMContext.h"
 
+#include <map>
+
 namespace fusec::codegen {
 
 namespace {
@@ -30,8 +33,8 @@ std::string unsupported(const Plan &plan) {
   if (!plan.tensorCores || !plan.a.async || !plan.b.async)
     return "its operands are not f16/bf16 matrices read as they are, in rows of whole 16-byte "
            "chunks";
-  if (plan.chains.size() != 1 || plan.chains[0].bias || !plan.chains[0].ops.empty())
-    return "it has a bias or epilogue ops, or is a grouped gemm";
+  if (plan.chains.size() != 1)
+    return "it is a grouped gemm";
   if (!plan.staticShapes || plan.batches != lit(1) || plan.a.batchOffset != "0" ||
       plan.b.batchOffset != "0")
     return "its shapes are symbolic or batched";
@@ -82,6 +85,14 @@ private:
   /// The math of the stage at byte `stage`: bk/16 slices of ldmatrix + mma.
   void stageMath(llvm::Value *stage);
   void epilogue(llvm::Value *m0, llvm::Value *n0);
+  /// The chain's epilogue on the accumulator `sum` of element (row, col) of
+  /// the result seen as rows x N (GemmEpilogue.cpp's function): the anchor
+  /// rounded to its dtype after linear's bias, then the chain's pointwise
+  /// ops; returns each stored result, narrowed to its storage type.
+  std::vector<llvm::Value *> epilogueValues(llvm::Value *sum, llvm::Value *row, llvm::Value *col);
+  /// The element of a value of shape `shape` broadcast to the result, at
+  /// (row, col) (GemmEpilogue.cpp's operandIndex, static shapes).
+  llvm::Value *operandIndex(const Shape &shape, llvm::Value *row, llvm::Value *col);
 
   const Plan &plan;
   const TileConfig &t;
@@ -92,7 +103,8 @@ private:
   llvm::GlobalVariable *smem = nullptr;
   llvm::Value *tid = nullptr, *lane = nullptr, *warpRow = nullptr, *warpCol = nullptr;
   llvm::Value *aLane = nullptr, *bLane = nullptr;
-  llvm::AllocaInst *acc = nullptr; // [mi][ni][4] floats
+  llvm::AllocaInst *acc = nullptr;                     // [mi][ni][4] floats
+  std::map<const Op *, llvm::GlobalVariable *> tables; // the epilogue's non-splat constants
   Loader la{}, lb{};
 };
 
@@ -246,8 +258,8 @@ void LlvmGemm::stageMath(llvm::Value *stage) {
 }
 
 // The accumulators through shared memory (reusing the stages), then each
-// thread stores four adjacent columns at once (GemmEpilogue.cpp's loop,
-// without epilogue ops: the anchor's result rounded to its dtype).
+// thread runs the epilogue on four adjacent columns and stores them at once
+// (GemmEpilogue.cpp's loop).
 void LlvmGemm::epilogue(llvm::Value *m0, llvm::Value *n0) {
   auto *float2 = llvm::FixedVectorType::get(b.getFloatTy(), 2);
   for (int i = 0; i < mi(); ++i)
@@ -269,10 +281,7 @@ void LlvmGemm::epilogue(llvm::Value *m0, llvm::Value *n0) {
         b.CreateAlignedStore(pair, sharedAt(at), llvm::Align(8));
       }
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
-  unsigned result = plan.chains[0].results.front();
-  DType rt = plan.kernel->result(result)->type().dtype;
-  llvm::Type *st = llvmStorageType(ctx, rt);
-  llvm::Value *out = fn->getArg(plan.kernel->numOperands() + result);
+  const Chain &chain = plan.chains[0];
   int64_t rowsM = std::stoll(plan.m);
   emitCountedLoop(
       b, tid, i32(int64_t(t.bm) * t.bn / 4), i32(threads()), "quad", [&](llvm::Value *q) {
@@ -283,28 +292,126 @@ void LlvmGemm::epilogue(llvm::Value *m0, llvm::Value *n0) {
         llvm::Value *inside =
             b.CreateAnd(b.CreateICmpSLT(row, i64(rowsM)), b.CreateICmpSLT(col, i64(plan.n)));
         emitIf(b, inside, "quad", [&] {
-          std::array<llvm::Value *, 4> v;
+          // The chain's results of the four elements (row, col + e).
+          std::vector<std::array<llvm::Value *, 4>> results(chain.results.size());
           for (int e = 0; e < 4; ++e) {
             llvm::Value *at = b.CreateMul(
                 b.CreateAdd(b.CreateMul(r, i32(ldc())), b.CreateAdd(c, i32(e))), i32(4));
-            v[size_t(e)] = llvmNarrow(
-                b, rt, llvmCast(b, DType::F32, rt, b.CreateLoad(b.getFloatTy(), sharedAt(at))));
+            llvm::Value *sum = b.CreateLoad(b.getFloatTy(), sharedAt(at));
+            std::vector<llvm::Value *> r =
+                epilogueValues(sum, row, e ? b.CreateAdd(col, i64(e)) : col);
+            for (size_t k = 0; k < r.size(); ++k)
+              results[k][size_t(e)] = r[k];
           }
           llvm::Value *first = b.CreateAdd(b.CreateMul(row, i64(plan.n)), col);
-          if (plan.n % 4 == 0) {
-            llvm::Value *quad = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, 4));
-            for (unsigned e = 0; e < 4; ++e)
-              quad = b.CreateInsertElement(quad, v[e], uint64_t(e));
-            b.CreateAlignedStore(quad, b.CreateGEP(st, out, first), llvm::Align(4 * dtypeSize(rt)));
-            return;
+          for (size_t k = 0; k < chain.results.size(); ++k) {
+            unsigned j = chain.results[k];
+            DType rt = plan.kernel->result(j)->type().dtype;
+            llvm::Type *st = llvmStorageType(ctx, rt);
+            llvm::Value *out = fn->getArg(plan.kernel->numOperands() + j);
+            if (plan.n % 4 == 0) {
+              llvm::Value *quad = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, 4));
+              for (unsigned e = 0; e < 4; ++e)
+                quad = b.CreateInsertElement(quad, results[k][e], uint64_t(e));
+              b.CreateAlignedStore(quad, b.CreateGEP(st, out, first),
+                                   llvm::Align(4 * dtypeSize(rt)));
+              continue;
+            }
+            for (int e = 0; e < 4; ++e)
+              emitIf(b, b.CreateICmpSLT(b.CreateAdd(col, i64(e)), i64(plan.n)), "element", [&] {
+                b.CreateStore(results[k][size_t(e)],
+                              b.CreateGEP(st, out, b.CreateAdd(first, i64(e))));
+              });
           }
-          for (int e = 0; e < 4; ++e)
-            emitIf(b, b.CreateICmpSLT(b.CreateAdd(col, i64(e)), i64(plan.n)), "element", [&] {
-              b.CreateStore(v[size_t(e)], b.CreateGEP(st, out, b.CreateAdd(first, i64(e))));
-            });
         });
       });
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+llvm::Value *LlvmGemm::operandIndex(const Shape &shape, llvm::Value *row, llvm::Value *col) {
+  const Shape &space = plan.chains[0].anchor->result()->type().shape;
+  size_t rank = space.size(), lead = rank - shape.size();
+  auto moves = [&](size_t k) { return k >= lead && shape[k - lead].size != 1; };
+  std::vector<int64_t> stride(rank);
+  int64_t after = 1;
+  for (size_t k = rank; k-- > 0;) {
+    stride[k] = after;
+    if (moves(k))
+      after *= space[k].size;
+  }
+  llvm::Value *index = moves(rank - 1) ? col : i64(0);
+  bool all = rank >= 2, none = true;
+  for (size_t k = 0; k + 1 < rank; ++k) {
+    all = all && moves(k);
+    none = none && !moves(k);
+  }
+  if (all)
+    return b.CreateAdd(index, b.CreateMul(row, i64(stride[rank - 2])));
+  for (size_t k = 0; !none && k + 1 < rank; ++k) {
+    if (!moves(k))
+      continue;
+    int64_t inner = 1;
+    for (size_t i = k + 1; i + 1 < rank; ++i)
+      inner *= space[i].size;
+    llvm::Value *coord = b.CreateURem(b.CreateUDiv(row, i64(inner)), i64(space[k].size));
+    index = b.CreateAdd(index, b.CreateMul(coord, i64(stride[k])));
+  }
+  return index;
+}
+
+std::vector<llvm::Value *> LlvmGemm::epilogueValues(llvm::Value *sum, llvm::Value *row,
+                                                    llvm::Value *col) {
+  const Chain &chain = plan.chains[0];
+  std::map<const Value *, llvm::Value *> value;
+  if (chain.bias) { // acc + (float)bias, the bias through its prologue casts
+    const Source &src = *chain.bias;
+    llvm::Type *st = llvmStorageType(ctx, src.stored);
+    llvm::Value *x =
+        llvmWiden(b, src.stored, b.CreateLoad(st, b.CreateGEP(st, fn->getArg(src.input), col)));
+    DType from = src.stored;
+    for (DType to : src.casts) {
+      x = llvmCast(b, from, to, x);
+      from = to;
+    }
+    sum = b.CreateFAdd(sum, llvmCast(b, src.type(), DType::F32, x));
+  }
+  value[chain.anchor->result()] = llvmCast(b, plan.acc, plan.result, sum);
+  auto valueOf = [&](const Value *v) -> llvm::Value * {
+    if (auto it = value.find(v); it != value.end())
+      return it->second;
+    FUSEC_ASSERT(v->isGraphInput(), "epilogue value used before it is computed");
+    DType t = v->type().dtype;
+    llvm::Type *st = llvmStorageType(ctx, t);
+    llvm::Value *at =
+        b.CreateGEP(st, fn->getArg(v->index()), operandIndex(v->type().shape, row, col));
+    return value[v] = llvmWiden(b, t, b.CreateLoad(st, at));
+  };
+  for (const Op *op : chain.ops) {
+    if (op->kind() == OpKind::Const) {
+      const DenseData &d = op->getDense("value");
+      if (d.isSplat()) {
+        value[op->result()] = llvmConstant(ctx, d, 0);
+        continue;
+      }
+      llvm::GlobalVariable *&table = tables[op];
+      if (!table)
+        table = emitConstantTable(m, d, plan.entry + "_table_" + op->result()->name());
+      llvm::Type *et = llvmComputeType(ctx, d.dtype);
+      value[op->result()] = b.CreateLoad(
+          et, b.CreateGEP(et, table, operandIndex(op->result()->type().shape, row, col)));
+      continue;
+    }
+    std::vector<llvm::Value *> args;
+    for (const Value *v : op->operands())
+      args.push_back(valueOf(v));
+    value[op->result()] = llvmPointwiseValue(b, *op, args);
+  }
+  std::vector<llvm::Value *> out;
+  for (unsigned j : chain.results) {
+    DType t = plan.kernel->result(j)->type().dtype;
+    out.push_back(llvmNarrow(b, t, valueOf(plan.body->outputs()[j])));
+  }
+  return out;
 }
 
 void LlvmGemm::run() {
