@@ -292,36 +292,43 @@ void LlvmGemm::epilogue(llvm::Value *m0, llvm::Value *n0) {
         llvm::Value *inside =
             b.CreateAnd(b.CreateICmpSLT(row, i64(rowsM)), b.CreateICmpSLT(col, i64(plan.n)));
         emitIf(b, inside, "quad", [&] {
-          // The chain's results of the four elements (row, col + e).
-          std::vector<std::array<llvm::Value *, 4>> results(chain.results.size());
-          for (int e = 0; e < 4; ++e) {
+          llvm::Value *first = b.CreateAdd(b.CreateMul(row, i64(plan.n)), col);
+          // The epilogue of element (row, col + e): the chain's stored results.
+          auto element = [&](int e) {
             llvm::Value *at = b.CreateMul(
                 b.CreateAdd(b.CreateMul(r, i32(ldc())), b.CreateAdd(c, i32(e))), i32(4));
             llvm::Value *sum = b.CreateLoad(b.getFloatTy(), sharedAt(at));
-            std::vector<llvm::Value *> r =
-                epilogueValues(sum, row, e ? b.CreateAdd(col, i64(e)) : col);
-            for (size_t k = 0; k < r.size(); ++k)
-              results[k][size_t(e)] = r[k];
-          }
-          llvm::Value *first = b.CreateAdd(b.CreateMul(row, i64(plan.n)), col);
-          for (size_t k = 0; k < chain.results.size(); ++k) {
+            return epilogueValues(sum, row, e ? b.CreateAdd(col, i64(e)) : col);
+          };
+          auto output = [&](size_t k) {
             unsigned j = chain.results[k];
             DType rt = plan.kernel->result(j)->type().dtype;
-            llvm::Type *st = llvmStorageType(ctx, rt);
-            llvm::Value *out = fn->getArg(plan.kernel->numOperands() + j);
-            if (plan.n % 4 == 0) {
-              llvm::Value *quad = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, 4));
-              for (unsigned e = 0; e < 4; ++e)
-                quad = b.CreateInsertElement(quad, results[k][e], uint64_t(e));
-              b.CreateAlignedStore(quad, b.CreateGEP(st, out, first),
-                                   llvm::Align(4 * dtypeSize(rt)));
-              continue;
-            }
+            return std::pair(llvmStorageType(ctx, rt), fn->getArg(plan.kernel->numOperands() + j));
+          };
+          if (plan.n % 4 != 0) { // each element checked against N before it is touched
             for (int e = 0; e < 4; ++e)
               emitIf(b, b.CreateICmpSLT(b.CreateAdd(col, i64(e)), i64(plan.n)), "element", [&] {
-                b.CreateStore(results[k][size_t(e)],
-                              b.CreateGEP(st, out, b.CreateAdd(first, i64(e))));
+                std::vector<llvm::Value *> v = element(e);
+                for (size_t k = 0; k < v.size(); ++k) {
+                  auto [st, out] = output(k);
+                  b.CreateStore(v[k], b.CreateGEP(st, out, b.CreateAdd(first, i64(e))));
+                }
               });
+            return;
+          }
+          std::vector<std::array<llvm::Value *, 4>> results(chain.results.size());
+          for (int e = 0; e < 4; ++e) {
+            std::vector<llvm::Value *> v = element(e);
+            for (size_t k = 0; k < v.size(); ++k)
+              results[k][size_t(e)] = v[k];
+          }
+          for (size_t k = 0; k < results.size(); ++k) { // four adjacent elements at once
+            auto [st, out] = output(k);
+            llvm::Value *quad = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, 4));
+            for (unsigned e = 0; e < 4; ++e)
+              quad = b.CreateInsertElement(quad, results[k][e], uint64_t(e));
+            b.CreateAlignedStore(quad, b.CreateGEP(st, out, first),
+                                 llvm::Align(4 * st->getPrimitiveSizeInBits() / 8));
           }
         });
       });
