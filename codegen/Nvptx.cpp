@@ -58,19 +58,20 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &target, Di
   number.consume_back("a");
   known = known && !number.getAsInteger(10, sm);
   const llvm::Target *t = known && sm >= 80 ? nvptxTarget(diags) : nullptr;
-  std::unique_ptr<llvm::TargetMachine> tm;
-  if (t) {
-    llvm::TargetOptions options;
-    options.AllowFPOpFusion = llvm::FPOpFusion::Fast; // fma contraction, as NVRTC does
-    tm.reset(t->createTargetMachine(kNvptxTriple, target, "", options, std::nullopt, std::nullopt,
-                                    llvm::CodeGenOptLevel::Aggressive));
-  }
-  if (!tm || !tm->getMCSubtargetInfo()->isCPUStringValid(target)) {
+  // Asked of sm_80's subtarget: one made for an unknown GPU prints a warning.
+  std::unique_ptr<llvm::MCSubtargetInfo> sm80;
+  if (t)
+    sm80.reset(t->createMCSubtargetInfo(kNvptxTriple, "sm_80", ""));
+  if (!sm80 || !sm80->isCPUStringValid(target)) {
     diags.error(Loc{}, "unknown GPU target '" + target +
                            "' for the LLVM back end (LLVM 19 knows sm_80 to sm_90a)");
     return nullptr;
   }
-  return tm;
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast; // fma contraction, as NVRTC does
+  return std::unique_ptr<llvm::TargetMachine>(
+      t->createTargetMachine(kNvptxTriple, target, "", options, std::nullopt, std::nullopt,
+                             llvm::CodeGenOptLevel::Aggressive));
 }
 
 /// libdevice.10.bc of the CUDA toolkit: $CUDA_HOME first, then
