@@ -76,7 +76,8 @@ private:
     const Matrix *x;
     int rows, chunks, step, perThread, offset;
     bool edge;
-    llvm::Value *src = nullptr;   // this thread's first element (global)
+    llvm::Value *row = nullptr, *chunk = nullptr; // this thread's first row and its chunk
+    llvm::Value *src = nullptr;                   // this thread's first element (global)
     llvm::Value *bound = nullptr; // rows left (K-major) or whether its column is inside
   };
   Loader loader(bool isA, llvm::Value *mn0);
@@ -152,7 +153,9 @@ LlvmGemm::Loader LlvmGemm::loader(bool isA, llvm::Value *mn0) {
   DType stored = l.x->sources.front().stored;
   llvm::Type *st = llvmStorageType(ctx, stored);
   llvm::Value *base = fn->getArg(l.x->sources.front().input);
-  llvm::Value *row = b.CreateUDiv(tid, i32(l.chunks)), *chunk = b.CreateURem(tid, i32(l.chunks));
+  l.row = b.CreateUDiv(tid, i32(l.chunks));
+  l.chunk = b.CreateURem(tid, i32(l.chunks));
+  llvm::Value *row = l.row, *chunk = l.chunk;
   llvm::Value *mn64 = b.CreateZExt(mn0, b.getInt64Ty());
   llvm::Value *first8 = b.CreateZExt(b.CreateMul(chunk, i32(8)), b.getInt64Ty());
   llvm::Value *row64 = b.CreateZExt(row, b.getInt64Ty());
@@ -175,7 +178,7 @@ LlvmGemm::Loader LlvmGemm::loader(bool isA, llvm::Value *mn0) {
 
 void LlvmGemm::issue(Loader &l, llvm::Value *stage, llvm::Value *kt) {
   llvm::Type *st = llvmStorageType(ctx, l.x->sources.front().stored);
-  llvm::Value *row = b.CreateUDiv(tid, i32(l.chunks)), *chunk = b.CreateURem(tid, i32(l.chunks));
+  llvm::Value *row = l.row, *chunk = l.chunk;
   llvm::Value *kt64 = b.CreateZExt(kt, b.getInt64Ty());
   for (int j = 0; j < l.perThread; ++j) {
     llvm::Value *valid = b.getTrue();
@@ -280,7 +283,7 @@ void LlvmGemm::epilogue(llvm::Value *m0, llvm::Value *n0) {
               uint64_t(q));
         b.CreateAlignedStore(pair, sharedAt(at), llvm::Align(8));
       }
-  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  emitBarrier(b);
   const Chain &chain = plan.chains[0];
   int64_t rowsM = std::stoll(plan.m);
   emitCountedLoop(
@@ -332,7 +335,7 @@ void LlvmGemm::epilogue(llvm::Value *m0, llvm::Value *n0) {
           }
         });
       });
-  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  emitBarrier(b);
 }
 
 llvm::Value *LlvmGemm::operandIndex(const Shape &shape, llvm::Value *row, llvm::Value *col) {
@@ -470,7 +473,7 @@ void LlvmGemm::run() {
     }
     emitCountedLoop(b, i32(0), i32(kTiles()), i32(1), "kt", [&](llvm::Value *kt) {
       b.CreateIntrinsic(I::nvvm_cp_async_wait_group, {}, {i32(t.stages - 2)});
-      b.CreateIntrinsic(I::nvvm_barrier0, {}, {});
+      emitBarrier(b);
       llvm::Value *next = b.CreateAdd(kt, i32(t.stages - 1), "next");
       emitIf(b, b.CreateICmpSLT(next, i32(kTiles())), "prefetch", [&] {
         issue(la, stageAt(next), next);
@@ -480,7 +483,7 @@ void LlvmGemm::run() {
       stageMath(stageAt(kt));
     });
     b.CreateIntrinsic(I::nvvm_cp_async_wait_group, {}, {i32(0)});
-    b.CreateIntrinsic(I::nvvm_barrier0, {}, {}); // the accumulator tile reuses the stages
+    emitBarrier(b); // the accumulator tile reuses the stages
     epilogue(m0, n0);
   });
   b.CreateRetVoid();

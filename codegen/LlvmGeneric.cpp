@@ -62,7 +62,6 @@ private:
   void tileLoop(int64_t tiles, const std::function<void(llvm::Value *)> &body);
   /// A scratch array in shared memory of `count` elements of `t`.
   llvm::GlobalVariable *shared(llvm::Type *t, int64_t count, const std::string &name);
-  void barrier() { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
   int64_t pointwise();
   int64_t batchNorm();
@@ -173,12 +172,7 @@ void LlvmGenericEmitter::tileLoop(int64_t tiles, const std::function<void(llvm::
 
 llvm::GlobalVariable *LlvmGenericEmitter::shared(llvm::Type *t, int64_t count,
                                                  const std::string &name) {
-  auto *type = llvm::ArrayType::get(t, uint64_t(count));
-  auto *g = new llvm::GlobalVariable(m, type, false, llvm::GlobalValue::InternalLinkage,
-                                     llvm::UndefValue::get(type), fn->getName() + "_" + name,
-                                     nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  g->setAlignment(llvm::Align(8));
-  return g;
+  return emitSharedArray(m, t, uint64_t(count), (fn->getName() + "_" + name).str(), 8);
 }
 
 // A broadcast operand is read at the strided sum of the output coordinates
@@ -236,11 +230,7 @@ int64_t LlvmGenericEmitter::matmul() {
   llvm::GlobalVariable *tileB = shared(accType, 16 * 17, "tile_b");
   int64_t tilesM = (p.m + kTile - 1) / kTile, tilesN = (p.n + kTile - 1) / kTile;
   int64_t tiles = product(p.batch) * tilesM * tilesN;
-  llvm::AllocaInst *sum;
-  {
-    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    sum = eb.CreateAlloca(accType, nullptr, "acc");
-  }
+  llvm::AllocaInst *sum = emitEntryAlloca(b, accType, "acc");
   llvm::Value *tid = readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   llvm::Value *tx = b.CreateURem(tid, i64(16), "tx"), *ty = b.CreateUDiv(tid, i64(16), "ty");
   auto at = [&](llvm::Value *tile, llvm::Value *row, llvm::Value *col) {
@@ -281,13 +271,13 @@ int64_t LlvmGenericEmitter::matmul() {
           b.CreateStore(toAcc(dtype, acc, x), slot);
         });
       }
-      barrier();
+      emitBarrier(b);
       emitCountedLoop(b, i64(0), i64(16), i64(1), "kk", [&](llvm::Value *kk) {
         llvm::Value *x = b.CreateLoad(accType, at(tileA, ty, kk));
         llvm::Value *y = b.CreateLoad(accType, at(tileB, kk, tx));
         b.CreateStore(multiplyAdd(b.CreateLoad(accType, sum), x, y), sum);
       });
-      barrier();
+      emitBarrier(b);
     });
     llvm::Value *m = b.CreateAdd(m0, ty, "m"), *n = b.CreateAdd(n0, tx, "n");
     emitIf(b, b.CreateAnd(b.CreateICmpSLT(m, i64(p.m)), b.CreateICmpSLT(n, i64(p.n))), "store",
@@ -326,14 +316,11 @@ int64_t LlvmGenericEmitter::attention() {
       op.attrIfPresent("scale") ? op.getFloat("scale") : 1.0 / std::sqrt(double(a.d));
   llvm::Value *scale = llvm::ConstantFP::get(T, scaleValue);
   // The running state: allocas that SROA turns into registers.
-  llvm::AllocaInst *accs, *rowMax, *rowSum;
-  {
-    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    accs = eb.CreateAlloca(llvm::ArrayType::get(T, uint64_t(std::max<int64_t>(width, 1))), nullptr,
-                           "acc");
-    rowMax = eb.CreateAlloca(T, nullptr, "row_max");
-    rowSum = eb.CreateAlloca(T, nullptr, "row_sum");
-  }
+  // (each goes first in the entry block: made in reverse)
+  llvm::AllocaInst *rowSum = emitEntryAlloca(b, T, "row_sum");
+  llvm::AllocaInst *rowMax = emitEntryAlloca(b, T, "row_max");
+  llvm::AllocaInst *accs =
+      emitEntryAlloca(b, llvm::ArrayType::get(T, uint64_t(std::max<int64_t>(width, 1))), "acc");
   auto accAt = [&](int64_t c) {
     return b.CreateConstGEP2_32(accs->getAllocatedType(), accs, 0, unsigned(c));
   };
@@ -419,11 +406,7 @@ int64_t LlvmGenericEmitter::attention() {
           }
           return;
         }
-        llvm::AllocaInst *sums;
-        {
-          llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-          sums = eb.CreateAlloca(partialType, nullptr, "partial");
-        }
+        llvm::AllocaInst *sums = emitEntryAlloca(b, partialType, "partial");
         b.CreateStore(partial, sums);
         emitCountedLoop(b, i64(0), i64(depth / 4 * 4), i64(4), "c", [&](llvm::Value *c0) {
           llvm::Value *p = b.CreateLoad(partialType, sums);
@@ -566,16 +549,16 @@ llvm::Value *LlvmGenericEmitter::groupReduce(llvm::Value *v, OpKind combine,
     return b.CreateGEP(T, mine, b.CreateMul(l, b.getInt32(laneStride)));
   };
   b.CreateStore(v, slot(lane));
-  barrier();
+  emitBarrier(b);
   for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
     emitIf(b, b.CreateICmpULT(lane, b.getInt32(uint32_t(half))), "fold", [&] {
       llvm::Value *other = b.CreateLoad(T, slot(b.CreateAdd(lane, b.getInt32(uint32_t(half)))));
       b.CreateStore(combineAcc(combine, b.CreateLoad(T, slot(lane)), other), slot(lane));
     });
-    barrier();
+    emitBarrier(b);
   }
   llvm::Value *total = b.CreateLoad(T, mine);
-  barrier();
+  emitBarrier(b);
   return total;
 }
 
@@ -598,11 +581,7 @@ int64_t LlvmGenericEmitter::reduction() {
                              : llvm::ConstantFP::getInfinity(T, isMax);
   }
   llvm::GlobalVariable *red = shared(T, kBlock, "red");
-  llvm::AllocaInst *partial;
-  {
-    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    partial = eb.CreateAlloca(T, nullptr, "acc");
-  }
+  llvm::AllocaInst *partial = emitEntryAlloca(b, T, "acc");
   auto [group, lane] = groupAndLane(layout);
   tileLoop(layout.tiles(outputs), [&](llvm::Value *tile) {
     llvm::Value *o = b.CreateAdd(b.CreateMul(tile, i64(layout.groups)),
@@ -636,11 +615,7 @@ int64_t LlvmGenericEmitter::normalization() {
   llvm::Type *T = llvmComputeType(ctx, acc);
   GroupLayout layout = GroupLayout::choose(rows.count, rows.length, rows.inner == 1);
   llvm::GlobalVariable *red = shared(T, kBlock, "red");
-  llvm::AllocaInst *part;
-  {
-    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    part = eb.CreateAlloca(T, nullptr, "part");
-  }
+  llvm::AllocaInst *part = emitEntryAlloca(b, T, "part");
   auto [group, lane] = groupAndLane(layout);
   llvm::Value *zero = llvm::ConstantFP::get(T, 0.0),
               *length = llvm::ConstantFP::get(T, double(rows.length));
@@ -788,11 +763,7 @@ int64_t LlvmGenericEmitter::conv(const Window &win) {
   DType xt = op.operand(0)->type().dtype, wt = op.operand(1)->type().dtype;
   int64_t cg = sizesOf(*op.operand(1))[win.nhwc ? 3 : 1], perGroup = win.o / op.getInt("groups");
   llvm::Type *accType = llvmComputeType(ctx, acc);
-  llvm::AllocaInst *sum = nullptr;
-  {
-    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    sum = eb.CreateAlloca(accType, nullptr, "acc");
-  }
+  llvm::AllocaInst *sum = emitEntryAlloca(b, accType, "acc");
   int64_t numel = product(sizesOf(*op.result()));
   gridStride(numel, [&](llvm::Value *i) {
     auto [n, oc, oh, ow] = outputCoordinates(win, i);
@@ -869,11 +840,7 @@ int64_t LlvmGenericEmitter::pool(const Window &win) {
   bool isMax = op.kind() == OpKind::MaxPool2d;
   DType t = op.result()->type().dtype, acc = accDType(t);
   llvm::Type *accType = llvmComputeType(ctx, acc);
-  llvm::AllocaInst *sum = nullptr;
-  {
-    llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    sum = eb.CreateAlloca(accType, nullptr, "acc");
-  }
+  llvm::AllocaInst *sum = emitEntryAlloca(b, accType, "acc");
   llvm::Value *init = llvm::Constant::getNullValue(accType);
   if (isMax)
     init = acc == DType::I64 ? static_cast<llvm::Value *>(b.getInt64(uint64_t(INT64_MIN)))

@@ -68,6 +68,26 @@ void emitIf(llvm::IRBuilder<> &b, llvm::Value *cond, const std::string &name,
   b.SetInsertPoint(after);
 }
 
+llvm::AllocaInst *emitEntryAlloca(llvm::IRBuilder<> &b, llvm::Type *t, const std::string &name) {
+  llvm::BasicBlock &entry = b.GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> eb(&entry, entry.begin());
+  return eb.CreateAlloca(t, nullptr, name);
+}
+
+void emitBarrier(llvm::IRBuilder<> &b) {
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+llvm::GlobalVariable *emitSharedArray(llvm::Module &m, llvm::Type *t, uint64_t count,
+                                      const std::string &name, unsigned align) {
+  auto *type = llvm::ArrayType::get(t, count);
+  auto *g = new llvm::GlobalVariable(m, type, false, llvm::GlobalValue::InternalLinkage,
+                                     llvm::UndefValue::get(type), name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(align));
+  return g;
+}
+
 llvm::Value *emitShuffleXor(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                             unsigned offset, unsigned width) {
   llvm::Value *clamp = b.getInt32(((32 - width) << 8) | 0x1f);

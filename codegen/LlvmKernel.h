@@ -42,6 +42,17 @@ void emitIf(llvm::IRBuilder<> &b, llvm::Value *cond, const std::string &name,
 llvm::Value *emitShuffleXor(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                             unsigned offset, unsigned width = 32);
 
+/// An alloca of `t` at the start of the entry block of the function being
+/// built (where SROA and mem2reg promote it).
+llvm::AllocaInst *emitEntryAlloca(llvm::IRBuilder<> &b, llvm::Type *t, const std::string &name);
+
+/// __syncthreads().
+void emitBarrier(llvm::IRBuilder<> &b);
+
+/// An uninitialized array of `count` elements of `t` in shared memory.
+llvm::GlobalVariable *emitSharedArray(llvm::Module &m, llvm::Type *t, uint64_t count,
+                                      const std::string &name, unsigned align);
+
 /// A constant table in global memory holding `d`'s elements in their compute
 /// type (LlvmMath.h).
 llvm::GlobalVariable *emitConstantTable(llvm::Module &m, const DenseData &d,

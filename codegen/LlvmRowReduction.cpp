@@ -72,7 +72,6 @@ private:
   bool isHoisted(const Node &n) const {
     return n.mask == 0 && n.level == 0 && n.kind != NodeKind::Reduce;
   }
-  llvm::AllocaInst *entryAlloca(llvm::Type *t, const std::string &name);
 
   void loopOverRows();
   void rowSetup();
@@ -128,11 +127,6 @@ private:
   /// The narrowed values of the current vector, per store.
   std::map<unsigned, std::vector<llvm::Value *>> vectorStores;
 };
-
-llvm::AllocaInst *LlvmRowReduction::entryAlloca(llvm::Type *t, const std::string &name) {
-  llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-  return eb.CreateAlloca(t, nullptr, name);
-}
 
 llvm::Value *LlvmRowReduction::rowIndex(unsigned mask) {
   llvm::Value *index = nullptr;
@@ -349,17 +343,14 @@ llvm::Value *LlvmRowReduction::warpReduce(ReduceKind k, llvm::Value *v, unsigned
 // combines the partials itself, in one order (device/Reduction.cuh).
 llvm::Value *LlvmRowReduction::blockReduce(const Node &n, llvm::Value *v) {
   llvm::Type *t = registerType(n);
-  auto *slots = llvm::ArrayType::get(t, 32);
-  auto *scratch = new llvm::GlobalVariable(
-      m, slots, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(slots),
-      entry + "_red_" + stem(n.name), nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  scratch->setAlignment(llvm::Align(t->getPrimitiveSizeInBits() / 8));
+  llvm::GlobalVariable *scratch = emitSharedArray(m, t, 32, entry + "_red_" + stem(n.name),
+                                                  unsigned(t->getPrimitiveSizeInBits() / 8));
   unsigned warps = sched.threads / 32;
   llvm::Value *laneInWarp = b.CreateAnd(lane, b.getInt32(31));
   v = warpReduce(n.reduce, v, 32);
   llvm::Value *at = b.CreateGEP(t, scratch, b.CreateLShr(lane, b.getInt32(5)));
   emitIf(b, b.CreateICmpEQ(laneInWarp, b.getInt32(0)), "partial", [&] { b.CreateStore(v, at); });
-  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  emitBarrier(b);
   if (warps <= 8) {
     v = b.CreateLoad(t, scratch);
     for (unsigned w = 1; w < warps; ++w)
@@ -377,7 +368,7 @@ llvm::Value *LlvmRowReduction::blockReduce(const Node &n, llvm::Value *v) {
   for (const Node &x : prog.nodes)
     reductions += x.kind == NodeKind::Reduce;
   if (reductions == 1)
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+    emitBarrier(b);
   return v;
 }
 
@@ -530,10 +521,10 @@ void LlvmRowReduction::run() {
     if (n.kind == NodeKind::Table)
       tables[i] = emitConstantTable(m, *n.constant, n.name);
     if (n.held)
-      held[i] = entryAlloca(llvm::ArrayType::get(registerType(n), sched.vectors * sched.vec),
-                            "h_" + stem(n.name));
+      held[i] = emitEntryAlloca(b, llvm::ArrayType::get(registerType(n), sched.vectors * sched.vec),
+                                "h_" + stem(n.name));
     if (n.kind == NodeKind::Reduce)
-      acc[i] = entryAlloca(registerType(n), stem(n.name));
+      acc[i] = emitEntryAlloca(b, registerType(n), stem(n.name));
   }
   for (unsigned i = 0; i < prog.nodes.size(); ++i)
     if (isHoisted(prog.nodes[i]))
