@@ -140,7 +140,8 @@ void Planner::declareIndices() {
     } else if (isStatic(shape)) {
       index = staticIndex(staticSizes(shape));
     } else {
-      const std::string &ptr = p.args[p.pointerArg.at(v)].name;
+      // A copy: addArg below grows p.args.
+      const std::string ptr = p.args[p.pointerArg.at(v)].name;
       for (unsigned k : strideAxes(shape)) {
         std::string name = p.names.fresh("", ptr + "_stride" + std::to_string(k));
         index.terms.push_back(
