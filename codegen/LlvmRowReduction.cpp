@@ -519,7 +519,7 @@ void LlvmRowReduction::run() {
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
     if (n.kind == NodeKind::Table)
-      tables[i] = emitConstantTable(m, *n.constant, n.name);
+      tables[i] = emitConstantTable(m, *n.constant, n.table);
     if (n.held)
       held[i] = emitEntryAlloca(b, llvm::ArrayType::get(registerType(n), sched.vectors * sched.vec),
                                 "h_" + stem(n.name));

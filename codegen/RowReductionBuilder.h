@@ -37,6 +37,8 @@ private:
   std::optional<unsigned> leaf(const Value *v, bool inRows, const Op &user);
   unsigned tableLeaf(const Value *v, unsigned mask);
   /// Appends `n`, named `prefix` + the C form of `irName`, made unique.
+  /// `base`, or base_1, base_2, ...: a C identifier no other of the kernel has.
+  std::string unique(const std::string &base);
   unsigned add(Node n, const std::string &irName, const char *prefix = "v_");
   /// An Expr node computing `what` (its kind and parameters) over `args`;
   /// its mask and level follow from them.

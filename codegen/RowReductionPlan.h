@@ -68,12 +68,13 @@ struct Node {
   /// F32 (f32/f16/bf16 math), F64, I32, I64, I8 or Bool; a Reduce node's is
   /// its accumulator's (F32, F64 or I64).
   DType type = DType::F32;
-  std::string name; ///< C identifier of the value
+  std::string name;  ///< C identifier of the value
+  std::string table; ///< Table: C identifier of the __device__ table (not `name`)
   std::vector<unsigned> args;
   ExprKind expr = ExprKind::Pointwise; ///< Expr: what it computes
   const Op *op = nullptr;              ///< Expr Pointwise: the op
   double count = 0, epsilon = 0;       ///< Expr Mean, Rstd: the row length, layer_norm's epsilon
-  // Load: kernel operand `input`; Table: `name` is the __device__ table;
+  // Load: kernel operand `input`; Table: the __device__ array `table`;
   // both indexed by the groups in `mask`. Splat and Table: `constant`. Expr
   // ExpDifference: `dtype` is the result's.
   unsigned input = 0;

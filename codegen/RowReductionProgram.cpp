@@ -36,11 +36,15 @@ bool isAllOnes(const Shape &s) {
 
 } // namespace
 
-unsigned ProgramBuilder::add(Node n, const std::string &irName, const char *prefix) {
-  std::string base = prefix + cIdentifier(irName), name = base;
+std::string ProgramBuilder::unique(const std::string &base) {
+  std::string name = base;
   for (unsigned k = 1; !names.insert(name).second; ++k)
     name = base + "_" + std::to_string(k);
-  n.name = name;
+  return name;
+}
+
+unsigned ProgramBuilder::add(Node n, const std::string &irName, const char *prefix) {
+  n.name = unique(prefix + cIdentifier(irName));
   prog.maxLevel = std::max(prog.maxLevel, n.level);
   prog.nodes.push_back(std::move(n));
   return unsigned(prog.nodes.size() - 1);
@@ -153,7 +157,10 @@ unsigned ProgramBuilder::tableLeaf(const Value *v, unsigned mask) {
   n.mask = mask;
   n.dtype = d.dtype;
   n.constant = &d;
-  return add(std::move(n), entry + "_table_" + v->name(), "");
+  // The table is a global and its element a local of the kernel: two names,
+  // both unique in the kernel (a local named as the table hid it).
+  n.table = unique(entry + "_table_" + cIdentifier(v->name()));
+  return add(std::move(n), v->name());
 }
 
 std::optional<unsigned> ProgramBuilder::operand(const Op &user, unsigned i, bool inRows) {

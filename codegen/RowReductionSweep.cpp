@@ -97,7 +97,7 @@ std::string Writer::tablesText() const {
     if (n.kind != NodeKind::Table)
       continue;
     const DenseData &d = *n.constant;
-    text += "__device__ const " + cType(n) + " " + n.name + "[" + std::to_string(d.numElements()) +
+    text += "__device__ const " + cType(n) + " " + n.table + "[" + std::to_string(d.numElements()) +
             "] = {";
     for (size_t i = 0; i < d.numElements(); ++i)
       text += (i ? ", " : "") + constantLiteral(d, i);
@@ -146,7 +146,7 @@ std::string Writer::rowValue(const Node &n) const {
   case NodeKind::Load:
     return loadExpr(n.dtype, inNames[n.input], rowIndex(n.mask));
   case NodeKind::Table:
-    return n.name + "[" + rowIndex(n.mask) + "]";
+    return n.table + "[" + rowIndex(n.mask) + "]";
   case NodeKind::Splat:
     return constantLiteral(*n.constant, 0);
   case NodeKind::Expr:
@@ -202,7 +202,7 @@ std::string Writer::elementValue(const Node &n, Pass &p) {
                     ", " + std::to_string(sched.vec) + ");");
     return "x_" + stem(n.name) + "[w]";
   case NodeKind::Table:
-    return n.name + "[" + (rowIndex(n.mask) == "0" ? "" : rowIndex(n.mask) + " + ") +
+    return n.table + "[" + (rowIndex(n.mask) == "0" ? "" : rowIndex(n.mask) + " + ") +
            elementIndex(n.mask) + "]";
   case NodeKind::Expr:
     for (unsigned a : n.args)
