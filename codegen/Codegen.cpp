@@ -11,7 +11,7 @@
 
 namespace fusec {
 
-std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
                                           Diagnostics &diags, Backend backend) {
   bool isKernel = op.kind() == OpKind::Kernel;
   const std::string &name = isKernel ? op.getString("template") : std::string();
@@ -21,16 +21,16 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, std::string_view graphNa
     return std::nullopt;
   }
   if (backend == Backend::Llvm)
-    return emitKernelLlvm(op, graphName, diags);
+    return emitKernelLlvm(op, entry, diags);
   if (!isKernel)
-    return emitGenericKernel(op, graphName, diags);
+    return emitGenericKernel(op, entry, diags);
   switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:
-    return emitPointwiseKernel(op, graphName, diags);
+    return emitPointwiseKernel(op, entry, diags);
   case KernelTemplate::RowReduction:
-    return emitRowReductionKernel(op, graphName, diags);
+    return emitRowReductionKernel(op, entry, diags);
   case KernelTemplate::Gemm:
-    return emitGemmKernel(op, graphName, diags);
+    return emitGemmKernel(op, entry, diags);
   case KernelTemplate::Attention:
     break;
   }

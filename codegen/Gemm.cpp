@@ -163,18 +163,18 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
 
 namespace codegen::gemm {
 
-bool planGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags) {
+bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "gemm", "not a gemm kernel");
-  return analyzeGemm(kernel, graphName, plan, diags) && chooseConfig(kernel, plan, diags);
+  return analyzeGemm(kernel, entry, plan, diags) && chooseConfig(kernel, plan, diags);
 }
 
 } // namespace codegen::gemm
 
-std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, const std::string &entry,
                                               Diagnostics &diags) {
   Plan plan;
-  if (!planGemm(kernel, graphName, plan, diags))
+  if (!planGemm(kernel, entry, plan, diags))
     return std::nullopt;
   GeneratedKernel out;
   out.name = plan.entry;

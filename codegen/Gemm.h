@@ -14,16 +14,15 @@
 
 namespace fusec {
 
-/// Renders `kernel` (template "gemm") into CUDA C++ named by
-/// kernelEntryName(kernel, graphName); `launch` is set when its shapes are
-/// static. Reports an error at the offending op, and returns nullopt, when
+/// Renders `kernel` (template "gemm") into CUDA C++ with entry point `entry`;
+/// `launch` is set when its shapes are static. Reports an error at the offending op, and returns nullopt, when
 /// the body is not a gemm with cast prologues and a pointwise epilogue,
 /// contracts integers, or has symbolic dims other than named dims among
 /// the rows of an unbatched product; the runtime then runs the body op by
 /// op. A `config` attribute ("bm=128 bn=256 bk=32 warps=2x4 stages=4
 /// group=8" for tensor cores, "bm=128 bn=128 bk=16 thread=8x8" for SIMT;
 /// any subset) overrides the chosen tiles; a malformed one is an error.
-std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, const std::string &entry,
                                               Diagnostics &diags);
 
 } // namespace fusec

@@ -273,10 +273,10 @@ bool Analyzer::run() {
 
 } // namespace
 
-bool analyzeGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags) {
+bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags) {
   plan.kernel = &kernel;
   plan.body = kernel.body();
-  plan.entry = kernelEntryName(kernel, graphName);
+  plan.entry = entry;
   return Analyzer(kernel, plan, diags).run() && analyzeShapes(plan, diags);
 }
 

@@ -88,11 +88,11 @@ struct Plan {
 
 /// analyzeGemm, then the tiles (the kernel's `config` attribute, or the
 /// defaults of Gemm.cpp): everything either back end renders.
-bool planGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags);
+bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
 
 /// Fills `plan` from `kernel`'s body: anchors, sources, chains, shapes,
 /// parameters. Reports every problem at its op and returns false.
-bool analyzeGemm(const Op &kernel, std::string_view graphName, Plan &plan, Diagnostics &diags);
+bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
 
 /// The shapes of `plan` (anchors and sources known): extents, folding of
 /// the batch into the rows, batch offsets, Dim parameters. False after an

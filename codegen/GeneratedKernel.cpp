@@ -15,9 +15,9 @@ std::string cIdentifier(std::string_view s) {
   return out;
 }
 
-std::string kernelEntryName(const Op &kernel, std::string_view graphName) {
+std::string EntryNamer::operator()(const Op &kernel, std::string_view graphName) {
   std::string result = kernel.numResults() ? kernel.result(0)->name() : "kernel";
-  return "fusec_" + cIdentifier(graphName) + "_" + cIdentifier(result);
+  return names.fresh("fusec_" + cIdentifier(graphName) + "_", result);
 }
 
 const char *backendName(Backend b) { return b == Backend::Nvrtc ? "nvrtc" : "llvm"; }

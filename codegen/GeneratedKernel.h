@@ -61,9 +61,6 @@ struct GeneratedKernel {
   Backend backend = Backend::Nvrtc;
 };
 
-/// "fusec_<graph>_<first result>", made a C identifier.
-std::string kernelEntryName(const Op &kernel, std::string_view graphName);
-
 /// `s` with every character that is not a letter or digit replaced by '_'.
 std::string cIdentifier(std::string_view s);
 
@@ -77,9 +74,26 @@ public:
       name = base + "_" + std::to_string(n);
     return name;
   }
+  /// Gives `name`, from fresh, back: a later fresh may return it again.
+  void release(const std::string &name) { used.erase(name); }
 
 private:
   std::set<std::string> used;
+};
+
+/// Entry points of the kernels of one program (one translation unit, one
+/// module): "fusec_<graph>_<first result>" made a C identifier, and _1, _2,
+/// ... after a name already given, so that IR names which read alike as
+/// identifiers ("%y.1", "%y_1"; "@a.b", "@a_b") still name two kernels.
+/// Stable: the same graph gives the same names in the same order.
+class EntryNamer {
+public:
+  std::string operator()(const Op &kernel, std::string_view graphName);
+  /// Gives back the name of a kernel that was not generated after all.
+  void release(const std::string &name) { names.release(name); }
+
+private:
+  Namer names;
 };
 
 /// One self-contained CUDA C++ translation unit (no #include) holding the

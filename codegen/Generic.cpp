@@ -71,11 +71,11 @@ bool checkGenericOp(const Op &op, Diagnostics &diags) {
   return true;
 }
 
-std::optional<GeneratedKernel> emitGenericKernel(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitGenericKernel(const Op &op, const std::string &entry,
                                                  Diagnostics &diags) {
   if (!checkGenericOp(op, diags))
     return std::nullopt;
-  KernelBuilder builder(op, graphName);
+  KernelBuilder builder(op, entry);
   return emitByClass(builder);
 }
 

@@ -15,14 +15,14 @@
 
 namespace fusec {
 
-/// Renders the non-kernel op `op` into CUDA C++ named by
-/// kernelEntryName(op, graphName): one pointer argument per operand (Input)
+/// Renders the non-kernel op `op` into CUDA C++ with entry point `entry`:
+/// one pointer argument per operand (Input)
 /// and per result (Output), every size and stride baked in as a literal, and
 /// a launch of 256-thread blocks (grid[0] = 0 when the result is empty).
 /// Reports "'<op>' needs static shapes for its generic kernel" at the op,
 /// and returns nullopt, when an operand or result has a symbolic dim; a
 /// `const` op is also refused (constants are uploaded, not computed).
-std::optional<GeneratedKernel> emitGenericKernel(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitGenericKernel(const Op &op, const std::string &entry,
                                                  Diagnostics &diags);
 
 /// Whether the non-kernel `op` can have a generic kernel (of either back

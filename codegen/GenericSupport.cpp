@@ -231,8 +231,8 @@ std::string GroupLayout::reduce(const std::string &value, const std::string &com
          groupStride + ", " + laneStride + ", " + combine + ")";
 }
 
-KernelBuilder::KernelBuilder(const Op &op, std::string_view graphName) : theOp(op) {
-  kernel.name = kernelEntryName(op, graphName);
+KernelBuilder::KernelBuilder(const Op &op, const std::string &entry) : theOp(op) {
+  kernel.name = entry;
   Namer names;
   for (unsigned i = 0; i < op.numOperands(); ++i) {
     const Value *v = op.operand(i);

@@ -179,7 +179,7 @@ std::string lambda(DType acc, std::string (*expr)(DType, const std::string &, co
 /// then one per result) and, at the end, its source and launch.
 class KernelBuilder {
 public:
-  KernelBuilder(const Op &op, std::string_view graphName);
+  KernelBuilder(const Op &op, const std::string &entry);
 
   const Op &op() const { return theOp; }
   /// The kernel's parameters: one pointer per operand, then one per result.

@@ -15,17 +15,17 @@
 
 namespace fusec {
 
-std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &entry,
                                               Diagnostics &diags) {
   if (op.kind() != OpKind::Kernel)
-    return codegen::emitGenericLlvm(op, graphName, diags);
+    return codegen::emitGenericLlvm(op, entry, diags);
   switch (*lookupKernelTemplate(op.getString("template"))) {
   case KernelTemplate::Pointwise:
-    return codegen::emitPointwiseLlvm(op, graphName, diags);
+    return codegen::emitPointwiseLlvm(op, entry, diags);
   case KernelTemplate::RowReduction:
-    return codegen::emitRowReductionLlvm(op, graphName, diags);
+    return codegen::emitRowReductionLlvm(op, entry, diags);
   case KernelTemplate::Gemm:
-    return codegen::emitGemmLlvm(op, graphName, diags);
+    return codegen::emitGemmLlvm(op, entry, diags);
   case KernelTemplate::Attention:
     break;
   }

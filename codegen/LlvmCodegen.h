@@ -21,7 +21,7 @@ namespace fusec {
 /// module. Reports an error at the op, and returns nullopt, for a gemm plan
 /// the LLVM back end does not render yet (the attention template has no
 /// generator on either back end: emitKernel refuses it first).
-std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &entry,
                                               Diagnostics &diags);
 
 /// One module (as text) holding the kernels of several of emitKernelLlvm's.
@@ -33,15 +33,15 @@ std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::st
                                             Diagnostics &diags);
 
 namespace codegen {
-std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, const std::string &entry,
                                                  Diagnostics &diags);
-std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, const std::string &entry,
                                                     Diagnostics &diags);
 /// The gemm template, for the plans LlvmGemm.cpp takes so far.
-std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, const std::string &entry,
                                             Diagnostics &diags);
 /// A plain op's generic kernel (Generic.h): movement ops, conv2d, pooling.
-std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, const std::string &entry,
                                                Diagnostics &diags);
 } // namespace codegen
 

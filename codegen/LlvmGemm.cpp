@@ -491,10 +491,10 @@ void LlvmGemm::run() {
 
 } // namespace
 
-std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, const std::string &entry,
                                             Diagnostics &diags) {
   Plan plan;
-  if (!planGemm(kernel, graphName, plan, diags))
+  if (!planGemm(kernel, entry, plan, diags))
     return std::nullopt;
   if (std::string why = unsupported(plan); !why.empty()) {
     diags.error(kernel.loc(), describeLaunchedOp(kernel) +

@@ -910,12 +910,11 @@ int64_t LlvmGenericEmitter::run(const std::string &entry) {
 
 } // namespace
 
-std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, std::string_view graphName,
+std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, const std::string &entry,
                                                Diagnostics &diags) {
   if (!checkGenericOp(op, diags))
     return std::nullopt;
-  KernelBuilder k(op, graphName);
-  std::string entry = kernelEntryName(op, graphName);
+  KernelBuilder k(op, entry);
   llvm::LLVMContext ctx;
   llvm::Module m(entry, ctx);
   prepareNvptxModule(m);

@@ -217,9 +217,9 @@ void LlvmPointwiseEmitter::run() {
 
 } // namespace
 
-std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitPointwiseLlvm(const Op &kernel, const std::string &entry,
                                                  Diagnostics &diags) {
-  std::optional<PointwisePlan> plan = planPointwise(kernel, graphName, diags);
+  std::optional<PointwisePlan> plan = planPointwise(kernel, entry, diags);
   if (!plan)
     return std::nullopt;
   llvm::LLVMContext ctx;

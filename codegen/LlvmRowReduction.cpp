@@ -535,9 +535,8 @@ void LlvmRowReduction::run() {
 
 } // namespace
 
-std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, const std::string &entry,
                                                     Diagnostics &diags) {
-  std::string entry = kernelEntryName(kernel, graphName);
   std::optional<Program> prog = buildProgram(kernel, entry, diags);
   if (!prog)
     return std::nullopt;

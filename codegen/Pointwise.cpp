@@ -104,11 +104,11 @@ GeneratedKernel PointwiseEmitter::run() {
 
 } // namespace codegen
 
-std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, const std::string &entry,
                                                    Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "pointwise", "not a pointwise kernel");
-  std::optional<codegen::PointwisePlan> plan = codegen::planPointwise(kernel, graphName, diags);
+  std::optional<codegen::PointwisePlan> plan = codegen::planPointwise(kernel, entry, diags);
   if (!plan)
     return std::nullopt;
   return codegen::PointwiseEmitter(kernel, std::move(*plan)).run();

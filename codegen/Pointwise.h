@@ -17,7 +17,7 @@ namespace fusec {
 /// Renders `kernel` (template "pointwise") into CUDA C++. Reports an error at
 /// the offending op, and returns nullopt, when the body holds an op the
 /// template cannot run or results of different shapes.
-std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitPointwiseKernel(const Op &kernel, const std::string &entry,
                                                    Diagnostics &diags);
 
 } // namespace fusec

@@ -33,7 +33,7 @@ public:
   Planner(const Op &kernel, Diagnostics &diags)
       : kernel(kernel), body(*kernel.body()), diags(diags) {}
 
-  std::optional<PointwisePlan> run(std::string_view graphName);
+  std::optional<PointwisePlan> run(const std::string &entry);
 
 private:
   bool check();
@@ -193,10 +193,10 @@ void Planner::chooseLaunch() {
   p.launch = launch;
 }
 
-std::optional<PointwisePlan> Planner::run(std::string_view graphName) {
+std::optional<PointwisePlan> Planner::run(const std::string &entry) {
   if (!check())
     return std::nullopt;
-  p.entry = kernelEntryName(kernel, graphName);
+  p.entry = entry;
   declarePointers();
   declareExtents();
   declareIndices();
@@ -207,9 +207,9 @@ std::optional<PointwisePlan> Planner::run(std::string_view graphName) {
 
 } // namespace
 
-std::optional<PointwisePlan> planPointwise(const Op &kernel, std::string_view graphName,
+std::optional<PointwisePlan> planPointwise(const Op &kernel, const std::string &entry,
                                            Diagnostics &diags) {
-  return Planner(kernel, diags).run(graphName);
+  return Planner(kernel, diags).run(entry);
 }
 
 } // namespace fusec::codegen

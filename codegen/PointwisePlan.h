@@ -47,7 +47,7 @@ struct PointwisePlan {
 
 /// The plan of `kernel` (template "pointwise"); nullopt after reporting an
 /// op the template cannot run or results of different shapes.
-std::optional<PointwisePlan> planPointwise(const Op &kernel, std::string_view graphName,
+std::optional<PointwisePlan> planPointwise(const Op &kernel, const std::string &entry,
                                            Diagnostics &diags);
 
 } // namespace fusec::codegen

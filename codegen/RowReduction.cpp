@@ -166,11 +166,10 @@ GeneratedKernel Writer::run() {
 
 } // namespace rowred
 
-std::optional<GeneratedKernel> emitRowReductionKernel(const Op &kernel, std::string_view graphName,
+std::optional<GeneratedKernel> emitRowReductionKernel(const Op &kernel, const std::string &entry,
                                                       Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "row_reduction", "not a row_reduction kernel");
-  std::string entry = kernelEntryName(kernel, graphName);
   std::optional<rowred::Program> prog = rowred::buildProgram(kernel, entry, diags);
   if (!prog)
     return std::nullopt;

@@ -28,7 +28,8 @@ std::optional<Artifact> compileArtifact(const Graph &g,
   DimBindings bindings;
   std::unique_ptr<Graph> lowered = specializeShapes(g, inputShapes, bindings, diags);
   LoweredGraph steps;
-  if (!lowered || !lowerForGpu(*lowered, steps, diags))
+  EntryNamer names;
+  if (!lowered || !lowerForGpu(*lowered, steps, names, diags))
     return std::nullopt;
   for (const Diagnostic &d : steps.fallbacks)
     diags.note(d.loc, d.message);

@@ -75,7 +75,8 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   DimBindings bindings;
   p->lowered = specializeShapes(g, inputShapes, bindings, diags);
   LoweredGraph lowered;
-  if (!p->lowered || !lowerForGpu(*p->lowered, lowered, diags, true, opts.backend))
+  EntryNamer names;
+  if (!p->lowered || !lowerForGpu(*p->lowered, lowered, names, diags, true, opts.backend))
     return nullptr;
   p->fallbackNotes = lowered.fallbacks;
   p->indexConstants();

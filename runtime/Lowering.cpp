@@ -53,15 +53,17 @@ std::string firstMessage(const Diagnostics &d) {
   return d.all().empty() ? std::string("refused") : d.all().front().message;
 }
 
-bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allowFallback,
-              Backend backend) {
+bool emitStep(Graph &g, Op *op, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
+              bool allowFallback, Backend backend) {
   if (op->kind() == OpKind::Const)
     return true;
   Diagnostics trial;
-  if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial, backend)) {
+  std::string entry = names(*op, g.name());
+  if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend)) {
     out.steps.push_back({op, std::move(*k)});
     return true;
   }
+  names.release(entry); // the ops of an inlined kernel may take its name
   if (op->kind() != OpKind::Kernel || !allowFallback) {
     diags.append(trial);
     return false;
@@ -69,7 +71,7 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, Diagnostics &diags, bool allo
   out.fallbacks.push_back({Severity::Note, op->loc(),
                            describeLaunchedOp(*op) + " runs op by op: " + firstMessage(trial)});
   for (Op *inner : inlineKernel(g, op))
-    if (!emitStep(g, inner, out, diags, allowFallback, backend))
+    if (!emitStep(g, inner, out, names, diags, allowFallback, backend))
       return false;
   return true;
 }
@@ -80,10 +82,10 @@ std::string stepTemplateName(const Op &op) {
   return op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
 }
 
-bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback,
-                 Backend backend) {
+bool lowerForGpu(Graph &g, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
+                 bool allowFallback, Backend backend) {
   for (Op *op : g.opsSnapshot())
-    if (!emitStep(g, op, out, diags, allowFallback, backend))
+    if (!emitStep(g, op, out, names, diags, allowFallback, backend))
       return false;
   return true;
 }

@@ -38,7 +38,8 @@ std::string stepTemplateName(const Op &op);
 /// `fusec compile --no-fallback` shows a compiler engineer). `backend` picks
 /// the emitters; a kernel whose template the LLVM back end does not render
 /// yet runs op by op there too, through its generic kernels (a note says so).
-bool lowerForGpu(Graph &g, LoweredGraph &out, Diagnostics &diags, bool allowFallback = true,
-                 Backend backend = Backend::Nvrtc);
+/// `names` names the kernels: one namer for every graph of one program.
+bool lowerForGpu(Graph &g, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
+                 bool allowFallback = true, Backend backend = Backend::Nvrtc);
 
 } // namespace fusec

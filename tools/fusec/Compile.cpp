@@ -108,12 +108,13 @@ std::string unsupportedCombination() {
 }
 
 /// Generates the generic kernel of every non-constant op of `g`.
-bool generateGeneric(const Graph &g, std::vector<GeneratedKernel> &kernels, Diagnostics &diags) {
+bool generateGeneric(const Graph &g, EntryNamer &names, std::vector<GeneratedKernel> &kernels,
+                     Diagnostics &diags) {
   bool ok = true;
   for (const auto &op : g.ops()) {
     if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
       continue;
-    std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), diags, backendKind());
+    std::optional<GeneratedKernel> k = emitKernel(*op, names(*op, g.name()), diags, backendKind());
     if (k)
       kernels.push_back(std::move(*k));
     ok &= k.has_value();
@@ -151,13 +152,13 @@ void noteDeferred(const Op &op, const Diagnostics &why, Diagnostics &diags) {
 /// input shapes known (static or bound by --dim) that is exactly the
 /// runtime's lowering (kernels a template refuses run op by op, noted);
 /// otherwise each op whose emitter needs static shapes is noted.
-bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<GeneratedKernel> &kernels,
-                   Diagnostics &diags) {
+bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
+                   std::vector<GeneratedKernel> &kernels, Diagnostics &diags) {
   if (auto shapes = inputShapes(g, dims)) {
     DimBindings bindings;
     std::unique_ptr<Graph> specialized = specializeShapes(g, *shapes, bindings, diags);
     LoweredGraph lowered;
-    if (!specialized || !lowerForGpu(*specialized, lowered, diags, !noFallback, backendKind()))
+    if (!specialized || !lowerForGpu(*specialized, lowered, names, diags, !noFallback, backendKind()))
       return false;
     for (const Diagnostic &note : lowered.fallbacks)
       diags.note(note.loc, note.message);
@@ -169,9 +170,13 @@ bool generateGraph(const Graph &g, const DimBindings &dims, std::vector<Generate
     if (op->kind() == OpKind::Const)
       continue;
     Diagnostics trial;
-    if (std::optional<GeneratedKernel> k = emitKernel(*op, g.name(), trial, backendKind()))
+    std::string entry = names(*op, g.name());
+    if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backendKind())) {
       kernels.push_back(std::move(*k));
-    else if (noFallback)
+      continue;
+    }
+    names.release(entry);
+    if (noFallback)
       diags.append(trial);
     else
       noteDeferred(*op, trial, diags);
@@ -267,10 +272,11 @@ int runCompile() {
   if (emitKind() == Emit::Artifact)
     return writeArtifactFile(*module, dims, diags);
   std::vector<GeneratedKernel> kernels;
+  EntryNamer names; // the module's kernels form one program
   bool ok = true;
   for (const auto &g : module->graphs)
-    ok &=
-        genericOnly ? generateGeneric(*g, kernels, diags) : generateGraph(*g, dims, kernels, diags);
+    ok &= genericOnly ? generateGeneric(*g, names, kernels, diags)
+                      : generateGraph(*g, dims, names, kernels, diags);
   std::optional<std::string> text = ok ? render(*module, kernels, diags) : std::nullopt;
   if (!text || !writeTextOutput(
                    output, [&](std::ostream &os) { os << *text; }, diags))
