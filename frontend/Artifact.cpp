@@ -6,8 +6,9 @@
 #include "frontend/schema/artifact_generated.h"
 #include "ir/FileIO.h"
 
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
+
+#include <unistd.h>
 
 namespace fusec {
 
@@ -22,9 +23,11 @@ uint64_t checksum(const std::string &ptx, const std::string &cubin) {
 } // namespace
 
 bool isArtifactFile(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFileSlice(path, 8, 0);
-  return buffer && (*buffer)->getBufferSize() == 8 &&
-         fa::ArtifactBufferHasIdentifier((*buffer)->getBufferStart());
+  std::string why;
+  std::optional<OpenedFile> file = openRegularFile(path, FileRole::Input, why);
+  uint8_t head[8];
+  return file && ::pread(file->fd, head, sizeof head, 0) == ssize_t(sizeof head) &&
+         fa::ArtifactBufferHasIdentifier(head);
 }
 
 bool writeArtifact(const std::string &path, const Artifact &a, Diagnostics &diags) {
@@ -81,7 +84,7 @@ bool copyOut(const fa::Artifact &root, Artifact &a, std::string &badKernel) {
 } // namespace
 
 std::optional<Artifact> readArtifact(const std::string &path, Diagnostics &diags) {
-  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
+  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags, kMaxModelFileBytes);
   if (!bytes)
     return std::nullopt;
   std::string name = "'" + path + "'";

@@ -15,14 +15,14 @@
 namespace fusec {
 
 std::unique_ptr<Module> loadModelFile(const std::string &path, Diagnostics &diags) {
-  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
+  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags, kMaxModelFileBytes);
   if (!bytes)
     return nullptr;
   return loadModelBuffer(*bytes, path, modelfile::externalDataPath(path), diags);
 }
 
 std::unique_ptr<Module> loadAnyModel(const std::string &path, Diagnostics &diags) {
-  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
+  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags, kMaxModelFileBytes);
   if (!bytes)
     return nullptr;
   if (modelfile::hasModelIdentifier(bytes->data(), bytes->size()) ||

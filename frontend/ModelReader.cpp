@@ -17,6 +17,7 @@
 #include "frontend/LoadContext.h"
 #include "frontend/ModelFile.h"
 #include "frontend/ModelSchema.h"
+#include "ir/FileIO.h"
 #include "ir/Verifier.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -63,11 +64,6 @@ class ExternalData {
 public:
   ExternalData(std::string path, uint64_t expectedSize)
       : path(std::move(path)), expectedSize(expectedSize) {}
-  ~ExternalData() {
-    if (fd)
-      llvm::sys::fs::closeFile(*fd);
-  }
-
   /// Reads [offset, offset + length) of the file into `out`.
   bool read(uint64_t offset, uint64_t length, std::vector<uint8_t> &out, const Where &where,
             LoadContext &ctx);
@@ -77,7 +73,7 @@ private:
 
   std::string path;
   uint64_t expectedSize;
-  std::optional<llvm::sys::fs::file_t> fd;
+  std::optional<OpenedFile> file;
   uint64_t size = 0;
   uint64_t unread = 0; // Note [Read budget], for the data file
 };
@@ -85,16 +81,11 @@ private:
 bool ExternalData::open(LoadContext &ctx) {
   if (path.empty())
     return ctx.fail("'" + ctx.file + "' has external data, but no data file was given");
-  llvm::Expected<llvm::sys::fs::file_t> file = llvm::sys::fs::openNativeFileForRead(path);
+  std::string why;
+  file = openRegularFile(path, FileRole::Input, why);
   if (!file)
-    return ctx.fail("cannot open '" + path + "': " + llvm::toString(file.takeError()));
-  fd = *file;
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(*fd, status))
-    return ctx.fail("cannot open '" + path + "': " + ec.message());
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return ctx.fail("cannot open '" + path + "': not a regular file");
-  size = unread = status.getSize();
+    return ctx.fail("cannot open '" + path + "': " + why);
+  size = unread = file->size;
   if (expectedSize != 0 && size != expectedSize)
     return ctx.fail("'" + path + "' has " + std::to_string(size) + " bytes, but '" + ctx.file +
                     "' was written with " + std::to_string(expectedSize));
@@ -103,7 +94,7 @@ bool ExternalData::open(LoadContext &ctx) {
 
 bool ExternalData::read(uint64_t offset, uint64_t length, std::vector<uint8_t> &out,
                         const Where &where, LoadContext &ctx) {
-  if (!fd && !open(ctx))
+  if (!file && !open(ctx))
     return false;
   if (offset % kDataAlignment != 0)
     return ctx.fail(where, "external data offset " + std::to_string(offset) +
@@ -118,7 +109,7 @@ bool ExternalData::read(uint64_t offset, uint64_t length, std::vector<uint8_t> &
   out.resize(length);
   for (uint64_t done = 0; done < length;) {
     llvm::MutableArrayRef<char> into(reinterpret_cast<char *>(out.data()) + done, length - done);
-    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFileSlice(*fd, into, offset + done);
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFileSlice(file->fd, into, offset + done);
     if (!n)
       return ctx.fail("cannot read '" + path + "': " + llvm::toString(n.takeError()));
     if (*n == 0)

@@ -40,6 +40,8 @@ namespace fusec {
 namespace {
 
 constexpr char kMagic[] = "FUSECK1\n";
+// An entry holds one kernel's PTX and cubin: far less than this.
+constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
 
 void appendU64(std::string &s, uint64_t v) {
   for (int i = 0; i < 8; ++i)
@@ -136,7 +138,7 @@ std::optional<CompiledCuda> KernelCache::readEntry(const std::string &key, std::
     return std::nullopt;
   }
   Diagnostics scratch;
-  std::optional<std::vector<uint8_t>> bytes = readFile(std::string(path), scratch);
+  std::optional<std::vector<uint8_t>> bytes = readFile(std::string(path), scratch, kMaxEntryBytes, FileRole::Cache);
   std::string header = std::string(kMagic) + key + "\n";
   size_t fixed = header.size() + 24;
   if (!bytes || bytes->size() < fixed || std::memcmp(bytes->data(), header.data(), header.size())) {

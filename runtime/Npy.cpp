@@ -249,7 +249,7 @@ bool parseNpy(std::span<const uint8_t> bytes, const std::string &file, Tensor &o
 }
 
 bool readNpy(const std::string &path, Tensor &out, Diagnostics &diags, const NpyReadOptions &opts) {
-  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags);
+  std::optional<std::vector<uint8_t>> bytes = readFile(path, diags, opts.maxFileBytes);
   return bytes && parseNpy(*bytes, path, out, diags, opts);
 }
 

@@ -26,6 +26,8 @@ namespace fusec {
 struct NpyReadOptions {
   /// Reads '<u2' data as bf16 bits (the form writeNpy gives bf16).
   bool u2AsBFloat16 = false;
+  /// The most bytes the file may have: a tensor's limit and the header.
+  uint64_t maxFileBytes = kMaxTensorBytes + (uint64_t(1) << 20);
 };
 
 /// Reads a .npy file into `out`. Returns false after reporting an error

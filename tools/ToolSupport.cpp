@@ -7,7 +7,6 @@
 #include "runtime/Reference.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <iostream>
 #include <sstream>
@@ -22,12 +21,8 @@ int reportAndExit(const Diagnostics &diags, int code) {
 std::unique_ptr<Module> loadInput(const std::string &path, Diagnostics &diags) {
   if (path != "-")
     return loadAnyModel(path, diags);
-  auto buf = llvm::MemoryBuffer::getSTDIN();
-  if (!buf) {
-    diags.error(Loc{}, "cannot read standard input: " + buf.getError().message());
-    return nullptr;
-  }
-  return parseModule((*buf)->getBuffer(), "<stdin>", diags);
+  std::optional<std::string> text = readStdin(diags, kMaxModelFileBytes);
+  return text ? parseModule(*text, "<stdin>", diags) : nullptr;
 }
 
 bool writeTextOutput(const std::string &path, const std::function<void(std::ostream &)> &emit,

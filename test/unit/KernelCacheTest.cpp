@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -102,6 +103,27 @@ TEST_F(KernelCacheTest, TruncatedEntryIsRecompiled) {
   ASSERT_TRUE(KernelCache(std::string(dir.str())).getOrCompile(program(4), diags, &l));
   EXPECT_EQ(l.source, Source::Compiled);
   EXPECT_NE(l.whyMissed.find("corrupt entry"), std::string::npos) << l.whyMissed;
+}
+
+// An entry that is not a regular file is a miss, never waited on or read
+// without end: a FIFO (opening one blocked until a writer came) and a
+// symbolic link to /dev/zero (links are not followed inside the cache).
+TEST_F(KernelCacheTest, SpecialEntriesAreMissesNotHangs) {
+  Diagnostics diags;
+  std::string fifo = entryPath(program(7)), link = entryPath(program(8));
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(fifo));
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(link));
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(symlink("/dev/zero", link.c_str()), 0);
+  for (auto [p, path] : {std::pair{program(7), fifo}, std::pair{program(8), link}}) {
+    CacheLookup l;
+    ASSERT_TRUE(KernelCache(std::string(dir.str())).getOrCompile(p, diags, &l));
+    EXPECT_EQ(l.source, Source::Compiled);
+    EXPECT_NE(l.whyMissed.find("corrupt entry"), std::string::npos) << l.whyMissed;
+    llvm::sys::fs::file_status st;
+    ASSERT_FALSE(llvm::sys::fs::status(path, st, /*Follow=*/false));
+    EXPECT_EQ(st.type(), llvm::sys::fs::file_type::regular_file) << "the entry was rewritten";
+  }
 }
 
 // A cache directory that cannot be created (its parent is a regular file,

@@ -25,11 +25,7 @@ static cl::opt<uint64_t>
                                "the model file (0: keep all inline)"));
 
 int runConvert() {
-  Diagnostics diags;
-  if (sameFile(input, output)) {
-    diags.error(Loc{}, "refusing to overwrite the input file '" + output + "'");
-    return reportAndExit(diags, kExitUsage);
-  }
+  Diagnostics diags; // writes refuse to replace the files read (ir/FileIO.h)
   std::unique_ptr<Module> module = loadInput(input, diags);
   if (!module)
     return reportAndExit(diags, kExitUserError);
