@@ -12,6 +12,9 @@
 // reduce_mean, the float math ops and the normalizations need a float.
 #include "ir/ShapeInferenceUtil.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace fusec {
 
 bool inferConst(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
@@ -161,13 +164,23 @@ static bool requireFloatOperands(const Infer &in) {
   return requireOneDType(in, in.operands()) && requireFloat(in, in.operands());
 }
 
+/// epsilon is a finite number >= 0 (a NaN or negative one gives NaN rows).
+static bool requireEpsilon(const Infer &in, const InferContext &ctx) {
+  double eps = ctx.getFloat("epsilon");
+  if (std::isfinite(eps) && eps >= 0)
+    return true;
+  std::ostringstream os;
+  os << eps;
+  return in.fail("epsilon must be a finite number >= 0, got " + os.str());
+}
+
 // layer_norm(x, gamma?, beta?) and rms_norm(x, gamma?): the parameters have
 // the shape of the normalized dims x.shape[axis:].
 bool inferLayerNorm(const InferContext &ctx, std::vector<TensorType> &results,
                     const ErrorFn &error) {
   Infer in(ctx, results, error);
   const TensorType &x = in.operand(0);
-  if (!requireFloatOperands(in))
+  if (!requireFloatOperands(in) || !requireEpsilon(in, ctx))
     return false;
   std::optional<unsigned> axis = resolveAxis(in, ctx.getInt("axis"), x);
   if (!axis)
@@ -193,7 +206,7 @@ bool inferBatchNorm(const InferContext &ctx, std::vector<TensorType> &results,
                     const ErrorFn &error) {
   Infer in(ctx, results, error);
   const TensorType &x = in.operand(0);
-  if (!requireFloatOperands(in))
+  if (!requireFloatOperands(in) || !requireEpsilon(in, ctx))
     return false;
   if (x.rank() < 2)
     return in.fail("needs an input of rank >= 2, got " + x.str());

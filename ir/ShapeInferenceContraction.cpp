@@ -10,7 +10,9 @@
 #include "ir/ShapeInferenceUtil.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace fusec {
 
@@ -79,6 +81,12 @@ bool inferAttention(const InferContext &ctx, std::vector<TensorType> &results,
   // accumulation precision, so an f32 mask on bf16 q/k/v keeps its values.
   if (!requireOneDType(in, qkv) || !requireFloat(in, in.operands()))
     return false;
+  if (const Attribute *scale = ctx.attrIfPresent("scale");
+      scale && !std::isfinite(scale->get<double>())) {
+    std::ostringstream os;
+    os << scale->get<double>();
+    return in.fail("scale must be a finite number, got " + os.str());
+  }
   if (q.rank() < 2 || k.rank() < 2 || v.rank() < 2)
     return in.fail("needs q, k and v of rank >= 2, got " + typeList(qkv));
   const Dim &sq = q.shape.end()[-2], &sk = k.shape.end()[-2];

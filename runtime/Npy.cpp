@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cstring>
 #include <optional>
+#include <set>
 
 namespace fusec {
 
@@ -58,9 +59,14 @@ public:
   bool parse(NpyHeader &h) {
     if (!consume('{'))
       return fail("expected '{'");
+    std::set<std::string> seen;
     while (!consume('}')) {
       std::string key;
-      if (!parseString(key) || !consume(':') || !parseEntry(key, h))
+      if (!parseString(key) || !consume(':'))
+        return fail("malformed entry");
+      if (!seen.insert(key).second)
+        return fail("key '" + key + "' appears twice");
+      if (!parseEntry(key, h))
         return problem.empty() ? fail("malformed entry") : false;
       if (!consume(',') && peek() != '}')
         return fail("expected ',' or '}'");
@@ -242,9 +248,14 @@ bool parseNpy(std::span<const uint8_t> bytes, const std::string &file, Tensor &o
   out.dtype = dtype;
   out.shape = *header.shape;
   out.bytes.assign(bytes.begin() + long(dataStart), bytes.end());
-  if (out.dtype == DType::Bool) // NumPy writes 0/1; anything else is true
-    for (uint8_t &b : out.bytes)
-      b = b != 0;
+  if (out.dtype != DType::Bool)
+    return true;
+  // NumPy writes a bool as the byte 0 or 1; any other byte is a corrupt file.
+  for (size_t i = 0; i < out.bytes.size(); ++i)
+    if (out.bytes[i] > 1)
+      return fail(diags, file,
+                  "bool element " + std::to_string(i) + " is the byte " +
+                      std::to_string(out.bytes[i]) + ", not 0 or 1");
   return true;
 }
 

@@ -149,10 +149,14 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
 class Executor {
 public:
   Executor(const Graph &g, const std::vector<const Tensor *> &inputs, DimBindings bindings,
-           Diagnostics &diags)
-      : graph(g), bindings(std::move(bindings)), diags(diags) {
+           MemoryBudget &memory, Diagnostics &diags)
+      : graph(g), bindings(std::move(bindings)), memory(memory), diags(diags) {
     for (unsigned i = 0; i < g.numInputs(); ++i)
       slotOf(g.input(i)).view = inputs[i];
+  }
+  ~Executor() {
+    for (auto &[v, slot] : slots)
+      memory.release(slot.owned.bytes.size());
   }
 
   bool run(std::vector<Tensor> &outputs) {
@@ -162,8 +166,17 @@ public:
       if (!runOp(*op, index++))
         return false;
     outputs.clear();
-    for (Value *v : graph.outputs())
-      outputs.push_back(*slotOf(v).view);
+    outputs.reserve(graph.outputs().size());
+    for (Value *v : graph.outputs()) {
+      Slot &s = slotOf(v);
+      if (s.view != &s.owned) {
+        outputs.push_back(*s.view);
+        continue;
+      }
+      memory.release(s.owned.bytes.size()); // moved out: the caller's now
+      outputs.push_back(std::move(s.owned));
+      s.view = &outputs.back(); // a value returned twice is copied the second time
+    }
     return true;
   }
 
@@ -203,6 +216,8 @@ private:
       if (!checkResult(op, i, results[i]))
         return false;
       Slot &result = slotOf(op.result(i));
+      if (!memory.reserveBytes(results[i].bytes.size(), resultName(op, i), op.loc(), diags))
+        return false;
       result.owned = std::move(results[i]);
       result.view = &result.owned;
     }
@@ -213,8 +228,8 @@ private:
     return true;
   }
 
-  /// Refuses an op whose results would exceed kMaxTensorBytes before its
-  /// kernel allocates them. Result types are inferred again from the
+  /// Refuses an op whose results would exceed kMaxTensorBytes or the memory
+  /// budget (Note [Memory budget]) before its kernel allocates them. Result types are inferred again from the
   /// operands' actual shapes, so `?` dims resolve too; where inference fails
   /// the kernel itself reports the mismatch. Kernel ops are checked op by op
   /// when their bodies run.
@@ -229,7 +244,9 @@ private:
     std::vector<TensorType> results;
     if (!inferResultTypes(op.kind(), actual, op.attrs(), op.loc(), scratch, results))
       return true;
-    for (const TensorType &t : results) {
+    MemoryBudget trial = memory; // the results are charged once computed
+    for (unsigned i = 0; i < results.size(); ++i) {
+      const TensorType &t = results[i];
       std::vector<int64_t> shape;
       for (const Dim &d : t.shape) {
         auto bound = bindings.find(d.symbol);
@@ -237,11 +254,8 @@ private:
           break; // an unbound name: the kernel binds it
         shape.push_back(d.isStatic() ? d.size : bound->second);
       }
-      std::string problem = shape.size() == t.rank() ? allocationProblem(t.dtype, shape) : "";
-      if (!problem.empty()) {
-        diags.error(op.loc(), "'" + std::string(op.name()) + "' result " + problem);
+      if (shape.size() == t.rank() && !trial.reserve(t.dtype, shape, resultName(op, i), op.loc(), diags))
         return false;
-      }
     }
     return true;
   }
@@ -250,7 +264,7 @@ private:
   bool compute(const Op &op, const std::vector<const Tensor *> &operands,
                std::vector<Tensor> &results) {
     if (op.body())
-      return Executor(*op.body(), operands, bindings, diags).run(results);
+      return Executor(*op.body(), operands, bindings, memory, diags).run(results);
     results.resize(1);
     return runKernel(ref::OpContext{op, operands, bindings, diags}, results[0]);
   }
@@ -260,6 +274,7 @@ private:
     Slot &s = slotOf(v);
     if (s.lastUse != index || v->isGraphInput())
       return;
+    memory.release(s.owned.bytes.size());
     s.owned = Tensor();
     s.view = nullptr;
   }
@@ -276,8 +291,13 @@ private:
     return false;
   }
 
+  static std::string resultName(const Op &op, unsigned i) {
+    return "'" + std::string(op.name()) + "' result '%" + op.result(i)->name() + "'";
+  }
+
   const Graph &graph;
   DimBindings bindings;
+  MemoryBudget &memory;
   Diagnostics &diags;
   std::unordered_map<const Value *, Slot> slots;
 };
@@ -285,14 +305,16 @@ private:
 } // namespace
 
 bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                  Diagnostics &diags) {
+                  Diagnostics &diags, MemoryBudget *budget) {
+  MemoryBudget machine;
+  MemoryBudget &memory = budget ? *budget : machine;
   DimBindings bindings;
   if (!bindInputs(g, inputs, bindings, diags))
     return false;
   std::vector<const Tensor *> views;
   for (const Tensor &t : inputs)
     views.push_back(&t);
-  return Executor(g, views, std::move(bindings), diags).run(outputs);
+  return Executor(g, views, std::move(bindings), memory, diags).run(outputs);
 }
 
 namespace {

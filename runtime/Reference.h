@@ -9,6 +9,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "ir/Specialize.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/Tensor.h"
 
 #include <map>
@@ -38,9 +39,12 @@ bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t
                  Diagnostics &diags);
 
 /// Runs `g` on `inputs`, filling `outputs` (one per graph output). Errors
-/// (bad inputs, a shape that turns out inconsistent at run time) are
-/// reported at the offending op and make it return false.
+/// (bad inputs, a shape that turns out inconsistent at run time, results
+/// beyond `budget`, by default this machine's memory: Note [Memory budget])
+/// are reported at the offending op and make it return false. The tensors
+/// it holds are charged to `budget` while they live; the outputs are the
+/// caller's.
 bool runReference(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                  Diagnostics &diags);
+                  Diagnostics &diags, MemoryBudget *budget = nullptr);
 
 } // namespace fusec

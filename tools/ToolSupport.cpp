@@ -67,8 +67,8 @@ bool parseDimFlags(const std::vector<std::string> &values, DimBindings &dims, Di
 }
 
 /// A random input of the value's type, its symbolic dims taken from `dims`.
-bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed, Tensor &out,
-                         Diagnostics &diags) {
+bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed,
+                         MemoryBudget &memory, Tensor &out, Diagnostics &diags) {
   std::vector<int64_t> shape;
   for (const Dim &d : v.type().shape) {
     if (d.isStatic()) {
@@ -84,7 +84,8 @@ bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t input
     }
     shape.push_back(it->second);
   }
-  return randomInput(v, shape, inputSeed, out, diags);
+  return memory.reserve(v.type().dtype, shape, "input '%" + v.name() + "'", Loc{}, diags) &&
+         randomInput(v, shape, inputSeed, out, diags);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

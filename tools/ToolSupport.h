@@ -38,9 +38,10 @@ bool splitAssignment(llvm::StringRef arg, const char *flag, std::string &name, s
 bool parseDimFlags(const std::vector<std::string> &values, DimBindings &dims, Diagnostics &diags);
 
 /// A seeded random input (randomInput) of `v`'s type, its symbolic dims
-/// taken from `dims`; an error naming the missing --dim otherwise.
-bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed, Tensor &out,
-                         Diagnostics &diags);
+/// taken from `dims`, reserved against `memory` before it is made; an
+/// error naming the missing --dim, or the sizes beyond the budget, otherwise.
+bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t inputSeed,
+                         MemoryBudget &memory, Tensor &out, Diagnostics &diags);
 
 /// True when `a` and `b` name the same existing file.
 bool sameFile(const std::string &a, const std::string &b);

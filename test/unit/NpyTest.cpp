@@ -87,12 +87,24 @@ TEST(Npy, BFloat16NeedsTheFlag) {
   EXPECT_NE(err.find("in.npy: error: unsupported .npy dtype '<u2'"), std::string::npos) << err;
 }
 
-TEST(Npy, BoolBytesAreNormalized) {
+// NumPy writes bools as 0 and 1; another byte is a corrupt file, not true.
+TEST(Npy, BoolBytesOtherThanZeroOrOneAreErrors) {
+  std::string h = "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }\n";
   Tensor t;
   Diagnostics diags;
-  std::string h = "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }\n";
-  ASSERT_TRUE(parseNpy(npyFile(1, h, std::string("\x00\x01\x07", 3)), "b.npy", t, diags));
+  ASSERT_TRUE(parseNpy(npyFile(1, h, std::string("\x00\x01\x01", 3)), "b.npy", t, diags));
   EXPECT_EQ(t.bytes, (std::vector<uint8_t>{0, 1, 1}));
+  std::string err = parseError(npyFile(1, h, std::string("\x00\x01\x07", 3)));
+  EXPECT_NE(err.find("in.npy: error: bool element 2 is the byte 7, not 0 or 1"), std::string::npos)
+      << err;
+}
+
+// A key given twice is an error: Python's dict would keep the last one, and
+// fusec once did so silently.
+TEST(Npy, DuplicateHeaderKeysAreErrors) {
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (2, 3), }";
+  std::string err = parseError(npyFile(1, h, std::string(24, '\0')));
+  EXPECT_NE(err.find("malformed .npy header: key 'shape' appears twice"), std::string::npos) << err;
 }
 
 TEST(Npy, BadFilesAreDiagnostics) {

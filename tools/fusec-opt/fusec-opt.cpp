@@ -97,6 +97,21 @@ void adoptLLVMFlags() {
   }
 }
 
+/// --print-after names passes: an unknown name is a usage error, as in
+/// --passes (LLVM's flag takes any string).
+bool checkPrintAfterNames(Diagnostics &diags) {
+  for (const std::string &name : llvm::printAfterPasses()) {
+    if (lookupPass(name))
+      continue;
+    std::string valid;
+    for (const PassInfo &p : allPasses())
+      valid += (valid.empty() ? "" : ", ") + std::string(p.name);
+    diags.error(Loc{}, "--print-after names unknown pass '" + name + "' (valid passes: " + valid +
+                           ")");
+  }
+  return !diags.hasErrors();
+}
+
 PipelineHooks makeHooks(std::vector<std::pair<std::string, double>> &timings) {
   PipelineHooks hooks;
   hooks.verifyEach = verifyEach;
@@ -160,7 +175,8 @@ int main(int argc, char **argv) {
   Diagnostics diags;
   std::vector<const PassInfo *> pipeline;
   EquivalenceOptions equivalence;
-  if (!parsePipeline(passes, pipeline, diags) || !parseEquivalenceDims(equivalence, diags))
+  if (!parsePipeline(passes, pipeline, diags) || !checkPrintAfterNames(diags) ||
+      !parseEquivalenceDims(equivalence, diags))
     return reportAndExit(diags, kExitUsage);
   std::unique_ptr<Module> module = loadInput(inputFile, diags);
   if (!module)

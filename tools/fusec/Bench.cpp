@@ -314,8 +314,9 @@ int runBench() {
     return reportAndExit(diags, kExitUserError);
   const Graph &original = *module->graphs.front();
   std::vector<Tensor> inputs(original.numInputs());
+  MemoryBudget memory;
   for (unsigned i = 0; i < original.numInputs(); ++i)
-    if (!randomInputWithDims(*original.input(i), dims, 1000003 + i, inputs[i], diags))
+    if (!randomInputWithDims(*original.input(i), dims, 1000003 + i, memory, inputs[i], diags))
       return reportAndExit(diags, kExitUserError);
   Diagnostics passDiags; // the passes' notes are not for this tool
   if (!optimizeModule(*module, precision, passDiags))

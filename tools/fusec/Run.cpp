@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <set>
 
 namespace fusec {
 
@@ -73,6 +74,10 @@ static cl::opt<bool> explainCache("explain-cache",
                                   cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<bool> check("check", cl::desc("Compare GPU outputs with the CPU reference"),
                            cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<uint64_t> memoryBudget(
+    "memory-budget", cl::init(0), cl::value_desc("bytes"), cl::sub(runCommand),
+    cl::cat(toolCategory),
+    cl::desc("Host memory the run's tensors may take (0: what this machine has available)"));
 
 namespace {
 
@@ -87,28 +92,85 @@ bool parseInputFlags(InputFlags &flags, Diagnostics &diags) {
     std::string name, path;
     if (!splitAssignment(arg, "input", name, path, diags))
       return false;
-    flags.files[llvm::StringRef(name).ltrim('%').str()] = path;
+    name = llvm::StringRef(name).ltrim('%').str();
+    if (!flags.files.emplace(name, path).second) {
+      diags.error(Loc{}, "--input gives '%" + name + "' twice");
+      return false;
+    }
   }
   return parseDimFlags(dimValues, flags.dims, diags);
 }
 
-bool gatherInputs(const Graph &g, InputFlags flags, std::vector<Tensor> &inputs,
-                  Diagnostics &diags) {
+/// Every --dim names a symbolic dim of an input of `g`.
+bool checkDimNames(const Graph &g, const DimBindings &dims, Diagnostics &diags) {
+  std::set<std::string> known;
+  for (const Value *v : g.inputs())
+    for (const Dim &d : v->type().shape)
+      if (!d.isStatic() && !d.isAnonymous())
+        known.insert(d.symbol);
+  for (const auto &[name, size] : dims)
+    if (!known.count(name)) {
+      std::string list;
+      for (const std::string &k : known)
+        list += (list.empty() ? "" : ", ") + k;
+      diags.error(Loc{}, "--dim " + name + " names no dim of the inputs of graph '@" + g.name() +
+                             "'" + (list.empty() ? "" : " (its dims: " + list + ")"));
+    }
+  return !diags.hasErrors();
+}
+
+/// An .npy input whose shape gives a named dim another size than --dim.
+bool checkNpyAgreesWithDims(const Value &v, const Tensor &t, const std::string &path,
+                            const DimBindings &dims, Diagnostics &diags) {
+  const Shape &shape = v.type().shape;
+  for (size_t k = 0; k < shape.size() && k < t.shape.size(); ++k) {
+    auto it = dims.find(shape[k].symbol);
+    if (shape[k].isStatic() || shape[k].isAnonymous() || it == dims.end() ||
+        it->second == t.shape[k])
+      continue;
+    diags.error(Loc{}, "--dim " + it->first + "=" + std::to_string(it->second) +
+                           " contradicts input '%" + v.name() + "' of type " + v.type().str() +
+                           " read as " + t.typeStr() + " from '" + path + "'");
+    return false;
+  }
+  return true;
+}
+
+bool readInputFile(const Value &v, const std::string &path, const DimBindings &dims,
+                   MemoryBudget &memory, Tensor &t, Diagnostics &diags) {
+  NpyReadOptions opts;
+  opts.u2AsBFloat16 = v.type().dtype == DType::BF16;
+  opts.maxFileBytes = std::min(opts.maxFileBytes, memory.remaining() + (uint64_t(1) << 20));
+  return readNpy(path, t, diags, opts) &&
+         memory.reserveBytes(t.bytes.size(), "input '%" + v.name() + "'", Loc{}, diags) &&
+         checkNpyAgreesWithDims(v, t, path, dims, diags);
+}
+
+bool gatherInputs(const Graph &g, InputFlags flags, MemoryBudget &memory,
+                  std::vector<Tensor> &inputs, Diagnostics &diags) {
   auto &[files, dims] = flags;
+  if (!checkDimNames(g, dims, diags))
+    return false;
+  std::string random;
   for (unsigned i = 0; i < g.numInputs(); ++i) {
     const Value &v = *g.input(i);
     Tensor t;
     auto file = files.find(v.name());
-    bool ok = file != files.end() ? readNpy(file->second, t, diags, {v.type().dtype == DType::BF16})
-                                  : randomInputWithDims(v, dims, seed * 1000003 + i, t, diags);
+    bool ok = file != files.end()
+                  ? readInputFile(v, file->second, dims, memory, t, diags)
+                  : randomInputWithDims(v, dims, seed * 1000003 + i, memory, t, diags);
     if (!ok)
       return false;
     if (file != files.end())
       files.erase(file);
+    else
+      random += (random.empty() ? "%" : ", %") + v.name();
     inputs.push_back(std::move(t));
   }
   for (const auto &[name, path] : files)
     diags.error(Loc{}, "graph '@" + g.name() + "' has no input named '%" + name + "'");
+  if (!random.empty() && !diags.hasErrors())
+    diags.note(Loc{}, "random inputs (--seed=" + std::to_string(seed) + "): " + random);
   return !diags.hasErrors();
 }
 
@@ -167,10 +229,10 @@ double elapsedMs(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-bool runOnCpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-              Diagnostics &diags) {
+bool runOnCpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &memory,
+              std::vector<Tensor> &outputs, Diagnostics &diags) {
   auto start = std::chrono::steady_clock::now();
-  if (!runReference(g, inputs, outputs, diags))
+  if (!runReference(g, inputs, outputs, diags, &memory))
     return false;
   std::cerr << "ran @" << g.name() << " on the CPU reference in " << elapsedMs(start) << " ms\n";
   return true;
@@ -180,9 +242,10 @@ bool runOnCpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Ten
 /// error when beyond the tolerance of what the GPU ran (`ran`, the
 /// optimized graph: autocast lowers its precision).
 bool checkAgainstReference(const Graph &g, const Graph &ran, const std::vector<Tensor> &inputs,
-                           const std::vector<Tensor> &got, Diagnostics &diags) {
+                           MemoryBudget &memory, const std::vector<Tensor> &got,
+                           Diagnostics &diags) {
   std::vector<Tensor> want;
-  if (!runOnCpu(g, inputs, want, diags))
+  if (!runOnCpu(g, inputs, memory, want, diags))
     return false;
   EquivalenceResult r;
   r.tolerance = gpuToleranceFor(lowestPrecision(ran));
@@ -198,8 +261,8 @@ bool checkAgainstReference(const Graph &g, const Graph &ran, const std::vector<T
 
 /// Optimizes a copy of `g` (unless it comes from an artifact, whose kernel
 /// cache `artifact` then is), compiles it for the inputs' shapes and runs it.
-bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-              const LoadedArtifact *artifact, Diagnostics &diags) {
+bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &memory,
+              std::vector<Tensor> &outputs, const LoadedArtifact *artifact, Diagnostics &diags) {
   Module m;
   m.graphs.push_back(g.clone());
   auto start = std::chrono::steady_clock::now();
@@ -226,12 +289,16 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, std::vector<Ten
     for (const GpuKernelReport &k : p->kernels())
       std::cerr << "cache: " << k.name << " [" << k.lookup.key << "]: " << explainLookup(k.lookup)
                 << "\n";
+  for (const Value *v : p->graph().outputs())
+    if (!memory.reserve(v->type().dtype, staticSizes(v->type().shape), "output '%" + v->name() + "'",
+                        g.loc(), diags))
+      return false;
   start = std::chrono::steady_clock::now();
   if (!runOnHostTensors(*p, inputs, outputs, diags))
     return false;
   std::cerr << "ran @" << g.name() << " on the GPU in " << elapsedMs(start)
             << " ms (first run, copies included)\n";
-  return !check || checkAgainstReference(g, *m.graphs[0], inputs, outputs, diags);
+  return !check || checkAgainstReference(g, *m.graphs[0], inputs, memory, outputs, diags);
 }
 
 /// The device --device asks for: auto becomes the GPU when it can be opened.
@@ -270,12 +337,13 @@ int runRun() {
     return reportAndExit(diags, kExitUserError);
   const Graph *g = selectGraph(*module, diags);
   std::vector<Tensor> inputs, outputs;
-  if (!g || !gatherInputs(*g, std::move(flags), inputs, diags))
+  MemoryBudget memory(memoryBudget ? memoryBudget : availableMemoryBytes());
+  if (!g || !gatherInputs(*g, std::move(flags), memory, inputs, diags))
     return reportAndExit(diags, kExitUserError);
 
   bool ran = where == Device::Gpu
-                 ? runOnGpu(*g, inputs, outputs, artifact ? &*artifact : nullptr, diags)
-                 : runOnCpu(*g, inputs, outputs, diags);
+                 ? runOnGpu(*g, inputs, memory, outputs, artifact ? &*artifact : nullptr, diags)
+                 : runOnCpu(*g, inputs, memory, outputs, diags);
   if (!ran)
     return reportAndExit(diags, kExitUserError);
 
