@@ -44,6 +44,12 @@ bool storableAsModelFile(const Module &m);
 /// Requires storableAsModelFile(m).
 std::vector<uint8_t> serializeModel(const Module &m);
 
+/// For tests and fuzzers: recomputes the checksum of model-file bytes in
+/// place, so that deliberately damaged bytes get past it to the loader's
+/// other checks. False, with nothing changed, when the bytes are not a
+/// verifiable model file or have no checksum. Requires 8-byte aligned bytes.
+bool resealModelBuffer(std::span<uint8_t> bytes);
+
 /// Loads `.fir` text or a model file, chosen by content (the flatbuffers file
 /// identifier) so that a renamed file still loads.
 std::unique_ptr<Module> loadAnyModel(const std::string &path, Diagnostics &diags);
