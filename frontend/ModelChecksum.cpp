@@ -55,12 +55,14 @@ bool rootHasGap(std::span<const uint8_t> bytes) {
 
 } // namespace modelfile
 
-bool resealModelBuffer(std::span<uint8_t> bytes) {
+bool resealModelBuffer(std::span<uint8_t> bytes, std::optional<uint64_t> dataChecksum) {
   if (!modelfile::hasModelIdentifier(bytes.data(), bytes.size()) || !modelfile::verifyModel(bytes))
     return false;
   fb::Model *model = fb::GetMutableModel(bytes.data());
   if (!model->checksum())
     return false;
+  if (dataChecksum && model->external_data_checksum())
+    model->mutable_external_data_checksum()->mutate_blake3(*dataChecksum);
   model->mutable_checksum()->mutate_blake3(fileChecksum(bytes, model->checksum()));
   return true;
 }
