@@ -8,9 +8,9 @@
 // (ForceDefaults): -0.0 survives the round trip, and the root's file_size
 // field exists to be patched once the size is known; then the checksum is
 // patched in (Note [File checksums]), the external data's checksum having
-// been written with the root. Each DenseData is
-// written once and referenced by index, so weights shared between ops or
-// graphs stay shared after loading.
+// been written with the root. Each DenseData is written once and referenced
+// by index, so weights shared between ops or graphs stay shared after
+// loading.
 //
 // Files are written atomically (ir/FileIO.h): the data file first, then the
 // model file, each to a temporary file renamed over the target.
