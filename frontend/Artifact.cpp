@@ -1,26 +1,20 @@
 // Reading and writing `.fusec` artifacts (see Artifact.h). The reader runs
-// the flatbuffers Verifier over the whole buffer before touching a field and
-// then copies everything out, so nothing refers into the file afterwards.
+// the flatbuffers Verifier over the whole buffer before touching a field,
+// checks the format version and then the checksum of the whole file (Note
+// [File checksums]), so that a byte changed or appended after writing is
+// refused, and copies everything out, so nothing refers into the file
+// afterwards.
 #include "frontend/Artifact.h"
 
+#include "frontend/Checksum.h"
 #include "frontend/schema/artifact_generated.h"
 #include "ir/FileIO.h"
-
-#include "llvm/Support/xxhash.h"
 
 #include <unistd.h>
 
 namespace fusec {
 
 namespace fa = fusec::artifact;
-
-namespace {
-
-uint64_t checksum(const std::string &ptx, const std::string &cubin) {
-  return llvm::xxh3_64bits(llvm::StringRef(ptx + cubin));
-}
-
-} // namespace
 
 bool isArtifactFile(const std::string &path) {
   std::string why;
@@ -38,26 +32,29 @@ bool writeArtifact(const std::string &path, const Artifact &a, Diagnostics &diag
         fbb.CreateVector(reinterpret_cast<const uint8_t *>(k.cubin.data()), k.cubin.size());
     kernels.push_back(fa::CreateKernel(fbb, fbb.CreateString(k.name), fbb.CreateString(k.key),
                                        fbb.CreateString(k.templateName), fbb.CreateString(k.ptx),
-                                       cubin, checksum(k.ptx, k.cubin)));
+                                       cubin));
   }
   std::vector<flatbuffers::Offset<fa::Shape>> shapes;
   for (const std::vector<int64_t> &s : a.inputShapes)
     shapes.push_back(fa::CreateShape(fbb, fbb.CreateVector(s)));
+  fa::Checksum placeholder(0);
   auto root = fa::CreateArtifact(fbb, kArtifactFormatVersion, fbb.CreateString(a.fusecVersion),
                                  fbb.CreateString(a.target), fbb.CreateString(a.nvrtcVersion),
                                  fbb.CreateString(a.graphText), fbb.CreateVector(shapes),
-                                 a.arenaBytes, fbb.CreateVector(kernels));
+                                 a.arenaBytes, fbb.CreateVector(kernels), &placeholder);
   fa::FinishArtifactBuffer(fbb, root);
-  return writeFileAtomically(path, {fbb.GetBufferPointer(), fbb.GetSize()}, diags);
+  std::span<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetSize());
+  fa::Artifact *written = fa::GetMutableArtifact(bytes.data());
+  written->mutable_checksum()->mutate_blake3(fileChecksum(bytes, written->checksum()));
+  return writeFileAtomically(path, bytes, diags);
 }
 
 namespace {
 
 std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
 
-/// Copies the verified root out; false (with the kernel's name) when a
-/// kernel's code does not match its checksum.
-bool copyOut(const fa::Artifact &root, Artifact &a, std::string &badKernel) {
+/// Copies the verified root out.
+void copyOut(const fa::Artifact &root, Artifact &a) {
   a.fusecVersion = str(root.fusec_version());
   a.target = str(root.target());
   a.nvrtcVersion = str(root.nvrtc_version());
@@ -68,17 +65,10 @@ bool copyOut(const fa::Artifact &root, Artifact &a, std::string &badKernel) {
       a.inputShapes.emplace_back(s->dims()
                                      ? std::vector<int64_t>(s->dims()->begin(), s->dims()->end())
                                      : std::vector<int64_t>{});
-  if (!root.kernels())
-    return true;
-  for (const fa::Kernel *k : *root.kernels()) {
-    a.kernels.push_back({str(k->name()), str(k->key()), str(k->template_()), str(k->ptx()),
-                         std::string(k->cubin()->begin(), k->cubin()->end())});
-    if (checksum(a.kernels.back().ptx, a.kernels.back().cubin) != k->checksum()) {
-      badKernel = a.kernels.back().name;
-      return false;
-    }
-  }
-  return true;
+  if (root.kernels())
+    for (const fa::Kernel *k : *root.kernels())
+      a.kernels.push_back({str(k->name()), str(k->key()), str(k->template_()), str(k->ptx()),
+                           std::string(k->cubin()->begin(), k->cubin()->end())});
 }
 
 } // namespace
@@ -103,16 +93,16 @@ std::optional<Artifact> readArtifact(const std::string &path, Diagnostics &diags
   if (root.format_version() != kArtifactFormatVersion) {
     diags.error(Loc{}, name + " has artifact format version " +
                            std::to_string(root.format_version()) + "; this fusec reads version " +
-                           std::to_string(kArtifactFormatVersion));
+                           std::to_string(kArtifactFormatVersion) + ": compile it again");
+    return std::nullopt;
+  }
+  const fa::Checksum *checksum = root.checksum();
+  if (!checksum || fileChecksum(*bytes, checksum) != checksum->blake3()) {
+    diags.error(Loc{}, name + " is corrupt: checksum mismatch");
     return std::nullopt;
   }
   Artifact a;
-  std::string badKernel;
-  if (!copyOut(root, a, badKernel)) {
-    diags.error(Loc{}, name + " is corrupt: the code of kernel '" + badKernel +
-                           "' does not match its checksum");
-    return std::nullopt;
-  }
+  copyOut(root, a);
   return a;
 }
 

@@ -14,8 +14,9 @@
 
 namespace fusec {
 
-/// The artifact format this fusec writes and reads.
-inline constexpr uint32_t kArtifactFormatVersion = 1;
+/// The artifact format this fusec writes and reads: 2 since the whole file
+/// is checksummed.
+inline constexpr uint32_t kArtifactFormatVersion = 2;
 
 struct ArtifactKernel {
   std::string name;
@@ -42,8 +43,9 @@ bool isArtifactFile(const std::string &path);
 bool writeArtifact(const std::string &path, const Artifact &a, Diagnostics &diags);
 
 /// Reads and verifies an artifact; reports "'<path>' ..." and returns
-/// nullopt for a file that is not one, is truncated or corrupt, or has a
-/// format version this fusec does not read.
+/// nullopt for a file that is not one, is truncated or corrupt (any byte
+/// changed or appended since it was written), or has a format version this
+/// fusec does not read.
 std::optional<Artifact> readArtifact(const std::string &path, Diagnostics &diags);
 
 } // namespace fusec

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,6 +44,15 @@ bool storableAsModelFile(const Module &m);
 /// The model-file bytes of a verified module, every constant inline.
 /// Requires storableAsModelFile(m).
 std::vector<uint8_t> serializeModel(const Module &m);
+
+/// For tests and fuzzers: recomputes the checksum of model-file bytes in
+/// place, so that deliberately damaged bytes get past it to the loader's
+/// other checks; first sets the external data's recorded checksum to
+/// `dataChecksum` when given. False, with nothing changed, when the bytes
+/// are not a verifiable model file or have no checksum. Requires 8-byte
+/// aligned bytes.
+bool resealModelBuffer(std::span<uint8_t> bytes,
+                       std::optional<uint64_t> dataChecksum = std::nullopt);
 
 /// Loads `.fir` text or a model file, chosen by content (the flatbuffers file
 /// identifier) so that a renamed file still loads.

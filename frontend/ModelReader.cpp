@@ -5,15 +5,19 @@
 //     Verifier over the whole buffer (every offset, vector and string in
 //     bounds, table nesting and count bounded). Then the format version and
 //     the recorded file size, which catches a truncation that only cut
-//     trailing padding.
+//     trailing padding; then the file's checksum (Note [File checksums]),
+//     which catches any other change, in files that carry one (and files
+//     where damage may have hidden it: Note [Hidden checksum]).
 //  2. Constants: dtype in range, dims >= 0, byte length == numel * dtype
 //     size with checked arithmetic, bool bytes 0 or 1; external ranges
-//     aligned and inside the data file, whose size is checked before
-//     anything is allocated or read, and of which only those ranges are read.
+//     aligned and inside the data file, whose size and checksum are checked
+//     before anything is allocated from it, and of which only those ranges
+//     are read.
 //  3. Graphs (ModelGraphReader.cpp), then the IR verifier.
 //
 // Loading stops at the first problem: a model file is machine-written, so one
 // precise message is worth more than a cascade of consequences.
+#include "frontend/Checksum.h"
 #include "frontend/LoadContext.h"
 #include "frontend/ModelFile.h"
 #include "frontend/ModelSchema.h"
@@ -58,21 +62,24 @@ bool isIdentifier(std::string_view s) { return isValueName(s) && !llvm::isDigit(
 
 namespace {
 
-/// The external data file, opened on first use. Reads only the ranges
+/// The external data file, opened on first use, when its size and its
+/// checksum (when the model records them) are checked. Reads only the ranges
 /// asked for, after checking them against the file's actual size.
 class ExternalData {
 public:
-  ExternalData(std::string path, uint64_t expectedSize)
-      : path(std::move(path)), expectedSize(expectedSize) {}
+  ExternalData(std::string path, uint64_t expectedSize, const fb::Checksum *expectedChecksum)
+      : path(std::move(path)), expectedSize(expectedSize), expectedChecksum(expectedChecksum) {}
   /// Reads [offset, offset + length) of the file into `out`.
   bool read(uint64_t offset, uint64_t length, std::vector<uint8_t> &out, const Where &where,
             LoadContext &ctx);
 
 private:
   bool open(LoadContext &ctx);
+  bool checkChecksum(LoadContext &ctx);
 
   std::string path;
   uint64_t expectedSize;
+  const fb::Checksum *expectedChecksum;
   std::optional<OpenedFile> file;
   uint64_t size = 0;
   uint64_t unread = 0; // Note [Read budget], for the data file
@@ -89,6 +96,29 @@ bool ExternalData::open(LoadContext &ctx) {
   if (expectedSize != 0 && size != expectedSize)
     return ctx.fail("'" + path + "' has " + std::to_string(size) + " bytes, but '" + ctx.file +
                     "' was written with " + std::to_string(expectedSize));
+  return !expectedChecksum || checkChecksum(ctx);
+}
+
+/// Reads the whole data file in bounded chunks and compares its checksum
+/// with the one the model records.
+bool ExternalData::checkChecksum(LoadContext &ctx) {
+  constexpr uint64_t kChunk = uint64_t(1) << 20;
+  std::vector<uint8_t> chunk(std::min(size, kChunk));
+  ChecksumBuilder checksum;
+  for (uint64_t done = 0; done < size;) {
+    llvm::MutableArrayRef<char> into(reinterpret_cast<char *>(chunk.data()),
+                                     std::min(size - done, kChunk));
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFileSlice(file->fd, into, done);
+    if (!n)
+      return ctx.fail("cannot read '" + path + "': " + llvm::toString(n.takeError()));
+    if (*n == 0)
+      return ctx.fail("cannot read '" + path + "': the file shrank while being read");
+    checksum.add(std::span(chunk.data(), *n));
+    done += *n;
+  }
+  if (checksum.value() != expectedChecksum->blake3())
+    return ctx.fail("'" + path + "' is corrupt or not the data file of '" + ctx.file +
+                    "': checksum mismatch");
   return true;
 }
 
@@ -190,11 +220,7 @@ bool openModel(std::span<const uint8_t> bytes, LoadContext &ctx, const fb::Model
     return ctx.fail(name + " is too large for a model file");
   if (!hasModelIdentifier(bytes.data(), bytes.size()))
     return ctx.fail(name + " is not a fusec model file (bad identifier)");
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = 16; // the schema nests tables 6 deep
-  opts.max_tables = flatbuffers::uoffset_t(bytes.size() / sizeof(flatbuffers::soffset_t));
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), opts);
-  if (!fb::VerifyModelBuffer(verifier))
+  if (!verifyModel(bytes))
     return ctx.fail(name + " is truncated or corrupt: flatbuffers verification failed");
   model = fb::GetModel(bytes.data());
   uint32_t version = model->schema_version();
@@ -207,6 +233,12 @@ bool openModel(std::span<const uint8_t> bytes, LoadContext &ctx, const fb::Model
   if (recorded != 0 && recorded != bytes.size())
     return ctx.fail(name + " is truncated or corrupt: it has " + std::to_string(bytes.size()) +
                     " bytes, but was written with " + std::to_string(recorded));
+  // Files written before checksums existed have none and are not checked.
+  const fb::Checksum *checksum = model->checksum();
+  if (checksum && fileChecksum(bytes, checksum) != checksum->blake3())
+    return ctx.fail(name + " is corrupt: checksum mismatch");
+  if (!checksum && rootHasGap(bytes))
+    return ctx.fail(name + " is corrupt: its root table holds bytes that no field accounts for");
   return true;
 }
 
@@ -214,7 +246,8 @@ std::unique_ptr<Module> readModel(const fb::Model &model, const std::string &ext
                                   LoadContext &ctx) {
   if (!ctx.take(model.constants()) || !ctx.take(model.graphs()))
     return nullptr;
-  ExternalData external(externalDataPath, model.external_data_size());
+  ExternalData external(externalDataPath, model.external_data_size(),
+                        model.external_data_checksum());
   std::vector<DenseRef> constants(count(model.constants()));
   for (uint32_t i = 0; i < constants.size(); ++i)
     if (!readConstant(*model.constants()->Get(i), i, external, ctx, constants[i]))

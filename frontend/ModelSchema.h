@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace fusec::modelfile {
@@ -29,6 +30,23 @@ inline std::string externalDataPath(const std::string &modelPath) { return model
 inline bool hasModelIdentifier(const uint8_t *bytes, size_t size) {
   return size >= 8 && fb::ModelBufferHasIdentifier(bytes);
 }
+
+/// Runs flatbuffers' Verifier over a whole model file (every offset, vector
+/// and string in bounds), with table nesting bounded to 16 (the schema nests
+/// 6 deep) and the table count to one per 4 bytes of file.
+inline bool verifyModel(std::span<const uint8_t> bytes) {
+  if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return false;
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 16;
+  opts.max_tables = flatbuffers::uoffset_t(bytes.size() / sizeof(flatbuffers::soffset_t));
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), opts);
+  return fb::VerifyModelBuffer(verifier);
+}
+
+/// Whether the root table of a verified model file has 8 bytes in a row
+/// that no field covers (Note [Hidden checksum], ModelChecksum.cpp).
+bool rootHasGap(std::span<const uint8_t> bytes);
 
 #define FUSEC_SAME_ENUM(Ir, Fb)                                                                    \
   static_assert(uint8_t(Ir) == uint8_t(Fb), "schema enum order differs from the IR's")

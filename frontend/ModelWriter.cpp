@@ -6,12 +6,15 @@
 // layout tags, attributes in order with their kinds, constant bytes. Every
 // scalar is written even when it equals the schema's default
 // (ForceDefaults): -0.0 survives the round trip, and the root's file_size
-// field exists to be patched once the size is known. Each DenseData is
-// written once and referenced by index, so weights shared between ops or
-// graphs stay shared after loading.
+// field exists to be patched once the size is known; then the checksum is
+// patched in (Note [File checksums]), the external data's checksum having
+// been written with the root. Each DenseData is written once and referenced
+// by index, so weights shared between ops or graphs stay shared after
+// loading.
 //
 // Files are written atomically (ir/FileIO.h): the data file first, then the
 // model file, each to a temporary file renamed over the target.
+#include "frontend/Checksum.h"
 #include "frontend/ModelFile.h"
 #include "frontend/ModelSchema.h"
 #include "ir/Assert.h"
@@ -176,11 +179,15 @@ std::vector<uint8_t> Serializer::serialize(const Module &m) {
   auto producer = fbb.CreateString("fusec " FUSEC_VERSION);
   auto graphVector = fbb.CreateVector(graphs);
   auto constantVector = fbb.CreateVector(constants);
+  fb::Checksum placeholder(0), dataChecksum(checksumOf(external));
   fb::FinishModelBuffer(fbb, fb::CreateModel(fbb, kSchemaVersion, /*file_size=*/0, producer,
-                                             graphVector, constantVector, external.size()));
+                                             graphVector, constantVector, external.size(),
+                                             &placeholder, &dataChecksum));
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  bool patched = fb::GetMutableModel(bytes.data())->mutate_file_size(bytes.size());
+  fb::Model *root = fb::GetMutableModel(bytes.data());
+  bool patched = root->mutate_file_size(bytes.size());
   FUSEC_ASSERT(patched, "file_size was not written (ForceDefaults)");
+  root->mutable_checksum()->mutate_blake3(fileChecksum(bytes, root->checksum()));
   return bytes;
 }
 

@@ -2,14 +2,17 @@
 each is refused cleanly: exit code 1 with a message on stderr, never a
 signal, a sanitizer report, an internal error or any other exit code.
 
-    corrupt.py MODEL WORKDIR [--prefixes N] [--strided N] [--flips N] [--seed S]
+    corrupt.py MODEL WORKDIR [--prefixes N] [--strided N] [--flips N]
+               [--data-flips N] [--seed S]
 
 Damage: every proper prefix of length < N (default 4096), then N more
 prefix lengths spread evenly up to the full size; with an external data
-file, its proper prefixes likewise (strided); and --flips copies with 1-4
-random bytes overwritten (seeded). A truncated file must be refused; a
-flipped one may still be a valid model (a changed weight), so exit 0 is
-allowed there. Runs the cases in parallel; prints a summary line.
+file, its proper prefixes likewise (strided); --flips copies with 1-4
+random bytes overwritten (seeded), and --data-flips copies whose data file
+has 1-4 random bytes overwritten. Every damaged copy must be refused: the
+model file's checksum covers all of its bytes, and the data file's
+checksum, recorded in the model, all of the data file's. Runs the cases in
+parallel; prints a summary line.
 """
 import argparse
 import concurrent.futures
@@ -28,7 +31,7 @@ def prefix_lengths(size, dense, strided):
     return lengths
 
 
-def run_case(name, model_bytes, data_bytes, workdir, may_succeed):
+def run_case(name, model_bytes, data_bytes, workdir):
     """Writes one damaged case and converts it; returns a problem or None."""
     path = os.path.join(workdir, name + ".fb")
     with open(path, "wb") as f:
@@ -45,7 +48,7 @@ def run_case(name, model_bytes, data_bytes, workdir, may_succeed):
         problem = f"killed by signal {-proc.returncode}"
     elif "internal error" in stderr or "Sanitizer" in stderr:
         problem = "crashed"
-    elif proc.returncode == 0 and not may_succeed:
+    elif proc.returncode == 0:
         problem = "accepted"
     elif proc.returncode not in (0, 1):
         problem = f"exit code {proc.returncode}"
@@ -57,19 +60,27 @@ def run_case(name, model_bytes, data_bytes, workdir, may_succeed):
     return None if problem is None else f"{name}: {problem}\n{stderr[:2000]}"
 
 
-def cases(model, data, args):
-    """(name, model bytes, data bytes, may_succeed) for every damaged copy."""
-    for n in prefix_lengths(len(model), args.prefixes, args.strided):
-        yield f"prefix-{n}", model[:n], data, False
-    if data:
-        for n in prefix_lengths(len(data), 0, args.strided):
-            yield f"data-prefix-{n}", model, data[:n], False
-    rng = random.Random(args.seed)
-    for i in range(args.flips):
-        damaged = bytearray(model)
+def flipped(original, rng):
+    """`original` with 1-4 random bytes overwritten, at least one changed."""
+    damaged = bytearray(original)
+    while damaged == original:
         for _ in range(rng.randint(1, 4)):
             damaged[rng.randrange(len(damaged))] = rng.randrange(256)
-        yield f"flip-{i}", bytes(damaged), data, True
+    return bytes(damaged)
+
+
+def cases(model, data, args):
+    """(name, model bytes, data bytes) for every damaged copy."""
+    for n in prefix_lengths(len(model), args.prefixes, args.strided):
+        yield f"prefix-{n}", model[:n], data
+    if data:
+        for n in prefix_lengths(len(data), 0, args.strided):
+            yield f"data-prefix-{n}", model, data[:n]
+    rng = random.Random(args.seed)
+    for i in range(args.flips):
+        yield f"flip-{i}", flipped(model, rng), data
+    for i in range(args.data_flips if data else 0):
+        yield f"data-flip-{i}", model, flipped(data, rng)
 
 
 def main():
@@ -79,6 +90,7 @@ def main():
     parser.add_argument("--prefixes", type=int, default=4096)
     parser.add_argument("--strided", type=int, default=512)
     parser.add_argument("--flips", type=int, default=300)
+    parser.add_argument("--data-flips", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     model = open(args.model, "rb").read()
@@ -87,7 +99,7 @@ def main():
     os.makedirs(args.workdir)
     todo = list(cases(model, data, args))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        problems = [p for p in pool.map(lambda c: run_case(c[0], c[1], c[2], args.workdir, c[3]),
+        problems = [p for p in pool.map(lambda c: run_case(c[0], c[1], c[2], args.workdir),
                                         todo) if p]
     for p in problems[:20]:
         print(p, file=sys.stderr)

@@ -6,7 +6,9 @@ PATH walks the schema (frontend/schema/model.fbs) from the root table:
 `graphs.0.nodes.1.attrs.0.value_type`. VALUE is an integer for a scalar
 field or element, `str:TEXT` to overwrite a string's bytes (same length), or
 `@PATH` to point an offset at the object another path reaches (sharing).
-The file keeps its size, so its recorded file_size stays right.
+The file keeps its size, so its recorded file_size stays right; its
+checksum, if it has one, no longer matches, so patch a file written before
+checksums (Inputs/before-checksums/) to reach the loader's checks behind it.
 """
 import struct
 import sys
@@ -14,7 +16,8 @@ import sys
 # Field order per table, as declared in model.fbs (a union takes two slots).
 SCHEMA = {
     "Model": [("schema_version", "I"), ("file_size", "Q"), ("producer", "string"),
-              ("graphs", "[Graph]"), ("constants", "[Constant]"), ("external_data_size", "Q")],
+              ("graphs", "[Graph]"), ("constants", "[Constant]"), ("external_data_size", "Q"),
+              ("checksum", "Checksum"), ("external_data_checksum", "Checksum")],
     "Graph": [("name", "string"), ("inputs", "[Tensor]"), ("nodes", "[Node]"),
               ("outputs", "[string]")],
     "Node": [("op", "string"), ("inputs", "[string]"), ("outputs", "[Tensor]"),
@@ -24,6 +27,7 @@ SCHEMA = {
     "Dim": [("size", "q"), ("symbol", "string")],
     "Constant": [("dtype", "B"), ("shape", "[q]"), ("data", "[B]"), ("external", "ExternalData")],
     "ExternalData": None,  # struct {offset: ulong; length: ulong}
+    "Checksum": None,  # struct {blake3: ulong}
     # Union members: a path names the member after the union field,
     # `attrs.0.value.DenseAttr.constant`.
     "IntAttr": [("value", "q")],
@@ -36,6 +40,8 @@ SCHEMA = {
     "DenseAttr": [("constant", "I")],
 }
 SCALARS = "BIQqd"
+# Struct fields: the offset of each member, all of them ulong.
+STRUCTS = {"ExternalData": {"offset": 0, "length": 8}, "Checksum": {"blake3": 0}}
 
 
 def u32(buf, pos):
@@ -67,15 +73,15 @@ def locate(buf, path):
         if kind == "table":
             kind = step
             continue
-        if kind == "ExternalData":
-            loc, kind = obj + {"offset": 0, "length": 8}[step], "Q"
+        if kind in STRUCTS:
+            loc, kind = obj + STRUCTS[kind][step], "Q"
         elif kind.startswith("["):
             elem = kind[1:-1]
             size = struct.calcsize("<" + elem) if elem in SCALARS else 4
             loc, kind = obj + 4 + size * int(step), elem
         else:
             loc, kind = field(buf, obj, kind, step)
-        if kind not in SCALARS and kind != "ExternalData":
+        if kind not in SCALARS and kind not in STRUCTS:
             obj = deref(buf, loc)
         else:
             obj = loc
