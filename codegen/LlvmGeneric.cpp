@@ -151,7 +151,7 @@ llvm::Value *LlvmGenericEmitter::toAcc(DType t, DType acc, llvm::Value *x) {
   llvm::Type *target = llvmComputeType(ctx, acc);
   if (x->getType()->isIntegerTy())
     return t == DType::Bool ? b.CreateUIToFP(x, target) : b.CreateSIToFP(x, target);
-  return x->getType() == target ? x : b.CreateFPExt(x, target);
+  return x->getType() == target ? x : b.CreateFPCast(x, target); // f64 operands may accumulate in f32
 }
 
 llvm::Value *LlvmGenericEmitter::offsetOr(llvm::Value *flat,

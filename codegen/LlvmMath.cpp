@@ -367,6 +367,8 @@ llvm::Value *llvmNarrow(llvm::IRBuilder<> &b, DType t, llvm::Value *v) {
 
 llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t i) {
   llvm::Type *t = llvmComputeType(ctx, d.dtype);
+  if (d.numElements() == 0) // a kernel reading an empty constant runs over no elements
+    return llvm::Constant::getNullValue(t);
   if (isFloat(d.dtype))
     return llvm::ConstantFP::get(t, d.dtype == DType::F64 ? d.elementAsDouble(i)
                                                           : double(float(d.elementAsDouble(i))));

@@ -244,6 +244,9 @@ std::string castExpr(DType from, DType to, const std::string &x) {
 }
 
 std::string constantLiteral(const DenseData &d, size_t i) {
+  if (d.numElements() == 0) // a kernel reading an empty constant runs over no elements
+    return isFloat(d.dtype) ? floatLiteral(0, d.dtype == DType::F64)
+                            : d.dtype == DType::Bool ? "false" : intLiteral(0);
   if (isFloat(d.dtype))
     return floatLiteral(d.elementAsDouble(i), d.dtype == DType::F64);
   if (d.dtype == DType::Bool)
