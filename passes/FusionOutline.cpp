@@ -46,17 +46,6 @@ bool usedOutside(const Value *v, const std::unordered_set<const Op *> &inside) {
   return false;
 }
 
-/// The op after `op` in g's order, or null when it is the last.
-Op *nextOp(const Graph &g, const Op *op) {
-  bool found = false;
-  for (const auto &o : g.ops()) {
-    if (found)
-      return o.get();
-    found = o.get() == op;
-  }
-  return nullptr;
-}
-
 /// What the body of one group is built from.
 class Outliner {
 public:
@@ -87,7 +76,7 @@ public:
     const Op &locOf = grp.hasAnchor() ? *grp.anchors.front() : *ops.front();
     Op *kernel = graph.createOp(OpKind::Kernel, operands, types,
                                 {{"template", std::string(kernelTemplateName(grp.tmpl))}},
-                                locOf.loc(), nextOp(graph, ops.back()));
+                                locOf.loc(), graph.nextOp(ops.back()));
     kernel->setBody(std::move(body));
     replaceAndErase(*kernel, results);
   }
@@ -112,9 +101,9 @@ private:
 
   /// Makes the outside values behind v (through the prologue) inputs now,
   /// so that a kernel's operands start with its anchors' (a gemm's A, B).
+  /// A prologue op met again from a later root has registered its inputs.
   void registerInput(Value *root) {
     std::vector<Value *> stack{root}; // depth first, operands in order
-    std::unordered_set<const Op *> seen;
     while (!stack.empty()) {
       Value *v = stack.back();
       stack.pop_back();
@@ -147,7 +136,7 @@ private:
     std::vector<std::string> names;
     for (unsigned i = 0; i < results.size(); ++i) {
       names.push_back(results[i]->name());
-      std::vector<Use> uses = results[i]->uses();
+      std::vector<Use> uses(results[i]->uses().begin(), results[i]->uses().end());
       for (const Use &u : uses) {
         if (!u.user)
           graph.setOutput(u.index, kernel.result(i));
@@ -172,6 +161,7 @@ private:
   std::unordered_map<const Value *, Value *> inBody;
   std::vector<Value *> operands;
   std::vector<Op *> copiedConstants;
+  std::unordered_set<const Op *> seen; // prologue ops registerInput has walked
 };
 
 /// Reorders g's ops so that each comes after its producers, keeping the
