@@ -43,6 +43,7 @@
 namespace fusec {
 
 bool runFusion(Graph &g, const PassOptions &opts, Diagnostics &) {
+  fusion::splitWideConcats(g);
   fusion::raiseComposites(g);
   fusion::Plan plan(g);
   plan.build();

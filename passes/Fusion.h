@@ -170,8 +170,23 @@ bool isFusiblePointwise(const Op &op);
 //===--- Stage 3: outlining (FusionOutline.cpp) -----------------------------===//
 
 /// Turns each group into a kernel op (small constants copied into bodies),
-/// then restores a topological op order.
+/// then restores a topological op order. A group over the bound of Note
+/// [Kernel parameter space] becomes several kernels (cutAtKernelBound).
 void outlineGroups(Graph &g, const Plan &plan);
+
+/// Whether outlining copies the constant `v` into a body instead of passing it.
+bool isInlinedConstant(const Value *v);
+
+//===--- Kernel bounds (FusionBounds.cpp) -----------------------------------===//
+
+/// Splits each concat with more operands than one kernel takes into a tree of
+/// concats (Note [Kernel parameter space]).
+void splitWideConcats(Graph &g);
+
+/// A group's ops (in program order) cut into the kernels they become: one
+/// chunk when its parameters fit, else consecutive chunks that do, the one
+/// with the anchors keeping the template and the others pointwise.
+std::vector<std::vector<Op *>> cutAtKernelBound(const Group &grp, const std::vector<Op *> &ops);
 
 /// Writes one line per unfused producer→consumer edge that touches a group.
 void explainUnfused(const Graph &g, const Plan &plan, std::ostream &os);

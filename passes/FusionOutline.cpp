@@ -24,8 +24,8 @@
 namespace fusec::fusion {
 
 namespace {
-
 constexpr size_t kMaxInlineElements = 16;
+} // namespace
 
 bool isInlinedConstant(const Value *v) {
   const Op *c = defOf(v, OpKind::Const);
@@ -38,6 +38,8 @@ bool isInlinedConstant(const Value *v) {
                std::equal(d.bytes.begin() + long(width), d.bytes.end(), d.bytes.begin());
   return d.numElements() <= kMaxInlineElements || splat;
 }
+
+namespace {
 
 bool usedOutside(const Value *v, const std::unordered_set<const Op *> &inside) {
   for (const Use &u : v->uses())
@@ -202,7 +204,16 @@ void outlineGroups(Graph &g, const Plan &plan) {
     std::vector<Op *> ops = grp->ops;
     std::sort(ops.begin(), ops.end(),
               [&](Op *a, Op *b) { return plan.positionOf(a) < plan.positionOf(b); });
-    Outliner(g, *grp, std::move(ops)).run();
+    for (std::vector<Op *> &chunk : cutAtKernelBound(*grp, ops)) {
+      bool keepsTemplate = !grp->hasAnchor() || std::find(chunk.begin(), chunk.end(),
+                                                          grp->anchors.front()) != chunk.end();
+      if (keepsTemplate) {
+        Outliner(g, *grp, std::move(chunk)).run();
+        continue;
+      }
+      Group piece{KernelTemplate::Pointwise, chunk, {}, {chunk.front()->result()->type().shape}};
+      Outliner(g, piece, std::move(chunk)).run();
+    }
   }
   sortTopologically(g);
 }
