@@ -218,6 +218,63 @@ void outlineGroups(Graph &g, const Plan &plan) {
   sortTopologically(g);
 }
 
+// Explaining asks afresh whether an edge could have fused, with either end
+// possibly in a group already: a walk per question, which only --explain-fusion
+// pays for.
+bool Plan::createsCycleExplained(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
+  return pathOutside(a, b) || pathOutside(b, a);
+}
+
+// A depth-first walk along users, from the users of `from` that are in
+// neither set; reaching one member of a group reaches all of them (the group
+// will be one kernel). True when it reaches an op of `to`.
+bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to) const {
+  std::unordered_set<const Op *> source(from.begin(), from.end()), target(to.begin(), to.end());
+  std::unordered_set<const Op *> pushed;
+  std::unordered_set<const Group *> expanded;
+  std::vector<const Op *> stack;
+  auto pushUsers = [&](const Op *op, bool skipTarget) {
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      for (const Use &u : op->result(i)->uses())
+        if (u.user && !source.count(u.user) && !(skipTarget && target.count(u.user)) &&
+            pushed.insert(u.user).second)
+          stack.push_back(u.user);
+  };
+  for (const Op *op : from)
+    pushUsers(op, true);
+  while (!stack.empty()) {
+    const Op *op = stack.back();
+    stack.pop_back();
+    if (target.count(op))
+      return true;
+    const Member *m = memberOf(op);
+    if (!m) {
+      pushUsers(op, false);
+      continue;
+    }
+    if (!expanded.insert(m->group).second)
+      continue;
+    for (const Op *peer : m->group->ops) {
+      if (target.count(peer))
+        return true;
+      pushUsers(peer, false);
+    }
+  }
+  return false;
+}
+
+Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
+  const Member *mp = memberOf(&producer), *mc = memberOf(&consumer);
+  if (!mp || !mc)
+    return Reason::CannotHold;
+  if (mc->role == Role::Anchor || mc->role == Role::Prologue)
+    return prologueProblem(*mc->group, producer, consumer, true).value_or(Reason::SeveralUsers);
+  if (mc->group->hasAnchor()) // an epilogue takes no pointwise work from elsewhere
+    return mp->group->hasAnchor() ? Reason::ReductionBoundary : Reason::CannotHold;
+  int chain = -1;
+  return epilogueProblem(*mp->group, consumer, chain, true).value_or(Reason::SeveralUsers);
+}
+
 void explainUnfused(const Graph &g, const Plan &plan, std::ostream &os) {
   for (const auto &consumer : g.ops()) {
     std::unordered_set<const Value *> seen;
