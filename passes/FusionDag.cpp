@@ -13,11 +13,13 @@
 // B, then the merged node, then F, each in their old order, take the ranks B,
 // F, lo and hi had; every other node keeps its rank. A node's edge lists may
 // name nodes merged away since and repeat nodes; a walk resolves and
-// compacts them (union-find, path halving), so each stale entry is paid for
-// once.
+// compacts them (union-find with path halving), so stale and repeated
+// entries do not pile up in a growing group's lists.
 //
 // Cost: a query or merge visits the nodes ranked between the two that the
-// search reaches, and the edges of those nodes. That is all of fusion's
+// search reaches, and the edges of those nodes (a group's own edges to the
+// outside included: a group read by thousands of ops outside it is walked
+// per question). That is all of fusion's
 // grouping in a chain or a diamond; an adversarial order of merges can still
 // make the ranks move often (Pearce and Kelly's bound is not linear), which
 // has not been seen on models.
