@@ -90,9 +90,10 @@ public:
   /// The placed buffers live at some point of `range`, in placement order.
   std::vector<const ArenaBuffer *> overlapping(const LiveRange &range) const {
     // Buffers starting after range.last cannot overlap: search below `end`.
-    size_t end = std::upper_bound(buffers.begin(), buffers.end(), range.last,
-                                  [](unsigned p, const ArenaBuffer &b) { return p < b.live.first; }) -
-                 buffers.begin();
+    size_t end =
+        std::upper_bound(buffers.begin(), buffers.end(), range.last,
+                         [](unsigned p, const ArenaBuffer &b) { return p < b.live.first; }) -
+        buffers.begin();
     std::vector<unsigned> found;
     collect(1, 0, size, end, range.first, found);
     std::sort(found.begin(), found.end(), [&](unsigned a, unsigned b) { return seq[a] < seq[b]; });

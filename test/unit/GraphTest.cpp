@@ -77,7 +77,8 @@ TEST_F(GraphTest, UseListsKeepTheirOrder) {
   };
   users[2]->setOperand(0, y); // the middle one
   users[0]->setOperand(0, y); // the first one
-  EXPECT_EQ(order(x), (std::vector<Use>{{users[1], 0}, {users[3], 0}, {users[4], 0}, {nullptr, 0}}));
+  EXPECT_EQ(order(x),
+            (std::vector<Use>{{users[1], 0}, {users[3], 0}, {users[4], 0}, {nullptr, 0}}));
   g.setOutput(0, y); // the last one
   EXPECT_EQ(order(x), (std::vector<Use>{{users[1], 0}, {users[3], 0}, {users[4], 0}}));
   x->replaceAllUsesWith(y);
