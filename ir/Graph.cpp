@@ -12,23 +12,41 @@
 
 namespace fusec {
 
-void Value::removeUse(Use u) {
-  auto it = std::find(useList.begin(), useList.end(), u);
-  FUSEC_ASSERT(it != useList.end(), "use list out of sync");
-  useList.erase(it);
+void Value::addUse(UseNode &node, Use u) {
+  node.use = u;
+  node.prev = useTail;
+  node.next = nullptr;
+  (useTail ? useTail->next : useHead) = &node;
+  useTail = &node;
+  ++useCount;
+}
+
+void Value::removeUse(UseNode &node) {
+  FUSEC_ASSERT(useCount > 0, "use list out of sync");
+  (node.prev ? node.prev->next : useHead) = node.next;
+  (node.next ? node.next->prev : useTail) = node.prev;
+  node.prev = node.next = nullptr;
+  --useCount;
 }
 
 void Value::replaceAllUsesWith(Value *other) {
   FUSEC_ASSERT(other && other != this, "replacing a value with itself or null");
   FUSEC_ASSERT(other->owner == owner, "replacing a value with one of another graph");
-  for (Use u : useList) {
-    if (u.user)
-      u.user->ins[u.index] = other;
+  for (UseNode *n = useHead; n; n = n->next) {
+    if (n->use.user)
+      n->use.user->ins[n->use.index] = other;
     else
-      owner->outs[u.index] = other;
-    other->useList.push_back(u);
+      owner->outs[n->use.index] = other;
   }
-  useList.clear();
+  if (!useHead)
+    return;
+  // Splice the whole list onto the end of other's, keeping its order.
+  useHead->prev = other->useTail;
+  (other->useTail ? other->useTail->next : other->useHead) = useHead;
+  other->useTail = useTail;
+  other->useCount += useCount;
+  useHead = useTail = nullptr;
+  useCount = 0;
 }
 
 void Value::setName(std::string n) {
@@ -42,9 +60,9 @@ void Op::setBody(std::unique_ptr<Graph> body) { bodyGraph = std::move(body); }
 
 void Op::setOperand(unsigned i, Value *v) {
   FUSEC_ASSERT(i < ins.size() && v, "bad operand index or null value");
-  ins[i]->removeUse({this, i});
+  ins[i]->removeUse(operandUses[i]);
   ins[i] = v;
-  v->useList.push_back({this, i});
+  v->addUse(operandUses[i], {this, i});
 }
 
 bool Op::hasUses() const {
@@ -103,10 +121,11 @@ Op *Graph::createOp(OpKind kind, const std::vector<Value *> &operands,
                     Op *before) {
   auto op = std::unique_ptr<Op>(new Op(kind, this, std::move(loc)));
   Op *raw = op.get();
-  for (Value *v : operands) {
-    FUSEC_ASSERT(v, "null operand");
-    v->useList.push_back({raw, unsigned(raw->ins.size())});
-    raw->ins.push_back(v);
+  raw->ins = operands;
+  raw->operandUses.resize(operands.size());
+  for (unsigned i = 0; i < operands.size(); ++i) {
+    FUSEC_ASSERT(operands[i], "null operand");
+    operands[i]->addUse(raw->operandUses[i], {raw, i});
   }
   for (const TensorType &t : resultTypes)
     raw->outs.push_back(std::unique_ptr<Value>(
@@ -123,7 +142,7 @@ void Graph::erase(Op *op) {
   for (unsigned i = 0; i < op->numResults(); ++i)
     FUSEC_ASSERT(!op->result(i)->hasUses(), "erasing an op whose results are still used");
   for (unsigned i = 0; i < op->ins.size(); ++i)
-    op->ins[i]->removeUse({op, i});
+    op->ins[i]->removeUse(op->operandUses[i]);
   opList.erase(op->pos);
 }
 
@@ -131,6 +150,12 @@ void Graph::moveBefore(Op *op, Op *before) {
   FUSEC_ASSERT(op->owner == this && (!before || before->owner == this), "moving across graphs");
   auto to = before ? before->pos : opList.end();
   opList.splice(to, opList, op->pos);
+}
+
+Op *Graph::nextOp(const Op *op) const {
+  FUSEC_ASSERT(op && op->owner == this, "op of another graph");
+  auto next = std::next(op->pos);
+  return next == opList.end() ? nullptr : next->get();
 }
 
 std::vector<Op *> Graph::opsSnapshot() const {
@@ -143,19 +168,20 @@ std::vector<Op *> Graph::opsSnapshot() const {
 
 void Graph::setOutputs(const std::vector<Value *> &values) {
   for (unsigned k = 0; k < outs.size(); ++k)
-    outs[k]->removeUse({nullptr, k});
+    outs[k]->removeUse(outputUses[k]);
   outs = values;
+  outputUses = std::vector<UseNode>(outs.size());
   for (unsigned k = 0; k < outs.size(); ++k) {
     FUSEC_ASSERT(outs[k], "null graph output");
-    outs[k]->useList.push_back({nullptr, k});
+    outs[k]->addUse(outputUses[k], {nullptr, k});
   }
 }
 
 void Graph::setOutput(unsigned i, Value *v) {
   FUSEC_ASSERT(i < outs.size() && v, "bad output index or null value");
-  outs[i]->removeUse({nullptr, i});
+  outs[i]->removeUse(outputUses[i]);
   outs[i] = v;
-  v->useList.push_back({nullptr, i});
+  v->addUse(outputUses[i], {nullptr, i});
 }
 
 std::string Graph::uniqueName(std::string_view hint) {
@@ -165,9 +191,16 @@ std::string Graph::uniqueName(std::string_view hint) {
       name = std::to_string(nextNumber++);
     while (usedNames.count(name));
   } else {
+    // Names are never released, so a suffix found taken stays taken: the
+    // next call with this hint starts after it (one probe per name, not a
+    // rescan from .1 for every value named after the same hint).
     name = std::string(hint);
-    for (unsigned i = 1; usedNames.count(name); ++i)
-      name = std::string(hint) + "." + std::to_string(i);
+    if (usedNames.count(name)) {
+      unsigned &i = nextSuffix.try_emplace(name, 1).first->second;
+      do
+        name = std::string(hint) + "." + std::to_string(i++);
+      while (usedNames.count(name));
+    }
   }
   usedNames.insert(name);
   return name;

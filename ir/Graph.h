@@ -13,9 +13,11 @@
 #include "ir/OpTable.h"
 #include "ir/Types.h"
 
+#include <iterator>
 #include <list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -32,6 +34,56 @@ struct Use {
   bool operator==(const Use &o) const = default;
 };
 
+/// A link of a value's use list. The list is intrusive (the links live in
+/// the using op, or in the graph for its outputs) so that dropping a use is
+/// O(1) and the list keeps the order in which uses were added.
+struct UseNode {
+  Use use{nullptr, 0};
+  UseNode *prev = nullptr;
+  UseNode *next = nullptr;
+};
+
+/// A value's uses in the order they were added; a view, invalidated by
+/// changes to the value's uses.
+class UseRange {
+public:
+  class iterator {
+  public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Use;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Use *;
+    using reference = const Use &;
+    iterator() = default;
+    explicit iterator(const UseNode *n) : node(n) {}
+    const Use &operator*() const { return node->use; }
+    const Use *operator->() const { return &node->use; }
+    iterator &operator++() {
+      node = node->next;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      node = node->next;
+      return old;
+    }
+    bool operator==(const iterator &o) const = default;
+
+  private:
+    const UseNode *node = nullptr;
+  };
+
+  UseRange(const UseNode *head, size_t count) : head(head), count(count) {}
+  iterator begin() const { return iterator(head); }
+  iterator end() const { return iterator(); }
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+
+private:
+  const UseNode *head;
+  size_t count;
+};
+
 class Value {
 public:
   const TensorType &type() const { return ty; }
@@ -45,15 +97,16 @@ public:
   bool isGraphInput() const { return def == nullptr; }
   /// Result index in the defining op, or input index in the graph.
   unsigned index() const { return idx; }
-  const std::vector<Use> &uses() const { return useList; }
-  bool hasUses() const { return !useList.empty(); }
+  UseRange uses() const { return {useHead, useCount}; }
+  bool hasUses() const { return useCount != 0; }
   /// Makes every user of this value (graph outputs too) use `other` instead.
   void replaceAllUsesWith(Value *other);
 
 private:
   friend class Op;
   friend class Graph;
-  void removeUse(Use u);
+  void addUse(UseNode &node, Use u);
+  void removeUse(UseNode &node);
   Value(TensorType t, std::string n, Graph *g, Op *d, unsigned i)
       : ty(std::move(t)), nm(std::move(n)), owner(g), def(d), idx(i) {}
 
@@ -62,7 +115,9 @@ private:
   Graph *owner;
   Op *def;
   unsigned idx;
-  std::vector<Use> useList;
+  UseNode *useHead = nullptr;
+  UseNode *useTail = nullptr;
+  size_t useCount = 0;
 };
 
 class Op {
@@ -117,6 +172,7 @@ private:
   Graph *owner;
   Loc location;
   std::vector<Value *> ins;
+  std::vector<UseNode> operandUses; // operandUses[i] links ins[i]'s use list; never resized
   std::vector<std::unique_ptr<Value>> outs;
   AttrList attributes;
   std::unique_ptr<Graph> bodyGraph;
@@ -152,6 +208,8 @@ public:
   size_t numOps() const { return opList.size(); }
   /// Ops in order as plain pointers: a snapshot safe to iterate while mutating.
   std::vector<Op *> opsSnapshot() const;
+  /// The op after `op` in order, or null when `op` is the last.
+  Op *nextOp(const Op *op) const;
 
   // Outputs.
   void setOutputs(const std::vector<Value *> &values);
@@ -172,7 +230,9 @@ private:
   std::vector<std::unique_ptr<Value>> ins;
   std::list<std::unique_ptr<Op>> opList;
   std::vector<Value *> outs;
+  std::vector<UseNode> outputUses; // outputUses[k] links outs[k]'s use list
   std::unordered_set<std::string> usedNames;
+  std::unordered_map<std::string, unsigned> nextSuffix; // hint → first suffix not known taken
   size_t nextNumber = 0;
 };
 

@@ -1,6 +1,13 @@
 // Arena memory planning (ir/MemoryPlan.h): collect buffers in op order,
 // merging in-place chains, then place them greedily by size with best fit.
 //
+// Cost: collecting is linear in ops and operands. Placing asks, per buffer,
+// for the placed buffers whose live ranges overlap its own: buffers are made
+// in op order, so they are sorted by the start of their ranges, and a tree of
+// the latest end among placed buffers over that order finds exactly the
+// overlapping ones, O(log n) each. Placement is O(n log n + overlaps · log n)
+// rather than a scan of every placed buffer per buffer.
+//
 // Invariant of the result: two values whose byte ranges overlap are never
 // live at the same program point, except a value and the operand whose
 // buffer it took over, at the op that reads one and writes the other.
@@ -59,6 +66,65 @@ bool writesOverOperand(const Op &op) {
          (isPointwiseKernel(op) && op.numResults() == 1);
 }
 
+/// The buffers placed so far, asked for those whose live ranges overlap a
+/// range. `buffers` is sorted by live.first (made in op order); a max tree
+/// over that order holds each placed buffer's live.last (-1 when unplaced),
+/// so a walk visits only subtrees holding an overlapping buffer.
+class PlacedBuffers {
+public:
+  explicit PlacedBuffers(const std::vector<ArenaBuffer> &buffers)
+      : buffers(buffers), size(1), seq(buffers.size(), 0) {
+    while (size < buffers.size())
+      size *= 2;
+    latest.assign(2 * size, -1);
+  }
+
+  void add(unsigned i) {
+    seq[i] = ++count;
+    size_t n = size + i;
+    latest[n] = buffers[i].live.last;
+    for (n /= 2; n >= 1; n /= 2)
+      latest[n] = std::max(latest[2 * n], latest[2 * n + 1]);
+  }
+
+  /// The placed buffers live at some point of `range`, in placement order.
+  std::vector<const ArenaBuffer *> overlapping(const LiveRange &range) const {
+    // Buffers starting after range.last cannot overlap: search below `end`.
+    size_t end =
+        std::upper_bound(buffers.begin(), buffers.end(), range.last,
+                         [](unsigned p, const ArenaBuffer &b) { return p < b.live.first; }) -
+        buffers.begin();
+    std::vector<unsigned> found;
+    collect(1, 0, size, end, range.first, found);
+    std::sort(found.begin(), found.end(), [&](unsigned a, unsigned b) { return seq[a] < seq[b]; });
+    std::vector<const ArenaBuffer *> out;
+    for (unsigned i : found)
+      out.push_back(&buffers[i]);
+    return out;
+  }
+
+private:
+  // Placed buffers among [lo, hi) ∩ [0, end) whose live.last >= first.
+  void collect(size_t n, size_t lo, size_t hi, size_t end, unsigned first,
+               std::vector<unsigned> &found) const {
+    if (lo >= end || latest[n] < int64_t(first))
+      return;
+    if (hi - lo == 1) {
+      found.push_back(unsigned(lo));
+      return;
+    }
+    size_t mid = (lo + hi) / 2;
+    collect(2 * n, lo, mid, end, first, found);
+    collect(2 * n + 1, mid, hi, end, first, found);
+  }
+
+  const std::vector<ArenaBuffer> &buffers;
+  size_t size;
+  std::vector<int64_t> latest;
+  std::vector<size_t> seq; // placement order
+  size_t count = 0;
+};
+
 /// Builds one plan: buffers first (collect), then offsets (place).
 class Planner {
 public:
@@ -67,7 +133,8 @@ public:
   // One buffer per value that needs one, in-place chains merged. False, with
   // `unsized` set, when a value has no size.
   bool collect(const Value **unsized) {
-    for (const auto &op : g.ops())
+    for (const auto &op : g.ops()) {
+      std::optional<int64_t> span = writesOverOperand(*op) ? indexSpace(*op) : std::nullopt;
       for (unsigned i = 0; i < op->numResults(); ++i) {
         const Value &r = *op->result(i);
         if (!needsArenaBuffer(r))
@@ -78,8 +145,9 @@ public:
             *unsized = &r;
           return false;
         }
-        addValue(*op, r, *bytes);
+        addValue(*op, r, *bytes, span);
       }
+    }
     return true;
   }
 
@@ -90,20 +158,20 @@ public:
     std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
       return plan.buffers[a].bytes > plan.buffers[b].bytes;
     });
-    std::vector<const ArenaBuffer *> placed;
+    PlacedBuffers placed(plan.buffers);
     for (unsigned i : order) {
       ArenaBuffer &b = plan.buffers[i];
-      b.offset = bestOffset(b, placed);
+      b.offset = bestOffset(b, placed.overlapping(b.live));
       plan.peakBytes = std::max(plan.peakBytes, b.offset + b.bytes);
-      placed.push_back(&b);
+      placed.add(i);
     }
   }
 
   MemoryPlan plan;
 
 private:
-  void addValue(const Op &op, const Value &r, int64_t bytes) {
-    if (std::optional<unsigned> reused = reusableBuffer(op, r, bytes)) {
+  void addValue(const Op &op, const Value &r, int64_t bytes, std::optional<int64_t> span) {
+    if (std::optional<unsigned> reused = reusableBuffer(op, r, bytes, span)) {
       ArenaBuffer &b = plan.buffers[*reused];
       plan.reusedOperand[&r] = b.values.back();
       b.values.push_back(&r);
@@ -117,8 +185,13 @@ private:
 
   // The buffer of an operand that `r` may take over: planned, dying at `op`,
   // the same bytes and element size, and not already taken by another result.
-  std::optional<unsigned> reusableBuffer(const Op &op, const Value &r, int64_t bytes) const {
-    if (!writesOverOperand(op) || !spansIndexSpace(op, r, bytes))
+  // A kernel with results of several sizes runs over the largest (`span`,
+  // elements): a smaller result's element is read by many threads, so only a
+  // result as large as the index space may overlay an operand (a plain op's
+  // one result always is).
+  std::optional<unsigned> reusableBuffer(const Op &op, const Value &r, int64_t bytes,
+                                         std::optional<int64_t> span) const {
+    if (!writesOverOperand(op) || !span || bytes / dtypeSize(r.type().dtype) < *span)
       return std::nullopt;
     for (const Value *u : op.operands()) {
       auto it = plan.bufferOf.find(u);
@@ -132,27 +205,23 @@ private:
     return std::nullopt;
   }
 
-  // A kernel with results of several sizes runs over the largest: a smaller
-  // result's element is read by many threads, so only a result as large as
-  // the index space may overlay an operand (a plain op's one result always is).
-  bool spansIndexSpace(const Op &op, const Value &r, int64_t bytes) const {
-    int64_t elements = bytes / dtypeSize(r.type().dtype);
+  // The elements of op's largest result, or nullopt when one has no size.
+  std::optional<int64_t> indexSpace(const Op &op) const {
+    int64_t elements = 0;
     for (unsigned i = 0; i < op.numResults(); ++i) {
-      const Value &other = *op.result(i);
-      std::optional<int64_t> otherBytes = bytesOf(other);
-      if (!otherBytes || *otherBytes / dtypeSize(other.type().dtype) > elements)
-        return false;
+      const Value &r = *op.result(i);
+      std::optional<int64_t> bytes = bytesOf(r);
+      if (!bytes)
+        return std::nullopt;
+      elements = std::max(elements, *bytes / dtypeSize(r.type().dtype));
     }
-    return true;
+    return elements;
   }
 
-  // The lowest-waste aligned gap for `b` among placed buffers live with it,
-  // else the first aligned offset above all of them.
-  static int64_t bestOffset(const ArenaBuffer &b, const std::vector<const ArenaBuffer *> &placed) {
-    std::vector<const ArenaBuffer *> conflicts;
-    for (const ArenaBuffer *p : placed)
-      if (p->live.overlaps(b.live))
-        conflicts.push_back(p);
+  // The lowest-waste aligned gap for `b` among the placed buffers live with
+  // it (`conflicts`, in the order they were placed), else the first aligned
+  // offset above all of them.
+  static int64_t bestOffset(const ArenaBuffer &b, std::vector<const ArenaBuffer *> conflicts) {
     std::sort(conflicts.begin(), conflicts.end(),
               [](const ArenaBuffer *x, const ArenaBuffer *y) { return x->offset < y->offset; });
     int64_t cursor = 0, best = -1, bestGap = std::numeric_limits<int64_t>::max();

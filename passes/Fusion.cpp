@@ -13,8 +13,13 @@
 // attention the casts of their operands; every anchor takes the pointwise
 // epilogue in its result's index space (a row reduction also in its rows'
 // space, with further reductions over the same rows); the remaining pointwise
-// ops form pointwise groups of one index space (broadcast operands welcome). (3)
-// Outline (FusionOutline.cpp): each group becomes a kernel op.
+// ops form pointwise groups of one index space (broadcast operands welcome);
+// every merge asks a kernel graph kept in topological order whether it would
+// make a cycle (FusionDag.cpp), so grouping is near-linear in ops and edges.
+// (3) Outline (FusionOutline.cpp): each group becomes a kernel op, or several
+// when its operands and results would overflow a kernel's parameters; before
+// all this, a concat of too many operands becomes a tree (FusionBounds.cpp,
+// Note [Kernel parameter space]).
 //
 // Invariants: the graph's meaning is kept (a kernel means its body; raising
 // changes rounding only, never toward less precision); no op is computed by
@@ -43,6 +48,7 @@
 namespace fusec {
 
 bool runFusion(Graph &g, const PassOptions &opts, Diagnostics &) {
+  fusion::splitWideConcats(g);
   fusion::raiseComposites(g);
   fusion::Plan plan(g);
   plan.build();

@@ -77,12 +77,40 @@ struct Group {
 
   bool hasAnchor() const { return !anchors.empty(); }
   bool computesIn(const Shape &s) const;
+
+  Group *absorbedInto = nullptr; // set when another group took this one's ops
 };
 
 struct Member {
   Group *group = nullptr;
   Role role = Role::Pointwise;
   int chain = -1; // which anchor's epilogue, in a gemm group of several anchors
+};
+
+/// The graph of future kernels while groups form (FusionDag.cpp): a node
+/// per group (its ops contracted) and per op in none, producer→user edges,
+/// nodes kept in a topological order. Ops are named by their position in the
+/// graph's order.
+class KernelDag {
+public:
+  KernelDag(const Graph &g, const std::unordered_map<const Op *, size_t> &position);
+  /// Whether the nodes of the ops at positions a and b are joined by a path
+  /// through a third node: merging them would make a cycle.
+  bool wouldCycle(size_t a, size_t b);
+  /// Makes the nodes of a and b one; asserts that wouldCycle(a, b) is false.
+  void merge(size_t a, size_t b);
+
+private:
+  unsigned find(unsigned n);
+  const std::vector<unsigned> &neighbours(std::vector<std::vector<unsigned>> &lists, unsigned n);
+  std::vector<unsigned> between(unsigned from, unsigned avoid, bool forward, unsigned target,
+                                bool &hit);
+
+  std::vector<unsigned> parent; // union-find over positions
+  std::vector<unsigned> order;  // a representative's rank in the topological order
+  std::vector<std::vector<unsigned>> succ, pred;
+  std::vector<unsigned> seen, visited; // stamps for neighbours() and between()
+  unsigned seenStamp = 0, visitStamp = 0;
 };
 
 /// The grouping of a graph's ops into future kernels (see Fusion.cpp).
@@ -114,15 +142,23 @@ private:
                                         bool explaining) const;
   std::optional<Reason> epilogueProblem(const Group &grp, const Op &consumer, int &chain,
                                         bool explaining) const;
-  /// Whether making `a` and `b` one kernel would make a cycle: a path from
-  /// one to the other through an op outside both (whole groups as one node).
-  bool createsCycle(const std::vector<Op *> &a, const std::vector<Op *> &b) const;
+  /// Whether putting `op` into `grp` would make a cycle between kernels.
+  bool createsCycle(const Group &grp, const Op &op) const;
+  /// The same question for explaining an edge, where `op` may be in a group
+  /// already: a path from one to the other through an op outside both (whole
+  /// groups as one node), walked afresh.
+  bool createsCycleExplained(const std::vector<Op *> &a, const std::vector<Op *> &b) const;
   bool pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to) const;
+  /// The group `g` now is (following absorptions).
+  static Group *current(Group *g);
 
   const Graph &graph;
   std::vector<std::unique_ptr<Group>> all;
-  std::unordered_map<const Op *, Member> members;
+  mutable std::unordered_map<const Op *, Member> members; // groups resolved on lookup
   std::unordered_map<const Op *, size_t> position;
+  std::vector<Op *> byPosition;
+  std::unordered_map<const Value *, std::vector<Group *>> gemmGroupsByA;
+  mutable KernelDag dag;
 };
 
 /// The template whose anchor `op` can be, or nullopt for a pointwise op or an
@@ -134,8 +170,23 @@ bool isFusiblePointwise(const Op &op);
 //===--- Stage 3: outlining (FusionOutline.cpp) -----------------------------===//
 
 /// Turns each group into a kernel op (small constants copied into bodies),
-/// then restores a topological op order.
+/// then restores a topological op order. A group over the bound of Note
+/// [Kernel parameter space] becomes several kernels (cutAtKernelBound).
 void outlineGroups(Graph &g, const Plan &plan);
+
+/// Whether outlining copies the constant `v` into a body instead of passing it.
+bool isInlinedConstant(const Value *v);
+
+//===--- Kernel bounds (FusionBounds.cpp) -----------------------------------===//
+
+/// Splits each concat with more operands than one kernel takes into a tree of
+/// concats (Note [Kernel parameter space]).
+void splitWideConcats(Graph &g);
+
+/// A group's ops (in program order) cut into the kernels they become: one
+/// chunk when its parameters fit, else consecutive chunks that do, the one
+/// with the anchors keeping the template and the others pointwise.
+std::vector<std::vector<Op *>> cutAtKernelBound(const Group &grp, const std::vector<Op *> &ops);
 
 /// Writes one line per unfused producer→consumer edge that touches a group.
 void explainUnfused(const Graph &g, const Plan &plan, std::ostream &os);

@@ -18,6 +18,7 @@
 #include "passes/Fusion.h"
 
 #include <algorithm>
+#include <queue>
 #include <unordered_set>
 
 namespace fusec::fusion {
@@ -80,17 +81,42 @@ static unsigned rowStartOf(const Op &anchor) {
   return *normalizeAxis(anchor.getInt("axis"), rank);
 }
 
-Plan::Plan(const Graph &g) : graph(g) {
+namespace {
+std::unordered_map<const Op *, size_t> positionsOf(const Graph &g) {
+  std::unordered_map<const Op *, size_t> position;
   for (const auto &op : g.ops())
     position.emplace(op.get(), position.size());
+  return position;
+}
+} // namespace
+
+Plan::Plan(const Graph &g) : graph(g), position(positionsOf(g)), dag(g, position) {
+  byPosition = g.opsSnapshot();
+}
+
+Group *Plan::current(Group *g) {
+  Group *root = g;
+  while (root->absorbedInto)
+    root = root->absorbedInto;
+  while (g->absorbedInto) {
+    Group *next = g->absorbedInto;
+    g->absorbedInto = root;
+    g = next;
+  }
+  return root;
 }
 
 const Member *Plan::memberOf(const Op *op) const {
   auto it = members.find(op);
-  return it == members.end() ? nullptr : &it->second;
+  if (it == members.end())
+    return nullptr;
+  it->second.group = current(it->second.group);
+  return &it->second;
 }
 
 void Plan::add(Group &grp, Op *op, Role role, int chain) {
+  if (!grp.ops.empty())
+    dag.merge(position.at(grp.ops.front()), position.at(op));
   members[op] = Member{&grp, role, chain};
   grp.ops.push_back(op);
   if (role == Role::Anchor)
@@ -105,6 +131,8 @@ void Plan::seed(Op *anchor, KernelTemplate t) {
       grp->spaces.push_back(anchor->operand(0)->type().shape);
   }
   add(*grp, anchor, Role::Anchor, 0);
+  if (t == KernelTemplate::Gemm)
+    gemmGroupsByA[anchor->operand(0)].push_back(grp.get());
   all.push_back(std::move(grp));
 }
 
@@ -125,10 +153,14 @@ static bool areSiblings(const Op &a, const Op &b) {
   return true;
 }
 
+// The groups are tried in seeding order; a sibling shares the first anchor's
+// A operand, so only the groups seeded by a gemm on that operand can take it.
 bool Plan::joinSibling(Op *anchor) {
-  for (const auto &grp : all) {
-    if (grp->tmpl != KernelTemplate::Gemm || !areSiblings(*grp->anchors.front(), *anchor) ||
-        createsCycle(grp->ops, {anchor}))
+  auto candidates = gemmGroupsByA.find(anchor->operand(0));
+  if (candidates == gemmGroupsByA.end())
+    return false;
+  for (Group *grp : candidates->second) {
+    if (!areSiblings(*grp->anchors.front(), *anchor) || createsCycle(*grp, *anchor))
       continue;
     add(*grp, anchor, Role::Anchor, int(grp->anchors.size()));
     return true;
@@ -197,28 +229,58 @@ std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer
         return Reason::SeveralUsers;
     }
   }
-  if (createsCycle(grp.ops, {const_cast<Op *>(&producer)}))
+  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&producer)})
+                          : createsCycle(grp, producer);
+  if (cycle)
     return Reason::SeveralUsers;
   return std::nullopt;
 }
 
+// The ops after the group's first, in program order, that may join it: only
+// a user of a member, or of an anchor's input, can (joinsRows and
+// epilogueProblem ask for one), so those are the ones visited, each once, in
+// order, as the members that make them candidates join.
 void Plan::growEpilogue(Group &grp) {
   size_t first = SIZE_MAX;
   for (Op *op : grp.ops)
     first = std::min(first, position.at(op));
-  for (const auto &op : graph.ops()) {
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> next;
+  std::unordered_set<size_t> queued;
+  size_t at = first;
+  auto enqueueUsers = [&](const Value *v) {
+    for (const Use &u : v->uses()) {
+      if (!u.user)
+        continue;
+      size_t p = position.at(u.user);
+      if (p > at && queued.insert(p).second)
+        next.push(p);
+    }
+  };
+  auto enqueueResults = [&](const Op &op) {
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      enqueueUsers(op.result(i));
+  };
+  for (Op *op : grp.ops)
+    enqueueResults(*op);
+  for (Op *anchor : grp.anchors)
+    enqueueUsers(anchor->operand(0));
+  while (!next.empty()) {
+    at = next.top();
+    next.pop();
+    Op *op = byPosition[at];
     int chain = -1;
-    if (position.at(op.get()) <= first)
-      continue;
     if (joinsRows(grp, *op)) {
-      Group &alone = *members.at(op.get()).group;
+      Group &alone = *memberOf(op)->group;
       alone.ops.clear();
       alone.anchors.clear();
-      add(grp, op.get(), Role::Anchor, -1);
+      add(grp, op, Role::Anchor, -1);
       if (!grp.computesIn(op->result()->type().shape))
         grp.spaces.push_back(op->result()->type().shape);
-    } else if (!members.count(op.get()) && !epilogueProblem(grp, *op, chain, false)) {
-      add(grp, op.get(), Role::Epilogue, chain);
+      enqueueResults(*op);
+      enqueueUsers(op->operand(0));
+    } else if (!members.count(op) && !epilogueProblem(grp, *op, chain, false)) {
+      add(grp, op, Role::Epilogue, chain);
+      enqueueResults(*op);
     }
   }
 }
@@ -241,7 +303,7 @@ bool Plan::joinsRows(const Group &grp, const Op &reduce) const {
   bool readsGroup = m && m->group == &grp;
   for (const Op *anchor : grp.anchors)
     readsGroup = readsGroup || anchor->operand(0) == x;
-  return readsGroup && !createsCycle(grp.ops, {const_cast<Op *>(&reduce)});
+  return readsGroup && !createsCycle(grp, reduce);
 }
 
 std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer, int &chain,
@@ -270,7 +332,9 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     return Reason::CannotHold;
   if (!grp.computesIn(consumer.result()->type().shape))
     return Reason::IndexSpaceMismatch;
-  if (createsCycle(grp.ops, {const_cast<Op *>(&consumer)}))
+  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&consumer)})
+                          : createsCycle(grp, consumer);
+  if (cycle)
     return Reason::SeveralUsers;
   return std::nullopt;
 }
@@ -288,10 +352,10 @@ void Plan::formPointwiseGroups() {
       if (!source || source->hasAnchor() || source == target ||
           !source->computesIn(op->result()->type().shape))
         continue;
-      if (!target && !createsCycle(source->ops, {op.get()})) {
+      if (!target && !createsCycle(*source, *op)) {
         target = source;
         add(*target, op.get(), Role::Pointwise, -1);
-      } else if (target && !createsCycle(target->ops, source->ops)) {
+      } else if (target && !createsCycle(*target, *source->ops.front())) {
         absorb(*target, *source);
       }
     }
@@ -301,67 +365,30 @@ void Plan::formPointwiseGroups() {
         Group{KernelTemplate::Pointwise, {}, {}, {op->result()->type().shape}}));
     add(*all.back(), op.get(), Role::Pointwise, -1);
   }
+  for (auto &[op, m] : members) // no member may name a group erased below
+    m.group = current(m.group);
   std::erase_if(all, [](const std::unique_ptr<Group> &g) { return g->ops.empty(); });
 }
 
+// Both are pointwise groups, their members Role::Pointwise. The smaller list
+// of ops moves (the larger is swapped in first when `from` holds it), and
+// members of `from` find `into` through absorbedInto: union by size, so an
+// op moves O(log n) times however the groups meet.
 void Plan::absorb(Group &into, Group &from) {
+  dag.merge(position.at(into.ops.front()), position.at(from.ops.front()));
+  if (from.ops.size() > into.ops.size())
+    into.ops.swap(from.ops);
   for (Op *op : from.ops)
-    add(into, op, Role::Pointwise, -1);
+    members[op].group = &into;
+  into.ops.insert(into.ops.end(), from.ops.begin(), from.ops.end());
   from.ops.clear();
+  from.absorbedInto = &into;
 }
 
-bool Plan::createsCycle(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
-  return pathOutside(a, b) || pathOutside(b, a);
-}
-
-// A depth-first walk along users, from the users of `from` that are in
-// neither set; reaching one member of a group reaches all of them (the group
-// will be one kernel). True when it reaches an op of `to`.
-bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to) const {
-  std::unordered_set<const Op *> source(from.begin(), from.end()), target(to.begin(), to.end());
-  std::unordered_set<const Op *> pushed;
-  std::unordered_set<const Group *> expanded;
-  std::vector<const Op *> stack;
-  auto pushUsers = [&](const Op *op, bool skipTarget) {
-    for (unsigned i = 0; i < op->numResults(); ++i)
-      for (const Use &u : op->result(i)->uses())
-        if (u.user && !source.count(u.user) && !(skipTarget && target.count(u.user)) &&
-            pushed.insert(u.user).second)
-          stack.push_back(u.user);
-  };
-  for (const Op *op : from)
-    pushUsers(op, true);
-  while (!stack.empty()) {
-    const Op *op = stack.back();
-    stack.pop_back();
-    if (target.count(op))
-      return true;
-    const Member *m = memberOf(op);
-    if (!m) {
-      pushUsers(op, false);
-      continue;
-    }
-    if (!expanded.insert(m->group).second)
-      continue;
-    for (const Op *peer : m->group->ops) {
-      if (target.count(peer))
-        return true;
-      pushUsers(peer, false);
-    }
-  }
-  return false;
-}
-
-Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
-  const Member *mp = memberOf(&producer), *mc = memberOf(&consumer);
-  if (!mp || !mc)
-    return Reason::CannotHold;
-  if (mc->role == Role::Anchor || mc->role == Role::Prologue)
-    return prologueProblem(*mc->group, producer, consumer, true).value_or(Reason::SeveralUsers);
-  if (mc->group->hasAnchor()) // an epilogue takes no pointwise work from elsewhere
-    return mp->group->hasAnchor() ? Reason::ReductionBoundary : Reason::CannotHold;
-  int chain = -1;
-  return epilogueProblem(*mp->group, consumer, chain, true).value_or(Reason::SeveralUsers);
+// `op` is alone, or (joinsRows) alone in its group; grouping asks this only
+// before a merge.
+bool Plan::createsCycle(const Group &grp, const Op &op) const {
+  return dag.wouldCycle(position.at(grp.ops.front()), position.at(&op));
 }
 
 } // namespace fusec::fusion

@@ -24,8 +24,8 @@
 namespace fusec::fusion {
 
 namespace {
-
 constexpr size_t kMaxInlineElements = 16;
+} // namespace
 
 bool isInlinedConstant(const Value *v) {
   const Op *c = defOf(v, OpKind::Const);
@@ -39,22 +39,13 @@ bool isInlinedConstant(const Value *v) {
   return d.numElements() <= kMaxInlineElements || splat;
 }
 
+namespace {
+
 bool usedOutside(const Value *v, const std::unordered_set<const Op *> &inside) {
   for (const Use &u : v->uses())
     if (!u.user || !inside.count(u.user))
       return true;
   return false;
-}
-
-/// The op after `op` in g's order, or null when it is the last.
-Op *nextOp(const Graph &g, const Op *op) {
-  bool found = false;
-  for (const auto &o : g.ops()) {
-    if (found)
-      return o.get();
-    found = o.get() == op;
-  }
-  return nullptr;
 }
 
 /// What the body of one group is built from.
@@ -87,7 +78,7 @@ public:
     const Op &locOf = grp.hasAnchor() ? *grp.anchors.front() : *ops.front();
     Op *kernel = graph.createOp(OpKind::Kernel, operands, types,
                                 {{"template", std::string(kernelTemplateName(grp.tmpl))}},
-                                locOf.loc(), nextOp(graph, ops.back()));
+                                locOf.loc(), graph.nextOp(ops.back()));
     kernel->setBody(std::move(body));
     replaceAndErase(*kernel, results);
   }
@@ -112,9 +103,9 @@ private:
 
   /// Makes the outside values behind v (through the prologue) inputs now,
   /// so that a kernel's operands start with its anchors' (a gemm's A, B).
+  /// A prologue op met again from a later root has registered its inputs.
   void registerInput(Value *root) {
     std::vector<Value *> stack{root}; // depth first, operands in order
-    std::unordered_set<const Op *> seen;
     while (!stack.empty()) {
       Value *v = stack.back();
       stack.pop_back();
@@ -147,7 +138,7 @@ private:
     std::vector<std::string> names;
     for (unsigned i = 0; i < results.size(); ++i) {
       names.push_back(results[i]->name());
-      std::vector<Use> uses = results[i]->uses();
+      std::vector<Use> uses(results[i]->uses().begin(), results[i]->uses().end());
       for (const Use &u : uses) {
         if (!u.user)
           graph.setOutput(u.index, kernel.result(i));
@@ -172,6 +163,7 @@ private:
   std::unordered_map<const Value *, Value *> inBody;
   std::vector<Value *> operands;
   std::vector<Op *> copiedConstants;
+  std::unordered_set<const Op *> seen; // prologue ops registerInput has walked
 };
 
 /// Reorders g's ops so that each comes after its producers, keeping the
@@ -212,9 +204,75 @@ void outlineGroups(Graph &g, const Plan &plan) {
     std::vector<Op *> ops = grp->ops;
     std::sort(ops.begin(), ops.end(),
               [&](Op *a, Op *b) { return plan.positionOf(a) < plan.positionOf(b); });
-    Outliner(g, *grp, std::move(ops)).run();
+    for (std::vector<Op *> &chunk : cutAtKernelBound(*grp, ops)) {
+      bool keepsTemplate = !grp->hasAnchor() || std::find(chunk.begin(), chunk.end(),
+                                                          grp->anchors.front()) != chunk.end();
+      if (keepsTemplate) {
+        Outliner(g, *grp, std::move(chunk)).run();
+        continue;
+      }
+      Group piece{KernelTemplate::Pointwise, chunk, {}, {chunk.front()->result()->type().shape}};
+      Outliner(g, piece, std::move(chunk)).run();
+    }
   }
   sortTopologically(g);
+}
+
+// Explaining asks afresh whether an edge could have fused, with either end
+// possibly in a group already: a walk per question, which only --explain-fusion
+// pays for.
+bool Plan::createsCycleExplained(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
+  return pathOutside(a, b) || pathOutside(b, a);
+}
+
+// A depth-first walk along users, from the users of `from` that are in
+// neither set; reaching one member of a group reaches all of them (the group
+// will be one kernel). True when it reaches an op of `to`.
+bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &to) const {
+  std::unordered_set<const Op *> source(from.begin(), from.end()), target(to.begin(), to.end());
+  std::unordered_set<const Op *> pushed;
+  std::unordered_set<const Group *> expanded;
+  std::vector<const Op *> stack;
+  auto pushUsers = [&](const Op *op, bool skipTarget) {
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      for (const Use &u : op->result(i)->uses())
+        if (u.user && !source.count(u.user) && !(skipTarget && target.count(u.user)) &&
+            pushed.insert(u.user).second)
+          stack.push_back(u.user);
+  };
+  for (const Op *op : from)
+    pushUsers(op, true);
+  while (!stack.empty()) {
+    const Op *op = stack.back();
+    stack.pop_back();
+    if (target.count(op))
+      return true;
+    const Member *m = memberOf(op);
+    if (!m) {
+      pushUsers(op, false);
+      continue;
+    }
+    if (!expanded.insert(m->group).second)
+      continue;
+    for (const Op *peer : m->group->ops) {
+      if (target.count(peer))
+        return true;
+      pushUsers(peer, false);
+    }
+  }
+  return false;
+}
+
+Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
+  const Member *mp = memberOf(&producer), *mc = memberOf(&consumer);
+  if (!mp || !mc)
+    return Reason::CannotHold;
+  if (mc->role == Role::Anchor || mc->role == Role::Prologue)
+    return prologueProblem(*mc->group, producer, consumer, true).value_or(Reason::SeveralUsers);
+  if (mc->group->hasAnchor()) // an epilogue takes no pointwise work from elsewhere
+    return mp->group->hasAnchor() ? Reason::ReductionBoundary : Reason::CannotHold;
+  int chain = -1;
+  return epilogueProblem(*mp->group, consumer, chain, true).value_or(Reason::SeveralUsers);
 }
 
 void explainUnfused(const Graph &g, const Plan &plan, std::ostream &os) {

@@ -149,7 +149,8 @@ private:
   void lowerContraction(Op &op) {
     if (op.result()->type().dtype == DType::F32) {
       for (unsigned i = 0; i < op.numOperands(); ++i)
-        replaceOperand(op, i, toLow(op.operand(i), &op));
+        if (wasF32(*op.operand(i))) // an attention mask may have another dtype: it stays
+          replaceOperand(op, i, toLow(op.operand(i), &op));
       retype(op);
       lowered.insert(op.result());
     }

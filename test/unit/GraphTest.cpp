@@ -25,10 +25,12 @@ TEST_F(GraphTest, UsesTrackOperandsAndOutputs) {
   Value *s = b.add(x, y);
   Value *m = b.mul(s, s);
   g.setOutputs({m, s});
+  std::vector<Use> uses(s->uses().begin(), s->uses().end());
   ASSERT_EQ(s->uses().size(), 3u); // two operands of mul, one output
-  EXPECT_EQ(s->uses()[0], (Use{m->definingOp(), 0}));
-  EXPECT_EQ(s->uses()[1], (Use{m->definingOp(), 1}));
-  EXPECT_EQ(s->uses()[2], (Use{nullptr, 1}));
+  ASSERT_EQ(uses.size(), 3u);
+  EXPECT_EQ(uses[0], (Use{m->definingOp(), 0}));
+  EXPECT_EQ(uses[1], (Use{m->definingOp(), 1}));
+  EXPECT_EQ(uses[2], (Use{nullptr, 1}));
   EXPECT_EQ(x->uses().size(), 1u);
   EXPECT_TRUE(verify(g, diags));
 }
@@ -62,6 +64,36 @@ TEST_F(GraphTest, InsertionPointAndSetOperand) {
   EXPECT_TRUE(verify(g, diags));
 }
 
+// Use lists are intrusive: dropping a use from the middle, from either end,
+// or by replace-all-uses keeps the others in the order they were added.
+TEST_F(GraphTest, UseListsKeepTheirOrder) {
+  std::vector<Op *> users;
+  for (int i = 0; i < 5; ++i)
+    users.push_back(b.neg(x)->definingOp());
+  g.setOutputs({x});
+  auto order = [](const Value *v) {
+    std::vector<Use> out(v->uses().begin(), v->uses().end());
+    return out;
+  };
+  users[2]->setOperand(0, y); // the middle one
+  users[0]->setOperand(0, y); // the first one
+  EXPECT_EQ(order(x),
+            (std::vector<Use>{{users[1], 0}, {users[3], 0}, {users[4], 0}, {nullptr, 0}}));
+  g.setOutput(0, y); // the last one
+  EXPECT_EQ(order(x), (std::vector<Use>{{users[1], 0}, {users[3], 0}, {users[4], 0}}));
+  x->replaceAllUsesWith(y);
+  EXPECT_FALSE(x->hasUses());
+  EXPECT_EQ(order(y), (std::vector<Use>{{users[2], 0},
+                                        {users[0], 0},
+                                        {nullptr, 0},
+                                        {users[1], 0},
+                                        {users[3], 0},
+                                        {users[4], 0}}));
+  g.erase(users[3]);
+  EXPECT_EQ(y->uses().size(), 5u);
+  EXPECT_EQ(order(y).back(), (Use{users[4], 0}));
+}
+
 TEST_F(GraphTest, UniqueNamesNeverRepeat) {
   std::string a = g.uniqueName("h");
   std::string c = g.uniqueName("h");
@@ -71,6 +103,12 @@ TEST_F(GraphTest, UniqueNamesNeverRepeat) {
   Value *s = b.add(x, y);
   Value *t = b.add(x, y);
   EXPECT_NE(s->name(), t->name());
+  s->setName("h.3"); // taken behind the hint's back: skipped, not reused
+  EXPECT_EQ(g.uniqueName("h"), "h.2");
+  EXPECT_EQ(g.uniqueName("h"), "h.4");
+  t->setName("h.5");
+  EXPECT_EQ(g.uniqueName("h"), "h.6");
+  EXPECT_EQ(g.uniqueName("h.1"), "h.1.1");
 }
 
 TEST_F(GraphTest, CloneIsDeepAndPrintsTheSame) {
