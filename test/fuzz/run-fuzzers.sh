@@ -28,7 +28,8 @@ CC=clang-19 CXX=clang++-19 cmake -G Ninja -S "$root" -B "$build" -DFUSEC_FUZZ=ON
 ninja -C "$build" -j"$(nproc)" fuzz-fir-parser fuzz-model-loader fuzz-seeds fuzz-compile \
   fuzz-compile-ptx fuzz-compile-gen
 
-# fuzz NAME SECONDS REGRESSIONS CORPUS... [-- LIBFUZZER-FLAGS...]
+# fuzz NAME[:VARIANT] SECONDS REGRESSIONS CORPUS... [-- FLAGS...]: FLAGS (the
+# target's own, or libFuzzer's over the defaults) go to every run of NAME.
 fuzz() {
   local name=$1 time=$2 regressions=$3
   shift 3
@@ -42,8 +43,8 @@ fuzz() {
     "$fuzz/$binary" "${flags[@]}" "$regressions"/*
   fi
   echo "== $name: fuzzing for ${time}s"
-  "$fuzz/$binary" "${flags[@]}" -max_total_time="$time" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$fuzz/artifacts/${name//:/-}-" "$work" "${corpora[@]}"
+  "$fuzz/$binary" -max_total_time="$time" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$fuzz/artifacts/${name//:/-}-" "${flags[@]}" "$work" "${corpora[@]}"
 }
 
 fuzz fuzz-fir-parser "$seconds" "$root/test/fuzz/regressions/fir" \
@@ -64,6 +65,6 @@ rm -rf "$fuzz/corpus/compile-ptx" && mkdir -p "$fuzz/corpus/compile-ptx"
 find "$fuzz/work/fuzz-compile" -type f | sort | shuf -n $((ptx_seconds / 3 + 1)) \
   --random-source=<(yes) | xargs -r cp -t "$fuzz/corpus/compile-ptx"
 fuzz fuzz-compile-ptx "$ptx_seconds" "$root/test/fuzz/regressions/compile" \
-  "$fuzz/corpus/compile-ptx"
+  "$fuzz/corpus/compile-ptx" -- -timeout=60
 echo "run-fuzzers: no failures (${seconds}s for the parser and the loader," \
   "${compile_seconds}s and $((compile_seconds / 3))s for the compile path, ${ptx_seconds}s to PTX)"
