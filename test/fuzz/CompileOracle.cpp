@@ -163,21 +163,23 @@ std::vector<GeneratedKernel> loweredKernels(const Module &m, const GeneratedModu
   return kernels;
 }
 
-/// The LLVM kernels of a module link into one module that LLVM verifies.
-std::string linkAndVerify(const std::vector<GeneratedKernel> &kernels, const std::string &where) {
-  std::string ir = linkLlvmKernels(kernels);
-  llvm::LLVMContext ctx;
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, error, ctx);
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (!m)
-    error.print("linked", os, false);
-  else if (llvm::verifyModule(*m, &os))
-    os << "(LLVM's verifier)";
-  if (!problems.empty())
-    failed(where + ": the linked LLVM IR is invalid: " + problems, {}, ir);
-  return ir;
+/// Each LLVM kernel's module parses and LLVM's verifier accepts it. (They
+/// are linked into one module, which NVPTX verifies again, in PTX mode.)
+void verifyLlvmKernels(const std::vector<GeneratedKernel> &kernels, const std::string &where) {
+  for (const GeneratedKernel &k : kernels) {
+    llvm::LLVMContext ctx;
+    llvm::SMDiagnostic error;
+    std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(k.source, error, ctx);
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (!m)
+      error.print(k.name.c_str(), os, false);
+    else if (llvm::verifyModule(*m, &os))
+      os << "(LLVM's verifier)";
+    if (!problems.empty())
+      failed(where + ": the LLVM IR of kernel " + k.name + " is invalid: " + problems, {},
+             k.source);
+  }
 }
 
 /// ptxas at CUDA_HOME/bin or /usr/local/cuda/bin, or "" (said once).
@@ -256,11 +258,11 @@ void checkBackend(const Module &m, const GeneratedModule &gen, Backend backend,
         compileWithNvrtc(kernels, where);
       continue;
     }
-    std::string ir = linkAndVerify(kernels, where);
+    verifyLlvmKernels(kernels, where);
     if (!opts.ptx || kernels.empty())
       continue;
     Diagnostics diags;
-    std::optional<std::string> ptx = compileLlvmToPtx(ir, kTarget, diags);
+    std::optional<std::string> ptx = compileLlvmToPtx(linkLlvmKernels(kernels), kTarget, diags);
     if (!ptx)
       failed(where + ": the NVPTX back end failed", diags);
     assemble(*ptx, where);

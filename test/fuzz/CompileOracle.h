@@ -16,12 +16,12 @@
 //     names are unique; each kernel's parameters fit the 32764 bytes of
 //     kernel parameter space; a static launch has 1..1024 threads a block, a
 //     grid within the hardware's limits and at most 227 KiB of shared
-//     memory; the LLVM kernels link into one module that LLVM's verifier
-//     accepts;
+//     memory; each LLVM kernel's module passes LLVM's verifier;
 //  5. with `ptx` (slow, see run-fuzzers.sh): NVRTC compiles the translation
 //     unit to a cubin (which also catches names that clash inside a kernel's
-//     source), LLVM's NVPTX back end compiles the LLVM module to PTX, and
-//     ptxas assembles it. Each is skipped, once with a note, where the CUDA
+//     source), the LLVM kernels link into one module (linkLlvmKernels, as
+//     `fusec compile --emit=llvm`), LLVM's NVPTX back end compiles it to PTX,
+//     and ptxas assembles it. Each is skipped, once with a note, where the CUDA
 //     toolkit does not have it.
 #pragma once
 
