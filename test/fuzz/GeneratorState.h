@@ -61,7 +61,6 @@ public:
   // Dims and shapes.
   DimPick freshDim();
   ShapePick freshShape(size_t minRank, size_t maxRank);
-  ShapePick shapeOf(const Item &x) const;
   /// A dim of concrete size `size` that agrees with `d` (same name, same
   /// static size, or a `?` against whatever has that size).
   DimPick agreeingDim(const Dim &d, int64_t size);
@@ -113,8 +112,8 @@ public:
   void addBigChain(size_t length);
   void addBigConcat(size_t operands);
 
-  /// A leaf for the shape of x's leading `lead` dims as a batch that
-  /// broadcasts with them (some dropped, some 1).
+  /// Batch dims that broadcast with x's leading `lead` dims (some of
+  /// those dropped, some made 1): a contraction partner's leading dims.
   ShapePick batchPartner(const Item &x, size_t lead);
 
   /// A name for a new value: an odd one (`y.1`, `y_1`, `y$1`, ...) or the

@@ -90,13 +90,6 @@ ShapePick Generator::freshShape(size_t minRank, size_t maxRank) {
   return shape;
 }
 
-ShapePick Generator::shapeOf(const Item &x) const {
-  ShapePick shape;
-  for (size_t i = 0; i < x.rank(); ++i)
-    shape.push_back({x.dim(i), x.sizes[i]});
-  return shape;
-}
-
 DimPick Generator::agreeingDim(const Dim &d, int64_t size) {
   std::vector<DimPick> options;
   if (!d.isAnonymous())
