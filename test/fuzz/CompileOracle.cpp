@@ -35,8 +35,10 @@ namespace fusec::fuzz {
 
 namespace {
 
-/// Kernel parameter space of every GPU fusec targets (sm_70 on, CUDA 12.1 on).
-constexpr size_t kMaxParamBytes = 32764;
+/// Kernel parameter space (Note [Kernel parameter space] in
+/// passes/FusionBounds.cpp): PTX ISA 8.1 on (NVRTC) 32764 bytes, before it
+/// (LLVM 19 writes 8.0) 4352.
+size_t maxParamBytes(Backend b) { return b == Backend::Llvm ? 4352 : 32764; }
 constexpr unsigned kMaxSharedBytes = 227 * 1024;
 constexpr const char *kTarget = "sm_90a";
 
@@ -57,9 +59,9 @@ std::string generatedText;
 /// Parameters are 8 bytes each: pointers and `long long` scalars.
 void checkKernel(const GeneratedKernel &k, const std::string &where) {
   size_t bytes = 8 * k.args.size();
-  if (bytes > kMaxParamBytes)
+  if (bytes > maxParamBytes(k.backend))
     failed(where + ": kernel " + k.name + " takes " + std::to_string(bytes) +
-           " bytes of parameters, more than the " + std::to_string(kMaxParamBytes) +
+           " bytes of parameters, more than the " + std::to_string(maxParamBytes(k.backend)) +
            " of the parameter space");
   if (!k.launch)
     return;
@@ -136,13 +138,17 @@ bool optimizeAndCompare(GeneratedModule &gen, const Module &original) {
 /// emitter takes symbolic shapes.
 std::vector<GeneratedKernel> symbolicKernels(const Module &m, Backend backend) {
   std::vector<GeneratedKernel> kernels;
+  EntryNamer names; // the module's kernels form one program
   for (const auto &g : m.graphs)
     for (const auto &op : g->ops()) {
       Diagnostics trial;
       if (op->kind() == OpKind::Const)
         continue;
-      if (std::optional<GeneratedKernel> k = emitKernel(*op, g->name(), trial, backend))
+      std::string entry = names(*op, g->name());
+      if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend))
         kernels.push_back(std::move(*k));
+      else
+        names.release(entry);
     }
   return kernels;
 }
@@ -152,6 +158,7 @@ std::vector<GeneratedKernel> symbolicKernels(const Module &m, Backend backend) {
 std::vector<GeneratedKernel> loweredKernels(const Module &m, const GeneratedModule &gen,
                                             Backend backend) {
   std::vector<GeneratedKernel> kernels;
+  EntryNamer names;
   for (size_t gi = 0; gi < m.graphs.size(); ++gi) {
     Diagnostics diags;
     DimBindings bindings;
@@ -160,7 +167,7 @@ std::vector<GeneratedKernel> loweredKernels(const Module &m, const GeneratedModu
     if (!g)
       failed("the optimized graph does not specialize to the sizes the reference ran", diags);
     LoweredGraph lowered;
-    if (!lowerForGpu(*g, lowered, diags, /*allowFallback=*/true, backend))
+    if (!lowerForGpu(*g, lowered, names, diags, /*allowFallback=*/true, backend))
       failed(std::string("lowering for the ") + backendName(backend) + " back end failed", diags);
     for (LoweredStep &step : lowered.steps)
       kernels.push_back(std::move(step.kernel));

@@ -14,10 +14,10 @@
 //     for the graph specialized to the generated sizes, lowered as the
 //     runtime lowers it (which must succeed: every graph that verifies runs);
 //  4. in each module (one translation unit, one LLVM module), kernel entry
-//     names are unique; each kernel's parameters fit the 32764 bytes of
-//     kernel parameter space; a static launch has 1..1024 threads a block, a
-//     grid within the hardware's limits and at most 227 KiB of shared
-//     memory; each LLVM kernel's module passes LLVM's verifier;
+//     names are unique; each kernel's parameters fit the parameter space
+//     (32764 bytes for NVRTC's PTX, 4352 for the LLVM back end's PTX 8.0); a static launch
+//     has 1..1024 threads a block, a grid within the hardware's limits and at most 227 KiB of
+//     shared memory; each LLVM kernel's module passes LLVM's verifier;
 //  5. with `ptx` (slow, see run-fuzzers.sh): NVRTC compiles the translation
 //     unit to a cubin (which also catches names that clash inside a kernel's
 //     source), the LLVM kernels link into one module (linkLlvmKernels, as

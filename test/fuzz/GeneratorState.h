@@ -19,8 +19,6 @@ namespace fusec::fuzz {
 struct Item {
   Value *value;
   std::vector<int64_t> sizes;
-  /// Computed from constants only (canonicalize folds it to a constant).
-  bool fromConstants = false;
   DType dtype() const { return value->type().dtype; }
   size_t rank() const { return sizes.size(); }
   const Dim &dim(size_t i) const { return value->type().shape[i]; }
@@ -126,7 +124,6 @@ public:
   Graph *graph = nullptr;
   std::deque<Item> *items = nullptr; // a deque: items are referenced while it grows
   bool inBody = false;
-  PrecisionChoice precision = PrecisionChoice::FP32; // the module's autocast
   bool plainNames = false; // big modules: numbered names only (odd ones cost a search each)
   Diagnostics diags;       // the builder's; errors here mean "try another op"
   /// The current top-level graph's named dims and sizes, and its `?` size.

@@ -28,10 +28,6 @@ constexpr double kConstantValues[] = {0.0, 1.0, -1.0, 0.5, 2.0, -3.25, 1e-3, 100
 constexpr double kNonZeroValues[] = {1.0, -1.0, 2.0, -3.0, 7.0}; // nonzero in every dtype
 /// Largest concrete element count of a value, so that the reference stays fast.
 constexpr int64_t kMaxElements = 1 << 14;
-/// Known issue (found/kernel-empty-constant.fir): a kernel that reads an
-/// empty constant asserts in codegen. Empty values computed from constants
-/// only (folded into constants) are left out until fixed.
-constexpr bool kernelEmptyConstant = true;
 
 bool concreteBroadcast(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
@@ -129,7 +125,7 @@ std::string Generator::valueName() {
 
 Item *Generator::constant(DType dtype, const std::vector<int64_t> &sizes, bool nonZero) {
   int64_t n = numElements(sizes);
-  if (n == 0 || n > kMaxElements) // n == 0: see kernelEmptyConstant
+  if (n > kMaxElements)
     return nullptr;
   auto value = [&] { return nonZero ? oneOf(kNonZeroValues) : oneOf(kConstantValues); };
   std::vector<double> values(size_t(n), value());
@@ -142,7 +138,7 @@ Item *Generator::constant(DType dtype, const std::vector<int64_t> &sizes, bool n
   if (!v)
     return nullptr;
   v->setName(valueName());
-  items->push_back({v, sizes, true});
+  items->push_back({v, sizes});
   return &items->back();
 }
 
@@ -219,12 +215,8 @@ Item *Generator::make(OpKind kind, const std::vector<Item *> &operands, AttrList
   Diagnostics scratch;
   std::vector<TensorType> results;
   bool fits = inferResultTypes(kind, concreteTypes, concrete, Loc{}, scratch, results);
-  bool fromConstants =
-      std::all_of(operands.begin(), operands.end(), [](const Item *x) { return x->fromConstants; });
-  for (const TensorType &t : results) {
-    int64_t n = numElements(staticSizes(t.shape));
-    fits &= n <= kMaxElements && !(n == 0 && fromConstants && kernelEmptyConstant);
-  }
+  for (const TensorType &t : results)
+    fits &= numElements(staticSizes(t.shape)) <= kMaxElements;
   if (!fits) {
     graph->erase(op);
     return nullptr;
@@ -232,7 +224,7 @@ Item *Generator::make(OpKind kind, const std::vector<Item *> &operands, AttrList
   size_t first = items->size();
   for (unsigned i = 0; i < op->numResults(); ++i) {
     op->result(i)->setName(valueName());
-    items->push_back({op->result(i), staticSizes(results[i].shape), fromConstants});
+    items->push_back({op->result(i), staticSizes(results[i].shape)});
   }
   return &(*items)[first];
 }
@@ -275,8 +267,8 @@ bool Generator::addKernel() {
   auto body = std::make_unique<Graph>("body");
   std::deque<Item> bodyItems;
   for (Item *x : operands)
-    bodyItems.push_back({body->addInput(body->uniqueName(oneOf(kValueNames)), x->value->type()),
-                         x->sizes, x->fromConstants});
+    bodyItems.push_back(
+        {body->addInput(body->uniqueName(oneOf(kValueNames)), x->value->type()), x->sizes});
   Graph *outer = graph;
   std::deque<Item> *outerItems = items;
   graph = body.get(), items = &bodyItems, inBody = true;
@@ -299,7 +291,7 @@ bool Generator::addKernel() {
     op->result(i)->setName(valueName());
     auto it = std::find_if(bodyItems.begin(), bodyItems.end(),
                            [&](const Item &x) { return x.value == outputs[i]; });
-    items->push_back({op->result(i), it->sizes, it->fromConstants});
+    items->push_back({op->result(i), it->sizes});
   }
   return true;
 }
@@ -311,7 +303,6 @@ GeneratedModule Generator::run() {
                   : chance(10) ? PrecisionChoice::BF16
                                : PrecisionChoice::FP32;
   out.seed = data.ConsumeIntegral<uint8_t>();
-  precision = out.precision;
   // Mostly one graph: more graphs cost time and add only cross-graph names.
   size_t numGraphs = limits.big || !chance(30) ? 1 : size_t(range(2, limits.maxGraphs));
   for (size_t gi = 0; gi < numGraphs; ++gi) {

@@ -155,10 +155,8 @@ bool Generator::addContraction(OpKind kind) {
     return false;
   size_t r = a->rank();
   AttrList attrs;
-  // Known issue (found/llvm-f64-acc-f32.fir): the LLVM back end aborts on
-  // an f64 contraction accumulating in f32. Left out until fixed.
   if (kind != OpKind::Attention && chance(15))
-    attrs.push_back({"acc", chance(50) && a->dtype() != DType::F64 ? DType::F32 : a->dtype()});
+    attrs.push_back({"acc", chance(50) ? DType::F32 : a->dtype()});
   if (kind == OpKind::Linear) {
     DimPick out = freshDim();
     Item *w = leaf(a->dtype(), {out, agreeingDim(a->dim(r - 1), a->sizes[r - 1])});
@@ -191,10 +189,7 @@ bool Generator::addContraction(OpKind kind) {
     ShapePick mask{chance(30) ? DimPick{Dim::fixed(1), 1}
                               : agreeingDim(a->dim(r - 2), a->sizes[r - 2]),
                    chance(30) ? DimPick{Dim::fixed(1), 1} : agreeingDim(sk.dim, sk.size)};
-    // Known issue (found/precision-attention-f16-mask.fir): autocasting
-    // asserts on f32 attention with a mask of another dtype. Left out until fixed.
-    bool autocast = precision != PrecisionChoice::FP32 && a->dtype() == DType::F32;
-    operands.push_back(leaf(autocast ? DType::F32 : dtypeFor(Want::Float), mask));
+    operands.push_back(leaf(dtypeFor(Want::Float), mask));
   }
   if (chance(30))
     attrs.push_back({"causal", chance(70)});
@@ -273,7 +268,7 @@ bool Generator::addBroadcast(Item &x) {
     target.push_back(known(freshDim()));
   for (size_t i = 0; i < x.rank(); ++i) {
     DimPick same{x.dim(i), x.sizes[i]};
-    // Known issue (regressions/compile-open/broadcast-anonymous-from-one.fir):
+    // Known issue (found/broadcast-anonymous-from-one.fir):
     // a `?` target dim over a dim of size 1 runs on the reference but does
     // not specialize. Left out until fixed.
     if (same.dim.isAnonymous() && same.size == 1)
@@ -359,7 +354,7 @@ bool Generator::addConv(Item &x) {
   if (chance(30))
     attrs.push_back({"dilations", std::vector<int64_t>{range(1, 2), range(1, 2)}});
   if (chance(15))
-    attrs.push_back({"acc", chance(50) && x.dtype() != DType::F64 ? DType::F32 : x.dtype()});
+    attrs.push_back({"acc", chance(50) ? DType::F32 : x.dtype()});
   std::vector<Item *> operands{&x, leaf(x.dtype(), w)};
   if (chance(50))
     operands.push_back(leaf(x.dtype(), {out}));
