@@ -28,10 +28,15 @@ demo: build
 	$(BUILD)/tools/fusec convert examples/bert_layer.fir $(BUILD)/demo/bert_layer.fb
 	$(BUILD)/tools/fusec run $(BUILD)/demo/bert_layer.fb --dim=batch=1,seq=128 --seed=1
 
-# Runs each libFuzzer target for FUZZ_SECONDS (built with clang in build-fuzz).
+# Runs each libFuzzer target (built with clang in build-fuzz): the parser and
+# the loader for FUZZ_SECONDS each, the compile path for FUZZ_COMPILE_SECONDS
+# (at least 60; plus a third of that on big modules) and FUZZ_PTX_SECONDS to
+# PTX (test/fuzz/run-fuzzers.sh).
 FUZZ_SECONDS ?= 60
+FUZZ_COMPILE_SECONDS ?= $(shell echo $$(( $(FUZZ_SECONDS) > 60 ? $(FUZZ_SECONDS) : 60 )))
+FUZZ_PTX_SECONDS ?= 60
 fuzz: setup
-	test/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+	test/fuzz/run-fuzzers.sh $(FUZZ_SECONDS) $(FUZZ_COMPILE_SECONDS) $(FUZZ_PTX_SECONDS)
 
 # A Release install into dist/ (bin, lib, share/fusec) with LLVM linked
 # statically into libfusec: copy it to a GPU machine that has a driver but

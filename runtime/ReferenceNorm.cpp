@@ -176,6 +176,8 @@ bool runSoftmax(const OpContext &ctx, Tensor &out) {
   int64_t inner = product(Sizes(x.shape.begin() + axis + 1, x.shape.end()));
   int64_t outer = product(Sizes(x.shape.begin(), x.shape.begin() + axis));
   std::vector<double> v = x.toDoubles();
+  if (n == 0) // no lines: an empty axis (v.data() may be null, not to be offset)
+    outer = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in)
       softmaxLine(v.data() + o * n * inner + in, n, inner);

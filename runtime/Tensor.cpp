@@ -146,7 +146,8 @@ std::vector<double> Tensor::toDoubles() const {
       out[i] = loadRaw<float>(p + 4 * i);
     return out;
   case DType::F64:
-    std::memcpy(out.data(), p, n * sizeof(double));
+    if (n) // an empty vector's data() may be null, which memcpy must not see
+      std::memcpy(out.data(), p, n * sizeof(double));
     return out;
   default:
     for (size_t i = 0; i < n; ++i)
@@ -165,7 +166,8 @@ Tensor Tensor::fromDoubles(DType dtype, std::vector<int64_t> shape, const std::v
       storeRaw(p + 4 * i, doubleToFloat(v[i]));
     return t;
   case DType::F64:
-    std::memcpy(p, v.data(), v.size() * sizeof(double));
+    if (!v.empty()) // as in toDoubles: no memcpy from a null data()
+      std::memcpy(p, v.data(), v.size() * sizeof(double));
     return t;
   default:
     for (size_t i = 0; i < v.size(); ++i)
