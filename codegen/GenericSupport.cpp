@@ -94,14 +94,14 @@ std::string storeFromAcc(DType t, DType acc, const std::string &x) {
 
 std::string floatLiteral(DType acc, double v) {
   FUSEC_ASSERT(acc == DType::F32 || acc == DType::F64, "not a float accumulator");
-  DenseData d{acc, {}, std::vector<uint8_t>(dtypeSize(acc))};
+  std::vector<uint8_t> bytes(dtypeSize(acc));
   if (acc == DType::F64) {
-    std::memcpy(d.bytes.data(), &v, sizeof v);
+    std::memcpy(bytes.data(), &v, sizeof v);
   } else {
     float f = float(v);
-    std::memcpy(d.bytes.data(), &f, sizeof f);
+    std::memcpy(bytes.data(), &f, sizeof f);
   }
-  return constantLiteral(d, 0);
+  return constantLiteral(DenseData(acc, {}, std::move(bytes)), 0);
 }
 
 std::string zeroLiteral(DType acc) { return acc == DType::I64 ? "0LL" : floatLiteral(acc, 0.0); }

@@ -164,27 +164,33 @@ bool constantByteSize(DType dtype, const std::vector<int64_t> &shape, const Wher
   return true;
 }
 
-/// Reads the constant's bytes, inline or external, once their length is right.
-bool readConstantBytes(const fb::Constant &c, DenseData &data, const Where &where,
-                       ExternalData &external, LoadContext &ctx) {
+/// Reads the constant's bytes, inline or external, once their length is
+/// right: every element's, or a splat's one (Note [Splat constants]).
+bool readConstantBytes(const fb::Constant &c, DType dtype, const std::vector<int64_t> &shape,
+                       const Where &where, ExternalData &external, LoadContext &ctx,
+                       std::vector<uint8_t> &out) {
   uint64_t bytes = 0;
-  if (!constantByteSize(data.dtype, data.shape, where, ctx, bytes))
+  if (!constantByteSize(dtype, shape, where, ctx, bytes))
     return false;
+  std::string type = TensorType{dtype, staticShape(shape), Layout::None}.str();
+  if (c.splat() && bytes > kMaxSplatBytes)
+    return ctx.fail(where, "splat of " + type + " exceeds the 1 GiB limit on constant data");
+  if (c.splat())
+    bytes = dtypeSize(dtype);
   const fb::ExternalData *ext = c.external();
   if (ext && c.data())
     return ctx.fail(where, "has both inline and external data");
   uint64_t stored = ext ? ext->length() : count(c.data());
-  if (stored != bytes) {
-    std::string type = TensorType{data.dtype, staticShape(data.shape), Layout::None}.str();
-    return ctx.fail(where, "has " + std::to_string(stored) + " bytes of data, but " + type +
-                               " needs " + std::to_string(bytes));
-  }
+  if (stored != bytes)
+    return ctx.fail(where, "has " + std::to_string(stored) + " bytes of data, but " +
+                               (c.splat() ? "a splat of " : "") + type + " needs " +
+                               std::to_string(bytes));
   if (ext)
-    return external.read(ext->offset(), ext->length(), data.bytes, where, ctx);
+    return external.read(ext->offset(), ext->length(), out, where, ctx);
   if (!ctx.take(c.data()))
     return false;
   if (c.data())
-    data.bytes.assign(c.data()->begin(), c.data()->end());
+    out.assign(c.data()->begin(), c.data()->end());
   return true;
 }
 
@@ -196,20 +202,21 @@ bool readConstant(const fb::Constant &c, unsigned index, ExternalData &external,
     return ctx.fail(where, "unknown dtype " + std::to_string(unsigned(c.dtype())));
   if (!ctx.take(c.shape()))
     return false;
-  auto data = std::make_shared<DenseData>();
-  data->dtype = *dtype;
+  std::vector<int64_t> shape;
   if (c.shape())
-    data->shape.assign(c.shape()->begin(), c.shape()->end());
-  if (!readConstantBytes(c, *data, where, external, ctx))
+    shape.assign(c.shape()->begin(), c.shape()->end());
+  std::vector<uint8_t> bytes;
+  if (!readConstantBytes(c, *dtype, shape, where, external, ctx, bytes))
     return false;
   if (*dtype == DType::Bool) {
-    auto bad =
-        std::find_if(data->bytes.begin(), data->bytes.end(), [](uint8_t b) { return b > 1; });
-    if (bad != data->bytes.end())
-      return ctx.fail(where, "bool element " + std::to_string(bad - data->bytes.begin()) + " is " +
+    auto bad = std::find_if(bytes.begin(), bytes.end(), [](uint8_t b) { return b > 1; });
+    if (bad != bytes.end())
+      return ctx.fail(where, "bool element " + std::to_string(bad - bytes.begin()) + " is " +
                                  std::to_string(*bad) + ", not 0 or 1");
   }
-  out = std::move(data);
+  out = std::make_shared<DenseData>(
+      c.splat() ? DenseData::makeSplat(*dtype, std::move(shape), std::move(bytes))
+                : DenseData(*dtype, std::move(shape), std::move(bytes)));
   return true;
 }
 

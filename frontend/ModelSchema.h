@@ -14,8 +14,12 @@
 
 namespace fusec::modelfile {
 
-/// The format's major version; docs/model-format.md has the policy.
-inline constexpr uint32_t kSchemaVersion = 1;
+/// The format's major version, the newest this reader reads; docs/model-format.md
+/// has the policy. A file records the oldest version that reads it correctly:
+/// kSchemaVersion when it holds a splat constant (new in version 2), else
+/// kSchemaVersionWithoutSplats.
+inline constexpr uint32_t kSchemaVersion = 2;
+inline constexpr uint32_t kSchemaVersionWithoutSplats = 1;
 /// Offsets into the external data file are multiples of this, so that a
 /// mapped data file gives aligned weights.
 inline constexpr uint64_t kDataAlignment = 16;

@@ -10,7 +10,9 @@
 // patched in (Note [File checksums]), the external data's checksum having
 // been written with the root. Each DenseData is written once and referenced
 // by index, so weights shared between ops or graphs stay shared after
-// loading.
+// loading. A splat (Note [Splat constants] in ir/Attribute.h) is written as
+// its one element with the `splat` flag, always inline; the flag is written
+// only then, so that files without splats stay format version 1.
 //
 // Files are written atomically (ir/FileIO.h): the data file first, then the
 // model file, each to a temporary file renamed over the target.
@@ -44,6 +46,10 @@ private:
   OffsetVector<fb::Dim> dims(const Shape &shape);
   Offset<fb::Tensor> tensor(const Value &v);
   uint32_t constant(const DenseRef &data);
+  Offset<fb::Constant> constantTable(const DenseData &data,
+                                     Offset<flatbuffers::Vector<int64_t>> shape,
+                                     Offset<flatbuffers::Vector<uint8_t>> inlined,
+                                     const fb::ExternalData *external);
   Offset<void> attrValue(const Attribute &a);
   Offset<fb::Attr> attr(const NamedAttr &a);
   Offset<fb::Node> node(const Op &op);
@@ -54,7 +60,16 @@ private:
   std::unordered_map<const DenseData *, uint32_t> constantIndex;
   std::vector<Offset<fb::Constant>> constants;
   std::vector<uint8_t> external;
+  bool wroteSplat = false;
 };
+
+/// Whether `d` is written as a splat: one element stands for more than one.
+bool writtenAsSplat(const DenseData &d) { return d.isSplatForm() && d.numElements() > 1; }
+
+/// Whether a write with external-data `threshold` keeps `d` inline.
+bool keptInline(const DenseData &d, uint64_t threshold) {
+  return threshold == 0 || d.storedBytes().size() < threshold || writtenAsSplat(d);
+}
 
 OffsetVector<fb::Dim> Serializer::dims(const Shape &shape) {
   std::vector<Offset<fb::Dim>> out;
@@ -77,18 +92,36 @@ uint32_t Serializer::constant(const DenseRef &data) {
   if (!fresh)
     return it->second;
   auto shape = fbb.CreateVector(data->shape);
-  const std::vector<uint8_t> &bytes = data->bytes;
-  if (threshold == 0 || bytes.size() < threshold) {
+  const std::vector<uint8_t> &bytes = data->storedBytes();
+  if (keptInline(*data, threshold)) {
     fbb.ForceVectorAlignment(bytes.size(), 1, kDataAlignment);
     auto inlined = fbb.CreateVector(bytes);
-    constants.push_back(fb::CreateConstant(fbb, toSchema(data->dtype), shape, inlined));
+    constants.push_back(constantTable(*data, shape, inlined, nullptr));
     return it->second;
   }
   external.resize((external.size() + kDataAlignment - 1) / kDataAlignment * kDataAlignment);
   fb::ExternalData ref(external.size(), bytes.size());
   external.insert(external.end(), bytes.begin(), bytes.end());
-  constants.push_back(fb::CreateConstant(fbb, toSchema(data->dtype), shape, 0, &ref));
+  constants.push_back(constantTable(*data, shape, 0, &ref));
   return it->second;
+}
+
+// fb::CreateConstant, but with the splat flag only on a splat: ForceDefaults
+// would write a false one into every constant.
+Offset<fb::Constant> Serializer::constantTable(const DenseData &data,
+                                               Offset<flatbuffers::Vector<int64_t>> shape,
+                                               Offset<flatbuffers::Vector<uint8_t>> inlined,
+                                               const fb::ExternalData *external) {
+  fb::ConstantBuilder b(fbb);
+  b.add_external(external);
+  b.add_data(inlined);
+  b.add_shape(shape);
+  if (writtenAsSplat(data)) {
+    b.add_splat(true);
+    wroteSplat = true;
+  }
+  b.add_dtype(toSchema(data.dtype));
+  return b.Finish();
 }
 
 Offset<void> Serializer::attrValue(const Attribute &a) {
@@ -180,9 +213,10 @@ std::vector<uint8_t> Serializer::serialize(const Module &m) {
   auto graphVector = fbb.CreateVector(graphs);
   auto constantVector = fbb.CreateVector(constants);
   fb::Checksum placeholder(0), dataChecksum(checksumOf(external));
-  fb::FinishModelBuffer(fbb, fb::CreateModel(fbb, kSchemaVersion, /*file_size=*/0, producer,
-                                             graphVector, constantVector, external.size(),
-                                             &placeholder, &dataChecksum));
+  uint32_t version = wroteSplat ? kSchemaVersion : kSchemaVersionWithoutSplats;
+  fb::FinishModelBuffer(fbb, fb::CreateModel(fbb, version, /*file_size=*/0, producer, graphVector,
+                                             constantVector, external.size(), &placeholder,
+                                             &dataChecksum));
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   fb::Model *root = fb::GetMutableModel(bytes.data());
   bool patched = root->mutate_file_size(bytes.size());
@@ -201,8 +235,8 @@ uint64_t inlineConstantBytes(const Module &m, uint64_t threshold) {
         if (a.value.kind() != AttrKind::Dense)
           continue;
         const DenseData *d = a.value.get<DenseRef>().get();
-        if (seen.insert(d).second && (threshold == 0 || d->bytes.size() < threshold))
-          total += d->bytes.size();
+        if (seen.insert(d).second && keptInline(*d, threshold))
+          total += d->storedBytes().size();
       }
   return total;
 }

@@ -9,7 +9,38 @@
 
 namespace fusec {
 
+DenseData DenseData::makeSplat(DType dtype, std::vector<int64_t> shape,
+                               std::vector<uint8_t> element) {
+  FUSEC_ASSERT(element.size() == dtypeSize(dtype), "splat element of the wrong size");
+  DenseData d(dtype, std::move(shape), std::move(element));
+  d.splatForm = true;
+  if (d.numElements() != 0)
+    return d;
+  d.bytes.clear();
+  d.splatForm = false;
+  return d;
+}
+
+size_t DenseData::numElements() const {
+  if (!splatForm)
+    return bytes.size() / dtypeSize(dtype);
+  uint64_t n = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(n, uint64_t(dim), &n))
+      return 0;
+  return size_t(n);
+}
+
+const uint8_t *DenseData::element(size_t i) const {
+  FUSEC_ASSERT(i < numElements(), "dense element index out of range");
+  return bytes.data() + (splatForm ? 0 : i * dtypeSize(dtype));
+}
+
+double DenseData::elementAsDouble(size_t i) const { return loadElement(dtype, element(i)); }
+
 bool DenseData::isSplat() const {
+  if (splatForm)
+    return true;
   size_t size = dtypeSize(dtype);
   for (size_t i = 1; i < numElements(); ++i)
     if (!std::equal(bytes.begin(), bytes.begin() + long(size), bytes.begin() + long(i * size)))
@@ -17,9 +48,29 @@ bool DenseData::isSplat() const {
   return true;
 }
 
-double DenseData::elementAsDouble(size_t i) const {
-  FUSEC_ASSERT(i < numElements(), "dense element index out of range");
-  return loadElement(dtype, bytes.data() + i * dtypeSize(dtype));
+std::vector<uint8_t> DenseData::expandedBytes() const {
+  if (!splatForm)
+    return bytes;
+  size_t n = numElements(), size = bytes.size();
+  std::vector<uint8_t> out(n * size);
+  for (size_t i = 0; i < n; ++i)
+    std::memcpy(out.data() + i * size, bytes.data(), size);
+  return out;
+}
+
+bool DenseData::operator==(const DenseData &o) const {
+  if (dtype != o.dtype || shape != o.shape)
+    return false;
+  if (splatForm == o.splatForm)
+    return bytes == o.bytes;
+  const DenseData &splat = splatForm ? *this : o, &full = splatForm ? o : *this;
+  size_t n = full.numElements();
+  if (n != splat.numElements())
+    return false;
+  for (size_t i = 0; i < n; ++i)
+    if (!std::equal(splat.bytes.begin(), splat.bytes.end(), full.element(i)))
+      return false;
+  return true;
 }
 
 std::string_view attrKindName(AttrKind k) {

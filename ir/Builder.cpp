@@ -35,13 +35,16 @@ Value *Builder::constant(DenseRef data) { return create(OpKind::Const, {}, {{"va
 
 Value *Builder::constant(DType dtype, const std::vector<int64_t> &shape,
                          const std::vector<double> &values) {
-  auto data = std::make_shared<DenseData>();
-  data->dtype = dtype;
-  data->shape = shape;
-  data->bytes.resize(values.size() * dtypeSize(dtype));
+  std::vector<uint8_t> bytes(values.size() * dtypeSize(dtype));
   for (size_t i = 0; i < values.size(); ++i)
-    storeElement(dtype, values[i], data->bytes.data() + i * dtypeSize(dtype));
-  return constant(std::move(data));
+    storeElement(dtype, values[i], bytes.data() + i * dtypeSize(dtype));
+  return constant(std::make_shared<DenseData>(dtype, shape, std::move(bytes)));
+}
+
+Value *Builder::splat(DType dtype, const std::vector<int64_t> &shape, double v) {
+  std::vector<uint8_t> element(dtypeSize(dtype));
+  storeElement(dtype, v, element.data());
+  return constant(std::make_shared<DenseData>(DenseData::makeSplat(dtype, shape, element)));
 }
 
 Value *Builder::matmul(Value *a, Value *b, bool transposeA, bool transposeB) {

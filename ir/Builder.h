@@ -31,6 +31,8 @@ public:
   Value *constant(DenseRef data);
   Value *constant(DType dtype, const std::vector<int64_t> &shape, const std::vector<double> &values);
   Value *scalar(DType dtype, double v) { return constant(dtype, {}, {v}); }
+  /// A constant of `shape` whose every element is v, held as one element.
+  Value *splat(DType dtype, const std::vector<int64_t> &shape, double v);
 
 #define FUSEC_BUILDER_UNARY(Id, fn)                                                                \
   Value *fn(Value *x, AttrList attrs = {}) { return create(OpKind::Id, {x}, std::move(attrs)); }

@@ -1,24 +1,22 @@
 // Materializes a `dense<...>` literal into DenseData once the constant's
-// type is known: a splat fills every element, a list gives every element
-// (exactly as many as the type has), hex gives the raw little-endian bytes
-// (exactly as many as the type needs).
+// type is known: a splat gives the element every element repeats, a list
+// gives every element (exactly as many as the type has), hex gives the raw
+// little-endian bytes (exactly as many as the type needs, or one element's,
+// a splat: how the printer spells a splat of a NaN with a payload).
 //
 // Memory: a list or hex literal allocates in proportion to its own length,
-// which the input bounds. A splat allocates the whole tensor, so it is
-// refused above kMaxSplatBytes rather than letting a hostile type such as
-// f32[99999999999] exhaust memory.
+// which the input bounds. A splat is held as its one element (Note [Splat
+// constants] in ir/Attribute.h), whatever its type; it is still refused above
+// kMaxSplatBytes, so that a hostile type such as f32[99999999999] is refused
+// where it is written, not where a run expands it.
 #include "ir/Parser.h"
 #include "ir/TextLiterals.h"
-
-#include <cstring>
 
 #include "llvm/ADT/StringExtras.h"
 
 namespace fusec {
 
 namespace {
-
-constexpr uint64_t kMaxSplatBytes = uint64_t(1) << 30;
 
 /// A hex digit's value, or -1 (llvm::hexDigitValue answers ~0U).
 int hexDigit(char c) { return int(llvm::hexDigitValue(c)); }
@@ -31,6 +29,7 @@ public:
   bool splat(const ScalarLiteral &e, uint64_t numel, DenseData &out);
   bool list(const DenseLiteral &lit, uint64_t numel, DenseData &out);
   bool hex(const DenseLiteral &lit, uint64_t numel, DenseData &out);
+  bool checkSplatSize(unsigned line, unsigned col, uint64_t numel);
   bool error(unsigned line, unsigned col, std::string message) {
     diags.error(Loc::text(file, line, col), std::move(message));
     return false;
@@ -91,16 +90,19 @@ bool Materializer::encode(const ScalarLiteral &e, uint8_t *dst) {
   return true;
 }
 
+bool Materializer::checkSplatSize(unsigned line, unsigned col, uint64_t numel) {
+  if (numel <= kMaxSplatBytes / elementSize)
+    return true;
+  return error(line, col,
+               "dense splat into " + type.str() + " exceeds the 1 GiB limit on constant data");
+}
+
 bool Materializer::splat(const ScalarLiteral &e, uint64_t numel, DenseData &out) {
   uint8_t element[8];
-  if (!encode(e, element))
+  if (!encode(e, element) || !checkSplatSize(e.line, e.col, numel))
     return false;
-  if (numel > kMaxSplatBytes / elementSize)
-    return error(e.line, e.col,
-                 "dense splat into " + type.str() + " exceeds the 1 GiB limit on constant data");
-  out.bytes.resize(numel * elementSize);
-  for (uint64_t i = 0; i < numel; ++i)
-    std::memcpy(out.bytes.data() + i * elementSize, element, elementSize);
+  out = DenseData::makeSplat(out.dtype, std::move(out.shape),
+                             std::vector<uint8_t>(element, element + elementSize));
   return true;
 }
 
@@ -109,10 +111,11 @@ bool Materializer::list(const DenseLiteral &lit, uint64_t numel, DenseData &out)
     return error(lit.line, lit.col,
                  "dense literal has " + std::to_string(lit.elements.size()) + " elements but " +
                      type.str() + " has " + std::to_string(numel));
-  out.bytes.resize(numel * elementSize);
+  std::vector<uint8_t> bytes(numel * elementSize);
   for (size_t i = 0; i < lit.elements.size(); ++i)
-    if (!encode(lit.elements[i], out.bytes.data() + i * elementSize))
+    if (!encode(lit.elements[i], bytes.data() + i * elementSize))
       return false;
+  out = DenseData(out.dtype, std::move(out.shape), std::move(bytes));
   return true;
 }
 
@@ -125,22 +128,27 @@ bool Materializer::hex(const DenseLiteral &lit, uint64_t numel, DenseData &out) 
   if (digits.size() % 2 != 0)
     return error(line, col, "dense hex literal has an odd number of digits");
   uint64_t bytes = digits.size() / 2;
-  if (bytes / elementSize != numel || bytes % elementSize != 0) {
+  bool splat = bytes == elementSize && numel > 1;
+  if (splat && !checkSplatSize(line, col, numel))
+    return false;
+  if (!splat && (bytes / elementSize != numel || bytes % elementSize != 0)) {
     bool representable = numel <= UINT64_MAX / elementSize;
     return error(line, col,
                  "dense hex literal has " + std::to_string(bytes) + " bytes but " + type.str() +
                      " needs " +
                      (representable ? std::to_string(numel * elementSize) : "more than 2^64"));
   }
-  out.bytes.resize(bytes);
+  std::vector<uint8_t> data(bytes);
   for (size_t i = 0; i < bytes; ++i) {
     int hi = hexDigit(digits[2 * i]), lo = hexDigit(digits[2 * i + 1]);
     if (hi < 0 || lo < 0)
       return error(line, col, "invalid hex digit in dense literal");
-    out.bytes[i] = uint8_t(hi * 16 + lo);
-    if (type.dtype == DType::Bool && out.bytes[i] > 1)
+    data[i] = uint8_t(hi * 16 + lo);
+    if (type.dtype == DType::Bool && data[i] > 1)
       return error(line, col, "dense hex literal for bool has a byte other than 00 or 01");
   }
+  out = splat ? DenseData::makeSplat(out.dtype, std::move(out.shape), std::move(data))
+              : DenseData(out.dtype, std::move(out.shape), std::move(data));
   return true;
 }
 

@@ -9,6 +9,9 @@
 // Dense data is printed as a splat when every element has the same bits, as
 // a list when it has at most kMaxListElements elements and no NaN, and as
 // little-endian hex otherwise (exact for any bits, NaN payloads included).
+// Data held as a splat (Note [Splat constants] in ir/Attribute.h) whose
+// element is a NaN with a payload prints as hex of that one element, which
+// the parser reads back as a splat: no splat is ever printed in full.
 #include "ir/Assert.h"
 #include "ir/TextFormat.h"
 #include "ir/TextLiterals.h"
@@ -23,16 +26,12 @@ constexpr size_t kMaxListElements = 16;
 
 // A NaN other than the one the literal `nan` reads as cannot be a splat.
 bool printsAsSplat(const DenseData &d) {
-  size_t n = d.numElements();
-  if (n == 0)
+  if (d.numElements() == 0)
     return false;
   uint64_t first = elementBits(d, 0);
   if (isNaNBits(d.dtype, first) && first != canonicalNaNBits(d.dtype))
     return false;
-  for (size_t i = 1; i < n; ++i)
-    if (elementBits(d, i) != first)
-      return false;
-  return true;
+  return d.isSplat();
 }
 
 bool hasNaN(const DenseData &d) {
@@ -46,7 +45,7 @@ std::string formatDense(const DenseData &d) {
   size_t n = d.numElements();
   if (printsAsSplat(d))
     return "dense<" + formatElement(d, 0) + ">";
-  if (n <= kMaxListElements && !hasNaN(d)) {
+  if (!d.isSplatForm() && n <= kMaxListElements && !hasNaN(d)) {
     std::string out = "dense<[";
     for (size_t i = 0; i < n; ++i)
       out += (i ? ", " : "") + formatElement(d, i);
@@ -54,8 +53,8 @@ std::string formatDense(const DenseData &d) {
   }
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out = "dense<\"0x";
-  out.reserve(out.size() + 2 * d.bytes.size() + 2);
-  for (uint8_t b : d.bytes) {
+  out.reserve(out.size() + 2 * d.storedBytes().size() + 2);
+  for (uint8_t b : d.storedBytes()) { // a splat's one element
     out += kHex[b >> 4];
     out += kHex[b & 15];
   }

@@ -31,9 +31,12 @@ bool inferConst(const InferContext &ctx, std::vector<TensorType> &results, const
       return in.fail("value shape " + intList(data->shape) + " has too many elements");
   }
   TensorType type{data->dtype, staticShape(data->shape), Layout::None};
-  if (data->bytes.size() != uint64_t(*bytes))
-    return in.fail("value holds " + std::to_string(data->bytes.size()) + " bytes, expected " +
-                   std::to_string(*bytes) + " for " + type.str());
+  // A splat holds one element (Note [Splat constants]).
+  uint64_t held = data->storedBytes().size();
+  uint64_t expected = data->isSplatForm() ? dtypeSize(data->dtype) : uint64_t(*bytes);
+  if (held != expected)
+    return in.fail("value holds " + std::to_string(held) + " bytes, expected " +
+                   std::to_string(expected) + " for " + type.str());
   return in.produce(type);
 }
 

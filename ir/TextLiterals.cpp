@@ -132,9 +132,10 @@ std::optional<int64_t> parseInt64(std::string_view text) {
 
 uint64_t elementBits(const DenseData &d, size_t i) {
   unsigned size = dtypeSize(d.dtype);
+  const uint8_t *p = d.element(i);
   uint64_t bits = 0;
   for (unsigned k = 0; k < size; ++k)
-    bits |= uint64_t(d.bytes[i * size + k]) << (8 * k);
+    bits |= uint64_t(p[k]) << (8 * k);
   return bits;
 }
 

@@ -32,9 +32,16 @@ llvm::hash_code hashType(const TensorType &t) {
   return llvm::hash_combine(t.dtype, t.layout, hashShape(t.shape));
 }
 
+// By content, not form (DenseData::operator==): data whose elements repeat
+// one hashes as that element, whether it is held as a splat or in full.
 llvm::hash_code hashDense(const DenseData &d) {
-  return llvm::hash_combine(d.dtype, llvm::hash_combine_range(d.shape.begin(), d.shape.end()),
-                            llvm::hash_combine_range(d.bytes.begin(), d.bytes.end()));
+  llvm::hash_code h =
+      llvm::hash_combine(d.dtype, llvm::hash_combine_range(d.shape.begin(), d.shape.end()));
+  if (d.numElements() != 0 && d.isSplat())
+    return llvm::hash_combine(
+        h, llvm::hash_combine_range(d.element(0), d.element(0) + dtypeSize(d.dtype)));
+  const std::vector<uint8_t> &bytes = d.storedBytes();
+  return llvm::hash_combine(h, llvm::hash_combine_range(bytes.begin(), bytes.end()));
 }
 
 llvm::hash_code hashAttribute(const Attribute &a) {

@@ -36,7 +36,7 @@ bool isSplatConstant(const Value *v, double x) {
   if (!c)
     return false;
   const DenseData &data = c->getDense("value");
-  for (size_t i = 0; i < data.numElements(); ++i)
+  for (size_t i = 0; i < data.numStoredElements(); ++i)
     if (data.elementAsDouble(i) != x)
       return false;
   return true;

@@ -21,12 +21,8 @@ std::optional<double> splatValue(const Value *v) {
   if (!c || !isFloat(v->type().dtype))
     return std::nullopt;
   const DenseData &d = c->getDense("value");
-  if (d.numElements() == 0)
+  if (d.numElements() == 0 || !d.isSplat())
     return std::nullopt;
-  uint64_t first = elementBits(d, 0);
-  for (size_t i = 1, n = d.numElements(); i < n; ++i)
-    if (elementBits(d, i) != first)
-      return std::nullopt;
   return d.elementAsDouble(0);
 }
 

@@ -32,11 +32,7 @@ bool isInlinedConstant(const Value *v) {
   if (!c)
     return false;
   const DenseData &d = c->getDense("value");
-  // Every element equal: the bytes repeat with the element's width as period.
-  size_t width = dtypeSize(d.dtype);
-  bool splat = d.bytes.size() >= width &&
-               std::equal(d.bytes.begin() + long(width), d.bytes.end(), d.bytes.begin());
-  return d.numElements() <= kMaxInlineElements || splat;
+  return d.numElements() <= kMaxInlineElements || d.isSplat();
 }
 
 namespace {

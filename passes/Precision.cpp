@@ -242,12 +242,13 @@ private:
   Value *lowConstant(const Value &c) {
     const DenseData &data = c.definingOp()->getDense("value");
     double maxFinite = low == DType::F16 ? 65504.0 : 3.3895313892515355e38;
-    std::vector<double> values(data.numElements());
+    std::vector<double> values(data.numStoredElements());
     for (size_t i = 0; i < values.size(); ++i) {
       double v = data.elementAsDouble(i);
       values[i] = std::isfinite(v) ? std::clamp(v, -maxFinite, maxFinite) : v;
     }
-    Value *copy = builder.constant(low, data.shape, values);
+    Value *copy = data.isSplatForm() ? builder.splat(low, data.shape, values.front())
+                                     : builder.constant(low, data.shape, values);
     TensorType type = copy->type();
     type.layout = c.type().layout;
     copy->setType(type);

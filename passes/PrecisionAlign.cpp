@@ -10,9 +10,10 @@
 // in q and k, with the default scale 1/√D written out since D changes, and
 // Dv is padded in v and sliced off; the key count Sk is not padded (zero keys
 // would take softmax weight: the attention kernel masks a ragged Sk tail).
-// Constant operands are padded now; others through a broadcast zero block,
-// which needs the operand's other dims static or named: an operand with a `?`
-// there leaves its op as it is. Symbolic K and N are codegen's to handle.
+// Constant operands held in full are padded now; others (splat constants
+// included) through a broadcast zero block, which needs the operand's other
+// dims static or named: an operand with a `?` there leaves its op as it is.
+// Symbolic K and N are codegen's to handle.
 //
 // conv2d is not padded here: its channel dims sit in a layout-tagged tensor
 // that concat and slice would untag (changing what conv2d reads), and an
@@ -126,20 +127,21 @@ bool canPad(const Value *v, unsigned axis) {
   return true;
 }
 
-// `data` with zero elements appended along `axis` up to `to`.
+// `data` (in full form) with zero elements appended along `axis` up to `to`.
 DenseRef padDense(const DenseData &data, unsigned axis, int64_t to) {
-  auto out = std::make_shared<DenseData>(data);
+  FUSEC_ASSERT(!data.isSplatForm(), "a splat is padded by a concat, not expanded");
   size_t inner = dtypeSize(data.dtype), outer = 1;
   for (size_t i = axis + 1; i < data.shape.size(); ++i)
     inner *= size_t(data.shape[i]);
   for (size_t i = 0; i < axis; ++i)
     outer *= size_t(data.shape[i]);
   size_t oldRow = size_t(data.shape[axis]) * inner, newRow = size_t(to) * inner;
-  out->shape[axis] = to;
-  out->bytes.assign(outer * newRow, 0); // +0.0 in every float dtype
+  std::vector<int64_t> shape = data.shape;
+  shape[axis] = to;
+  std::vector<uint8_t> bytes(outer * newRow, 0); // +0.0 in every float dtype
   for (size_t o = 0; o < outer; ++o)
-    std::memcpy(out->bytes.data() + o * newRow, data.bytes.data() + o * oldRow, oldRow);
-  return out;
+    std::memcpy(bytes.data() + o * newRow, data.storedBytes().data() + o * oldRow, oldRow);
+  return std::make_shared<DenseData>(data.dtype, std::move(shape), std::move(bytes));
 }
 
 /// Builds the padded operands of one op before it, sharing one zero scalar.
@@ -153,10 +155,11 @@ public:
   Builder &build() { return builder; }
 
   // concat(v, broadcast(0) {shape = v's with `axis` = to − v's}) {axis}, or
-  // for a constant, the padded constant.
+  // for a constant held in full, the padded constant (a splat stays one: the
+  // concat keeps it one element; Note [Splat constants]).
   Value *pad(Value *v, unsigned axis, int64_t to) {
     Value *padded = nullptr;
-    if (isConstant(v)) {
+    if (isConstant(v) && !v->definingOp()->getDense("value").isSplatForm()) {
       padded = builder.constant(padDense(v->definingOp()->getDense("value"), axis, to));
     } else {
       Shape blockShape = v->type().shape;

@@ -12,10 +12,12 @@
 namespace fusec {
 
 /// A folder that evaluates `op` on its constant operands by running a
-/// one-op graph on the reference executor. It returns null (no folding)
-/// when op's result type is not static, holds more than `maxElements`
-/// elements (folding must not blow up the graph), or when evaluation fails
-/// (an integer division by zero stays a run-time error).
+/// one-op graph on the reference executor. A pointwise or movement op on
+/// splats folds to a splat, of any size up to kMaxSplatBytes. Otherwise it
+/// returns null (no folding) when op's result type is not static, holds
+/// more than `maxElements` elements (folding must not blow up the graph),
+/// when a splat operand holds more (evaluating would expand it), or when
+/// evaluation fails (an integer division by zero stays a run-time error).
 std::function<DenseRef(const Op &op, const std::vector<DenseRef> &operands)>
 makeReferenceFolder(uint64_t maxElements = 1 << 16);
 

@@ -54,6 +54,29 @@ uint64_t stepBytes(const Op &op) {
   return bytes;
 }
 
+/// The most host memory a splat's upload takes.
+constexpr size_t kSplatChunkBytes = size_t(1) << 20;
+
+// Note [Splat constants] (ir/Attribute.h): a splat is expanded only here, on
+// its way to the device, by copying one host chunk of at most
+// kSplatChunkBytes over and over, so that host memory stays small whatever
+// its size. Element sizes divide the chunk, so every copy ends on an element.
+// (The same synchronous copy as the full form's: a byte fill would run on the
+// legacy stream, unordered with a caller's non-blocking stream.)
+bool uploadDense(gpu::DevicePtr dst, const DenseData &d, Diagnostics &diags) {
+  const std::vector<uint8_t> &held = d.storedBytes();
+  if (!d.isSplatForm())
+    return gpu::copyToDevice(dst, held.data(), held.size(), diags);
+  size_t total = d.numElements() * held.size();
+  int64_t perChunk = int64_t(std::min(kSplatChunkBytes / held.size(), d.numElements()));
+  std::vector<uint8_t> chunk = DenseData::makeSplat(d.dtype, {perChunk}, held).expandedBytes();
+  for (size_t offset = 0; offset < total; offset += chunk.size())
+    if (!gpu::copyToDevice(dst + offset, chunk.data(), std::min(chunk.size(), total - offset),
+                           diags))
+      return false;
+  return true;
+}
+
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -152,11 +175,11 @@ bool GpuProgram::uploadConstants(Diagnostics &diags) {
   for (const auto &[v, index] : weightIndex) {
     const DenseData &d = v->definingOp()->getDense("value");
     std::optional<gpu::DevicePtr> p =
-        gpu::allocate(d.bytes.size(), diags, "constant '%" + v->name() + "'");
+        gpu::allocate(d.numElements() * dtypeSize(d.dtype), diags, "constant '%" + v->name() + "'");
     if (!p)
       return false;
     weights[index] = *p;
-    if (!gpu::copyToDevice(*p, d.bytes.data(), d.bytes.size(), diags))
+    if (!uploadDense(*p, d, diags))
       return false;
   }
   return true;

@@ -34,7 +34,7 @@ bool runConst(const OpContext &ctx, Tensor &out) {
   const DenseData &data = ctx.op.getDense("value");
   out.dtype = data.dtype;
   out.shape = data.shape;
-  out.bytes = data.bytes;
+  out.bytes = data.expandedBytes(); // a kernel needs the elements (Note [Splat constants])
   return true;
 }
 

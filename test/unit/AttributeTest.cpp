@@ -36,6 +36,38 @@ TEST(Attribute, DenseComparesByContent) {
   EXPECT_EQ(a->elementAsDouble(1), 2.0);
 }
 
+// Note [Splat constants]: one element held for all; read through the same
+// accessors as full data, equal to full data with the same elements.
+TEST(Attribute, SplatHoldsOneElement) {
+  DenseData s = DenseData::makeSplat(DType::I8, {3, 1000000000}, {7});
+  EXPECT_TRUE(s.isSplatForm());
+  EXPECT_TRUE(s.isSplat());
+  EXPECT_EQ(s.storedBytes().size(), 1u);
+  EXPECT_EQ(s.numElements(), size_t(3000000000));
+  EXPECT_EQ(s.numStoredElements(), 1u);
+  EXPECT_EQ(s.elementAsDouble(2999999999), 7.0);
+  EXPECT_EQ(*s.element(5), 7);
+
+  DenseData small = DenseData::makeSplat(DType::I8, {3}, {7});
+  DenseData full(DType::I8, {3}, {7, 7, 7});
+  DenseData other(DType::I8, {3}, {7, 7, 8});
+  EXPECT_FALSE(full.isSplatForm());
+  EXPECT_TRUE(full.isSplat());
+  EXPECT_FALSE(other.isSplat());
+  EXPECT_EQ(small.expandedBytes(), full.storedBytes());
+  EXPECT_EQ(small, full);
+  EXPECT_EQ(full, small);
+  EXPECT_NE(small, other);
+  EXPECT_NE(small, DenseData::makeSplat(DType::I8, {3}, {8}));
+  EXPECT_NE(small, DenseData::makeSplat(DType::I8, {1, 3}, {7}));
+
+  // No elements: the full form, so that a splat always has one.
+  DenseData empty = DenseData::makeSplat(DType::F32, {0, 5}, {0, 0, 128, 63});
+  EXPECT_FALSE(empty.isSplatForm());
+  EXPECT_EQ(empty.numElements(), 0u);
+  EXPECT_TRUE(empty.storedBytes().empty());
+}
+
 TEST(Types, SpellingsRoundTrip) {
   for (DType t : kAllDTypes)
     EXPECT_EQ(parseDType(dtypeName(t)), t);

@@ -93,4 +93,44 @@ TEST(CanonicalizeTest, ReferenceFolderGivesTheReferenceResult) {
   EXPECT_FALSE(fold(*ops[4], {data(ops[0]), data(ops[1])})) << "division by zero folded";
 }
 
+// Note [Splat constants]: a pointwise or movement op on splats folds to data
+// held as one element, whatever its size; a full operand gives full data.
+TEST(CanonicalizeTest, ReferenceFolderKeepsSplats) {
+  Diagnostics diags;
+  std::unique_ptr<Module> m =
+      parseModule(R"(func @f() -> (f16[4096,4096], i32[2,4096,4096], f32[2]) {
+  %c = const() {value = dense<1.5>} : f32[4096,4096]
+  %h = cast(%c) {to = f16}
+  %i = cast(%c) {to = i32}
+  %b = broadcast(%i) {shape = [2, 4096, 4096]}
+  %l = const() {value = dense<[1.0, 2.0]>} : f32[2]
+  %s = const() {value = dense<3.0>} : f32[2]
+  %m = mul(%l, %s)
+  return %h, %b, %m
+}
+)",
+                  "test.fir", diags);
+  ASSERT_TRUE(m);
+  std::vector<Op *> ops = m->graphs.front()->opsSnapshot();
+  auto data = [](const Op *op) { return op->attr("value").get<DenseRef>(); };
+  auto fold = makeReferenceFolder();
+  DenseRef h = fold(*ops[1], {data(ops[0])});
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h->isSplatForm());
+  EXPECT_EQ(h->dtype, DType::F16);
+  EXPECT_EQ(h->numElements(), size_t(4096) * 4096);
+  EXPECT_EQ(h->elementAsDouble(12345), 1.5);
+  DenseRef i = fold(*ops[2], {data(ops[0])});
+  ASSERT_TRUE(i);
+  DenseRef b = fold(*ops[3], {i});
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->isSplatForm());
+  EXPECT_EQ(b->shape, (std::vector<int64_t>{2, 4096, 4096}));
+  EXPECT_EQ(b->elementAsDouble(0), 1); // truncated toward zero
+  DenseRef product = fold(*ops[6], {data(ops[4]), data(ops[5])});
+  ASSERT_TRUE(product);
+  EXPECT_FALSE(product->isSplatForm());
+  EXPECT_EQ(product->elementAsDouble(1), 6);
+}
+
 } // namespace

@@ -77,13 +77,17 @@ TEST(AttributePrinting, EveryKind) {
 }
 
 static DenseRef floats(const std::vector<float> &values) {
-  auto d = std::make_shared<DenseData>();
-  d->dtype = DType::F32;
-  d->shape = {int64_t(values.size())};
-  d->bytes.resize(values.size() * 4);
+  std::vector<uint8_t> bytes(values.size() * 4);
   if (!values.empty())
-    std::memcpy(d->bytes.data(), values.data(), d->bytes.size());
-  return d;
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  return std::make_shared<DenseData>(DType::F32, std::vector<int64_t>{int64_t(values.size())},
+                                     std::move(bytes));
+}
+
+static DenseRef splatOf(float value, std::vector<int64_t> shape) {
+  std::vector<uint8_t> element(4);
+  std::memcpy(element.data(), &value, 4);
+  return std::make_shared<DenseData>(DenseData::makeSplat(DType::F32, std::move(shape), element));
 }
 
 TEST(AttributePrinting, DenseForms) {
@@ -96,6 +100,12 @@ TEST(AttributePrinting, DenseForms) {
   float nanWithPayload;
   std::memcpy(&nanWithPayload, &payload, 4);
   EXPECT_EQ(toString(Attribute(floats({nanWithPayload}))), "dense<\"0x0100C07F\">");
+  // Data held as a splat prints as one, never expanded (a gigabyte here); a
+  // NaN with a payload as hex of its one element, which parses as a splat.
+  EXPECT_EQ(toString(Attribute(splatOf(2.5f, {16000, 16000}))), "dense<2.5>");
+  EXPECT_EQ(toString(Attribute(splatOf(nanWithPayload, {16000, 16000}))), "dense<\"0x0100C07F\">");
+  EXPECT_EQ(toString(Attribute(floats({nanWithPayload, nanWithPayload}))),
+            "dense<\"0x0100C07F0100C07F\">");
 }
 
 // Built through the API: attributes set out of signature order print in

@@ -25,7 +25,8 @@ SCHEMA = {
     "Attr": [("name", "string"), ("value_type", "B"), ("value", "table")],
     "Tensor": [("name", "string"), ("dtype", "B"), ("shape", "[Dim]"), ("layout", "B")],
     "Dim": [("size", "q"), ("symbol", "string")],
-    "Constant": [("dtype", "B"), ("shape", "[q]"), ("data", "[B]"), ("external", "ExternalData")],
+    "Constant": [("dtype", "B"), ("shape", "[q]"), ("data", "[B]"), ("external", "ExternalData"),
+                 ("splat", "B")],
     "ExternalData": None,  # struct {offset: ulong; length: ulong}
     "Checksum": None,  # struct {blake3: ulong}
     # Union members: a path names the member after the union field,
