@@ -160,8 +160,12 @@ bool Generator::addContraction(OpKind kind) {
   if (kind == OpKind::Linear) {
     DimPick out = freshDim();
     Item *w = leaf(a->dtype(), {out, agreeingDim(a->dim(r - 1), a->sizes[r - 1])});
+    // Known issue (found/precision-linear-anonymous-bias.fir): f16/bf16
+    // alignment pads a `?` bias as if it were empty. A static N gets a bias
+    // of the same static size until fixed.
+    DimPick bias = out.dim.isStatic() ? out : agreeingDim(out.dim, out.size);
     if (chance(50))
-      return make(kind, {a, w, leaf(a->dtype(), {agreeingDim(out.dim, out.size)})}, attrs);
+      return make(kind, {a, w, leaf(a->dtype(), {bias})}, attrs);
     return make(kind, {a, w}, attrs);
   }
   if (kind == OpKind::MatMul) {
