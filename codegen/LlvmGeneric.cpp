@@ -728,6 +728,8 @@ int64_t LlvmGenericEmitter::movement() {
         b.SetInsertPoint(next);
       begin = end;
     }
+    if (present.empty()) // every operand is empty along the axis: so is the result
+      b.CreateBr(done);
     b.SetInsertPoint(done);
   });
   return blocksFor(numel);
