@@ -4,7 +4,8 @@
 #   bench/gpu-session.sh [tests] [sanitize] [bench[=NAME,...]]
 # tests     the GPU test suite (fusec-gpu-tests, every case and example)
 # sanitize  compute-sanitizer memcheck and racecheck over a subset of it
-# bench     bench/run.py against PyTorch eager and torch.compile
+# bench     the scoreboard, bench/run.py (BUDGET: its --budget, seconds of
+#           torch.compile; FUSEC_COMMIT: the commit it names)
 # Logs and results go under $OUT (default /tmp/fusec-gpu); a short summary
 # of each step is printed last.
 set -u
@@ -37,6 +38,7 @@ for step in "${@:-tests bench}"; do
   bench*)
     only=${step#bench}; only=${only#=}
     python3 bench/run.py --fusec dist/bin/fusec --out "$OUT/bench" ${only:+--only "$only"} \
+      ${BUDGET:+--budget "$BUDGET"} \
       2>&1 | tee "$OUT/bench.log" | tail -20
     summary+=("bench: exit ${PIPESTATUS[0]}")
     ;;

@@ -6,6 +6,8 @@
 // error at its op.
 #include "ir/Specialize.h"
 
+#include <algorithm>
+
 #include "ir/Verifier.h"
 
 namespace fusec {
@@ -51,12 +53,27 @@ Shape bindShapeAttr(const Shape &shape, const DimBindings &bindings, bool reshap
   return out;
 }
 
+/// A broadcast's `?` target dim keeps its operand's dim, a size-1 one too
+/// (as the reference runs it): once the operand is static, so is the target
+/// (shape inference alone leaves `?` over a 1 as `?`).
+void keepOperandDims(Op &op) {
+  Shape target = op.getShape("shape");
+  const Shape &from = op.operand(0)->type().shape;
+  size_t lead = target.size() - std::min(target.size(), from.size());
+  for (size_t i = lead; i < target.size(); ++i)
+    if (target[i].isAnonymous() && from[i - lead].isStatic())
+      target[i] = from[i - lead];
+  op.setAttr("shape", Attribute(std::move(target)));
+}
+
 bool specializeBody(Graph &g, const DimBindings &bindings, Diagnostics &diags);
 
 bool specializeOp(Op &op, const DimBindings &bindings, Diagnostics &diags) {
   if (const Attribute *shape = op.attrIfPresent("shape"))
     op.setAttr("shape", Attribute(bindShapeAttr(shape->get<Shape>(), bindings,
                                                 op.kind() == OpKind::Reshape)));
+  if (op.kind() == OpKind::Broadcast)
+    keepOperandDims(op);
   std::vector<TensorType> operandTypes;
   for (const Value *v : op.operands())
     operandTypes.push_back(v->type());

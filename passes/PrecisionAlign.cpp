@@ -76,7 +76,10 @@ void planLinear(const Op &op, AlignPlan &plan) {
   const Dim &xk = op.operand(0)->type().shape.back();
   if (std::optional<int64_t> k = paddedSize(w[1]); k && xk.isStatic())
     plan.pads.insert(plan.pads.end(), {{0, lastAxis(op.operand(0)), *k}, {1, 1, *k}});
-  if (std::optional<int64_t> n = paddedSize(w[0])) {
+  // A bias whose N is not static ([?], agreeing with w's N only at run
+  // time) cannot be padded by a block of known size: N stays as it is.
+  bool biasStatic = op.numOperands() < 3 || op.operand(2)->type().shape[0].isStatic();
+  if (std::optional<int64_t> n = paddedSize(w[0]); n && biasStatic) {
     plan.pads.push_back({1, 0, *n});
     if (op.numOperands() == 3)
       plan.pads.push_back({2, 0, *n});

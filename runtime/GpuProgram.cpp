@@ -18,6 +18,8 @@
 // costs one cuGraphLaunch of host time instead of one launch per kernel.
 #include "runtime/GpuProgram.h"
 
+#include "ir/Cost.h"
+
 #include "ir/Assert.h"
 #include "ir/Specialize.h"
 #include "runtime/Lowering.h"
@@ -37,21 +39,6 @@ constexpr size_t kMaxGraphs = 8;
 
 uint64_t valueBytes(const Value &v) {
   return tensorBytes(v.type().dtype, staticSizes(v.type().shape)).value_or(0);
-}
-
-/// Bytes a step must move: each distinct operand read once, each result
-/// written once.
-uint64_t stepBytes(const Op &op) {
-  uint64_t bytes = 0;
-  std::vector<const Value *> seen;
-  for (const Value *v : op.operands())
-    if (std::find(seen.begin(), seen.end(), v) == seen.end()) {
-      seen.push_back(v);
-      bytes += valueBytes(*v);
-    }
-  for (unsigned i = 0; i < op.numResults(); ++i)
-    bytes += valueBytes(*op.result(i));
-  return bytes;
 }
 
 /// The most host memory a splat's upload takes.
@@ -232,7 +219,9 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
     steps.push_back(std::move(step));
     reports[i].name = k.name;
     reports[i].templateName = stepTemplateName(*lowered[i].op);
-    reports[i].bytes = stepBytes(*lowered[i].op);
+    reports[i].bytes = mustMoveBytes(*lowered[i].op);
+    reports[i].flops = contractionFlops(*lowered[i].op);
+    reports[i].fuses = fusedOpNames(*lowered[i].op);
     reports[i].launch = *k.launch;
     reports[i].compileMs += msSince(start);
   }

@@ -34,7 +34,9 @@ struct GpuBuildOptions {
 struct GpuKernelReport {
   std::string name;
   std::string templateName; ///< the kernel op's template, or the op's name
+  std::string fuses;        ///< the ops it runs, '+'-joined (ir/Cost.h fusedOpNames)
   uint64_t bytes = 0;       ///< what it must move: operands read once, results written once
+  uint64_t flops = 0;       ///< what its contractions must compute (ir/Cost.h)
   LaunchConfig launch;
   CacheLookup lookup;
   double compileMs = 0; ///< NVRTC, cache lookup and module load

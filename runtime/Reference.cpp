@@ -355,6 +355,21 @@ int64_t weightFanIn(const Value &v, const std::vector<int64_t> &shape) {
   return 0;
 }
 
+/// Whether `v` is the running variance of a batch_norm (operand 4), also
+/// through casts and into kernel bodies: a variance is never negative, and
+/// a random negative one would make the normalization NaN.
+bool isVariance(const Value &v) {
+  for (const Use &u : v.uses()) {
+    if (!u.user)
+      continue;
+    if ((u.user->kind() == OpKind::BatchNorm && u.index == 4) ||
+        (u.user->kind() == OpKind::Kernel && isVariance(*u.user->body()->input(u.index))) ||
+        (u.user->kind() == OpKind::Cast && isVariance(*u.user->result())))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed, Tensor &out,
@@ -366,7 +381,10 @@ bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t
   Tensor t(input.type().dtype, shape);
   int64_t fanIn = isFloat(t.dtype) ? weightFanIn(input, shape) : 0;
   double bound = fanIn > 0 ? 1.0 / std::sqrt(double(fanIn)) : 1.0;
-  fillRandom(t, seed, -bound, bound);
+  if (isFloat(t.dtype) && isVariance(input))
+    fillRandom(t, seed, 0.5, 1.5);
+  else
+    fillRandom(t, seed, -bound, bound);
   out = std::move(t);
   return true;
 }

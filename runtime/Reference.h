@@ -32,7 +32,8 @@ std::vector<int64_t> resolveShape(const Shape &shape, const DimBindings &binding
 /// contractions (matmul's b, linear's w, conv2d's w), which are scaled by
 /// 1/√K as real initializers are: with unscaled weights a deep graph's
 /// activations grow to the hundreds, softmax saturates, and no low-precision
-/// rewrite could stay within its tolerance.
+/// rewrite could stay within its tolerance; and a batch_norm's running
+/// variance, uniform in [0.5, 1.5) (a negative one is no variance at all).
 /// Reports "input '%x' of type ... needs more than 4 GiB" and returns false
 /// when the shape is too large for one host tensor.
 bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed, Tensor &out,

@@ -160,10 +160,7 @@ bool Generator::addContraction(OpKind kind) {
   if (kind == OpKind::Linear) {
     DimPick out = freshDim();
     Item *w = leaf(a->dtype(), {out, agreeingDim(a->dim(r - 1), a->sizes[r - 1])});
-    // Known issue (found/precision-linear-anonymous-bias.fir): f16/bf16
-    // alignment pads a `?` bias as if it were empty. A static N gets a bias
-    // of the same static size until fixed.
-    DimPick bias = out.dim.isStatic() ? out : agreeingDim(out.dim, out.size);
+    DimPick bias = agreeingDim(out.dim, out.size);
     if (chance(50))
       return make(kind, {a, w, leaf(a->dtype(), {bias})}, attrs);
     return make(kind, {a, w}, attrs);
@@ -271,12 +268,8 @@ bool Generator::addBroadcast(Item &x) {
   if (chance(30))
     target.push_back(known(freshDim()));
   for (size_t i = 0; i < x.rank(); ++i) {
-    DimPick same{x.dim(i), x.sizes[i]};
-    // Known issue (found/broadcast-anonymous-from-one.fir):
-    // a `?` target dim over a dim of size 1 runs on the reference but does
-    // not specialize. Left out until fixed.
-    if (same.dim.isAnonymous() && same.size == 1)
-      same.dim = Dim::fixed(1);
+    // `?` keeps the operand's dim, whatever it is (1 included).
+    DimPick same{chance(15) ? Dim::anonymous() : x.dim(i), x.sizes[i]};
     target.push_back(x.dim(i).isStaticValue(1) && chance(40) ? known(freshDim()) : same);
   }
   Shape shape, concrete;
