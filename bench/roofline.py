@@ -34,6 +34,11 @@ def draw(ax_flops, ax_bytes, raw, name, r):
         ax_bytes.scatter(k["bytes"] / 1e6, gbs, s=20 + 8 * k["share"], alpha=0.6)
         ax_bytes.annotate(k["fuses"][:24], (k["bytes"] / 1e6, gbs), fontsize=6)
     ax_bytes.axhline(bw, color="k", lw=1)
+    if light:  # at least a decade wide, so that the log axis reads plainly
+        lo_mb = min(k["bytes"] for k in light) / 1e6
+        hi_mb = max(k["bytes"] for k in light) / 1e6
+        ax_bytes.set_xlim(lo_mb / 3, max(hi_mb * 3, lo_mb * 10))
+    ax_bytes.set_ylim(0, 1.1 * bw)
     ax_bytes.set(xscale="log", xlabel="MB moved", ylabel="GB/s",
                  title=f"{name}: memory-bound kernels (copy {bw:.0f} GB/s)")
     ax_bytes.title.set_fontsize(8)
