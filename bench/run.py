@@ -458,14 +458,16 @@ def render_gemm(raw, rows):
 
 
 def render_attention(raw, rows):
-    out = ["| attention | fusec | SDPA flash | SDPA efficient | SDPA cuDNN | best SDPA | "
+    out = ["| attention (GB/s: q, k, v read, o written) | fusec | SDPA flash | SDPA efficient | "
+           "SDPA cuDNN | best SDPA | "
            "fusec speedup vs best / vs flash | LLVM back end |", "| --- " * 8 + "|"]
     for name, r in rows:
         fus, flops = r["fusec"], r["flops"]
         cells = []
         for b in ("flash", "efficient", "cudnn"):
             p = r["peers"][b]
-            cells.append(f"{us(p['ms'])}, {rate(0, flops, p['ms'])}" if "ms" in p
+            cells.append(f"{us(p['ms'])}, {rate(0, flops, p['ms'])}, "
+                         f"{rate(r['bytes'], 0, p['ms'])}" if "ms" in p
                          else p["skipped"].replace("|", "/")[:60])
         bname, bms = peers_best(r["peers"])
         best_cell = f"{bname}" if bname else "-"
@@ -475,7 +477,8 @@ def render_attention(raw, rows):
         ms = kernel_ms(fus)
         flash = r["peers"]["flash"].get("ms")
         vs = f"{bms / ms:.3f}x / " + (f"{flash / ms:.3f}x" if flash else "-")
-        out.append(f"| {name} | {us(ms)}, {rate(0, flops, ms)} | {' | '.join(cells)} | "
+        out.append(f"| {name} | {us(ms)}, {rate(0, flops, ms)}, {rate(r['bytes'], 0, ms)} | "
+                   f"{' | '.join(cells)} | "
                    f"{best_cell} | {vs} | {llvm_cell(r, ms)} |")
     return out
 
