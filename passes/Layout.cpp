@@ -83,6 +83,13 @@ bool movesOnlyUnitDims(const Shape &s, const Perm &perm) {
 /// How a pointwise operand gets its internal version.
 enum class Move { Keep, Untranspose, Cached, Reshape, Transpose, Impossible };
 
+/// Whether a reshape to `shape` can run: it resolves at most one `?` at run
+/// time (a [1,1,?,?] operand moves by a transpose, not to a [?,?,1] reshape).
+bool reshapeResolves(const Shape &shape) {
+  return std::count_if(shape.begin(), shape.end(), [](const Dim &d) { return d.isAnonymous(); }) <=
+         1;
+}
+
 class LayoutRewriter {
 public:
   LayoutRewriter(Graph &g, Direction dir) : graph(g), dir(std::move(dir)), builder(g, scratch) {}
@@ -215,10 +222,7 @@ private:
   /// The internal (rank-4, permuted-shape) version of a keepdims reduction
   /// `inner` given back in the E shape `shape`.
   Value *restoreExternal(Value *inner, const Shape &shape) {
-    // A reshape resolves at most one `?` at run time; otherwise transpose.
-    size_t unknown = std::count_if(shape.begin(), shape.end(),
-                                   [](const Dim &d) { return d.isAnonymous(); });
-    Value *back = unknown <= 1 && movesOnlyUnitDims(inner->type().shape, dir.toExternal)
+    Value *back = reshapeResolves(shape) && movesOnlyUnitDims(inner->type().shape, dir.toExternal)
                       ? make(OpKind::Reshape, {inner}, {{"shape", shape}})
                       : make(OpKind::Transpose, {inner}, {{"perm", dir.toExternal}});
     internal[back] = inner;
@@ -259,7 +263,8 @@ private:
       return Move::Cached;
     if (t.rank() > 4)
       return Move::Impossible;
-    if (t.layout != dir.external && movesOnlyUnitDims(paddedTo4(t.shape), dir.toInternal))
+    if (t.layout != dir.external && movesOnlyUnitDims(paddedTo4(t.shape), dir.toInternal) &&
+        reshapeResolves(t.shape))
       return Move::Reshape;
     bool boundary = v->isGraphInput() || v->definingOp()->kind() == OpKind::Const;
     return t.rank() == 4 && boundary ? Move::Transpose : Move::Impossible;

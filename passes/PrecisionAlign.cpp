@@ -142,7 +142,7 @@ DenseRef padDense(const DenseData &data, unsigned axis, int64_t to) {
   std::vector<int64_t> shape = data.shape;
   shape[axis] = to;
   std::vector<uint8_t> bytes(outer * newRow, 0); // +0.0 in every float dtype
-  for (size_t o = 0; o < outer; ++o)
+  for (size_t o = 0; oldRow != 0 && o < outer; ++o) // an empty row copies nothing (nor from null)
     std::memcpy(bytes.data() + o * newRow, data.storedBytes().data() + o * oldRow, oldRow);
   return std::make_shared<DenseData>(data.dtype, std::move(shape), std::move(bytes));
 }
