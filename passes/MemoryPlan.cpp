@@ -7,8 +7,9 @@
 // records it as discardable annotations, which the verifier accepts on any
 // op: `plan.offset = N` on each op whose result has a buffer (for an op with
 // several results, one offset per result, -1 for a result without one), and
-// `plan.inplace = true` where a result took over an operand's buffer. It then
-// notes `@g: arena peak N bytes for M buffers` on the graph.
+// `plan.inplace = true` where a result took over an operand's buffer. When
+// asked (PassOptions::reportMemoryPlan), it notes `@g: arena peak N bytes
+// for M buffers` on the graph.
 //
 // Invariants: annotations from an earlier run are removed first, so running
 // the pass twice gives the same IR; nothing else in the graph changes.
@@ -63,17 +64,19 @@ void annotate(Op &op, const MemoryPlan &plan) {
 
 } // namespace
 
-bool runMemoryPlan(Graph &g, const PassOptions &, Diagnostics &diags) {
+bool runMemoryPlan(Graph &g, const PassOptions &opts, Diagnostics &diags) {
   removePlanAttrs(g);
   std::optional<MemoryPlan> plan = planMemory(g, std::map<std::string, int64_t>{});
   if (!plan) {
-    diags.note(g.loc(), "@" + g.name() + ": memory plan deferred until shapes are bound");
+    if (opts.reportMemoryPlan)
+      diags.note(g.loc(), "@" + g.name() + ": memory plan deferred until shapes are bound");
     return true;
   }
   for (Op *op : g.opsSnapshot())
     annotate(*op, *plan);
   size_t buffers = plan->buffers.size();
-  diags.note(g.loc(), "@" + g.name() + ": arena peak " + std::to_string(plan->peakBytes) +
+  if (opts.reportMemoryPlan)
+    diags.note(g.loc(), "@" + g.name() + ": arena peak " + std::to_string(plan->peakBytes) +
                           " bytes for " + std::to_string(buffers) +
                           (buffers == 1 ? " buffer" : " buffers"));
   return true;

@@ -24,6 +24,9 @@ struct PassOptions {
   PrecisionChoice precision = PrecisionChoice::FP32;
   /// Where fusion explains each producer→consumer edge it left unfused; null: silent.
   std::ostream *explainFusion = nullptr;
+  /// Whether the memory plan notes each graph's arena peak (fusec-opt
+  /// --report-memory-plan); the plan itself is in the IR either way.
+  bool reportMemoryPlan = false;
   /// Evaluates `op` on constant operands for canonicalize's constant folding:
   /// the result's data, or null when it cannot or will not fold. Null: no folding.
   std::function<DenseRef(const Op &op, const std::vector<DenseRef> &operands)> foldConstant;

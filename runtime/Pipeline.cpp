@@ -5,12 +5,14 @@
 
 namespace fusec {
 
-bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags) {
+bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags,
+                    LayoutChoice layout) {
   std::vector<const PassInfo *> pipeline;
   if (!parsePipeline("default", pipeline, diags))
     return false;
   PassOptions opts;
   opts.precision = precision;
+  opts.layout = layout;
   opts.foldConstant = makeReferenceFolder();
   return runPipeline(m, pipeline, opts, {}, diags);
 }

@@ -10,6 +10,7 @@ namespace fusec {
 
 /// Runs the default pipeline on every graph of `m`, autocasting to
 /// `precision`. False after reporting an error.
-bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags);
+bool optimizeModule(Module &m, PrecisionChoice precision, Diagnostics &diags,
+                    LayoutChoice layout = LayoutChoice::Auto);
 
 } // namespace fusec

@@ -2,10 +2,14 @@
 #include "tools/ToolSupport.h"
 
 #include "frontend/ModelFile.h"
+#include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
+#include "runtime/GpuHost.h"
+#include "runtime/Nvrtc.h"
 #include "runtime/Reference.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <iostream>
@@ -86,6 +90,47 @@ bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t input
   }
   return memory.reserve(v.type().dtype, shape, "input '%" + v.name() + "'", Loc{}, diags) &&
          randomInput(v, shape, inputSeed, out, diags);
+}
+
+void installVersionPrinter(const char *tool) {
+  static const char *name = tool;
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << name << " (fusec " << version() << ")\n  LLVM " << LLVM_VERSION_STRING
+       << ", linked in (the NVPTX back end)\n";
+    std::string why;
+    std::optional<NvrtcVersion> nvrtc = loadNvrtc(&why);
+    os << "  NVRTC "
+       << (nvrtc ? std::to_string(nvrtc->major) + "." + std::to_string(nvrtc->minor)
+                 : "not found: " + why)
+       << "\n";
+    std::optional<gpu::DeviceInfo> device = gpu::openDevice(&why);
+    os << "  CUDA driver ";
+    if (device)
+      os << device->driverVersion / 1000 << "." << device->driverVersion % 1000 / 10 << ", "
+         << device->name << " (" << device->target() << ")\n";
+    else
+      os << "not usable: " << why << "\n";
+  });
+}
+
+bool parseCommandLine(int argc, char **argv, const char *overview) {
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  bool ok = llvm::cl::ParseCommandLineOptions(argc, argv, overview, &os);
+  os.flush();
+  // LLVM's hint names the tool's help; a subcommand's own lists its options.
+  std::string tool = argv[0];
+  if (argc > 1 && argv[1][0] != '-') {
+    for (llvm::cl::SubCommand *sub : llvm::cl::getRegisteredSubcommands())
+      if (sub->getName() == argv[1]) {
+        std::string from = "'" + tool + " --help'", to = "'" + tool + " " + argv[1] + " --help'";
+        for (size_t at = errors.find(from); at != std::string::npos;
+             at = errors.find(from, at + to.size()))
+          errors.replace(at, from.size(), to);
+      }
+  }
+  llvm::errs() << errors;
+  return ok;
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

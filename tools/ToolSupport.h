@@ -53,12 +53,27 @@ inline llvm::cl::ValuesClass precisionValues() {
                           clEnumValN(PrecisionChoice::BF16, "bf16", "bf16 with fp32 accumulation"));
 }
 
+/// The values of every tool's --layout option.
+inline llvm::cl::ValuesClass layoutValues() {
+  return llvm::cl::values(clEnumValN(LayoutChoice::Auto, "auto", "NHWC where a conv chain gains"),
+                          clEnumValN(LayoutChoice::NCHW, "nchw", "channels first"),
+                          clEnumValN(LayoutChoice::NHWC, "nhwc", "channels last"));
+}
+
 /// The values of every tool's --backend option.
 inline llvm::cl::ValuesClass backendValues() {
   return llvm::cl::values(clEnumValN(Backend::Nvrtc, "nvrtc", "CUDA C++ through NVRTC"),
-                          clEnumValN(Backend::Llvm, "llvm",
-                                     "LLVM IR through LLVM's NVPTX back end (pointwise kernels)"));
+                          clEnumValN(Backend::Llvm, "llvm", "LLVM IR through LLVM's NVPTX back end"));
 }
+
+/// Makes --version print fusec's version, the LLVM it links, and the NVRTC
+/// and CUDA driver it finds (or why not), instead of LLVM's version alone.
+void installVersionPrinter(const char *tool);
+
+/// Parses the command line like cl::ParseCommandLineOptions, but an error's
+/// hint names the subcommand's help ("Try: 'fusec compile --help'") when
+/// one was given. False after printing the errors.
+bool parseCommandLine(int argc, char **argv, const char *overview);
 
 /// An llvm::cl enum parser whose error for a bad value lists the valid ones:
 /// "for the --layout option: 'nhw' is not valid (valid: auto, nchw, nhwc)".

@@ -38,13 +38,13 @@ static constexpr llvm::StringLiteral kAdoptedLLVMFlags[] = {"print-after-all", "
                                                             "time-passes"};
 static cl::opt<LayoutChoice, false, ChoiceParser<LayoutChoice>>
     layout("layout", cl::desc("Layout for conv/pool chains"), cl::init(LayoutChoice::Auto),
-           cl::values(clEnumValN(LayoutChoice::Auto, "auto", "NHWC where a conv chain gains"),
-                      clEnumValN(LayoutChoice::NCHW, "nchw", "channels first"),
-                      clEnumValN(LayoutChoice::NHWC, "nhwc", "channels last")),
-           cl::cat(category));
+           layoutValues(), cl::cat(category));
 static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
     precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
               precisionValues(), cl::cat(category));
+static cl::opt<bool> reportMemoryPlan("report-memory-plan",
+                                      cl::desc("Note each graph's arena peak (memory-plan)"),
+                                      cl::cat(category));
 static cl::opt<bool> explainFusion("explain-fusion",
                                    cl::desc("Say why each unfused producer→consumer edge was "
                                             "left unfused (on stderr)"),
@@ -164,8 +164,8 @@ std::unique_ptr<Module> cloneModule(const Module &m) {
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   adoptLLVMFlags();
-  if (!cl::ParseCommandLineOptions(
-          argc, argv, "fusec-opt: parse, verify, transform and print fusec IR\n", &llvm::errs()))
+  installVersionPrinter("fusec-opt");
+  if (!parseCommandLine(argc, argv, "fusec-opt: parse, verify, transform and print fusec IR\n"))
     return kExitUsage;
   if (listPasses) {
     printPassList();
@@ -187,6 +187,7 @@ int main(int argc, char **argv) {
   opts.layout = layout;
   opts.precision = precision;
   opts.explainFusion = explainFusion ? &std::cerr : nullptr;
+  opts.reportMemoryPlan = reportMemoryPlan;
   opts.foldConstant = makeReferenceFolder();
   std::vector<std::pair<std::string, double>> timings;
   bool ok = runPipeline(*module, pipeline, opts, makeHooks(timings), diags);

@@ -40,6 +40,9 @@ static cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim")
 static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
     precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
               precisionValues(), cl::sub(benchCommand), cl::cat(toolCategory));
+static cl::opt<LayoutChoice, false, ChoiceParser<LayoutChoice>>
+    layout("layout", cl::desc("Layout for conv/pool chains"), cl::init(LayoutChoice::Auto),
+           layoutValues(), cl::sub(benchCommand), cl::cat(toolCategory));
 static cl::opt<Backend, false, ChoiceParser<Backend>>
     backend("backend", cl::desc("Code generator"), cl::init(Backend::Nvrtc), backendValues(),
             cl::sub(benchCommand), cl::cat(toolCategory));
@@ -321,7 +324,7 @@ int runBench() {
     if (!randomInputWithDims(*original.input(i), dims, 1000003 + i, memory, inputs[i], diags))
       return reportAndExit(diags, kExitUserError);
   Diagnostics passDiags; // the passes' notes are not for this tool
-  if (!optimizeModule(*module, precision, passDiags))
+  if (!optimizeModule(*module, precision, passDiags, layout))
     return reportAndExit(passDiags, kExitUserError);
   CompileTimes times;
   Timings t;

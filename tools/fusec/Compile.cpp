@@ -64,6 +64,9 @@ cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim"),
 cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
     precision("precision", cl::desc("Autocast precision"), cl::init(PrecisionChoice::FP32),
               precisionValues(), cl::sub(compileCommand), cl::cat(toolCategory));
+static cl::opt<LayoutChoice, false, ChoiceParser<LayoutChoice>>
+    layout("layout", cl::desc("Layout for conv/pool chains"), cl::init(LayoutChoice::Auto),
+           layoutValues(), cl::sub(compileCommand), cl::cat(toolCategory));
 
 cl::opt<bool> noFallback("no-fallback",
                          cl::desc("Report a template's refusal of a kernel as an error instead "
@@ -265,7 +268,7 @@ int runCompile() {
   if (!module)
     return reportAndExit(diags, kExitUserError);
   Diagnostics passDiags; // notes of the passes (memory plan, ...) are not this tool's
-  if (!genericOnly && !optimizeModule(*module, precision, passDiags)) {
+  if (!genericOnly && !optimizeModule(*module, precision, passDiags, layout)) {
     diags.append(passDiags);
     return reportAndExit(diags, kExitUserError);
   }

@@ -15,15 +15,15 @@ cl::OptionCategory toolCategory("fusec options");
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolCategory);
-  if (!cl::ParseCommandLineOptions(
+  installVersionPrinter("fusec");
+  if (!parseCommandLine(
           argc, argv,
           "fusec: a kernel-fusion compiler for NVIDIA GPUs\n\n"
           "  fusec convert IN OUT   convert between .fir and .fb\n"
           "  fusec run FILE         run a model on the GPU or the CPU\n"
           "  fusec compile FILE     its kernels: CUDA C++, PTX, a report, an artifact\n"
           "  fusec bench FILE       compile for the GPU and time it\n\n"
-          "  fusec SUBCOMMAND --help for the options of each\n",
-          &llvm::errs()))
+          "  fusec SUBCOMMAND --help for the options of each\n"))
     return kExitUsage;
   if (convertCommand)
     return runConvert();

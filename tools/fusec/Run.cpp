@@ -31,7 +31,7 @@ namespace fusec {
 
 namespace cl = llvm::cl;
 
-cl::SubCommand runCommand("run", "Run a model on the CPU reference executor");
+cl::SubCommand runCommand("run", "Run a model on the GPU, or on the CPU reference executor");
 
 static cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
                                   cl::sub(runCommand), cl::cat(toolCategory));
@@ -60,6 +60,9 @@ static cl::opt<Device, false, ChoiceParser<Device>>
                       clEnumValN(Device::Gpu, "gpu", "the GPU (an error without one)"),
                       clEnumValN(Device::Cpu, "cpu", "the CPU reference executor")),
            cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<LayoutChoice, false, ChoiceParser<LayoutChoice>>
+    layout("layout", cl::desc("Layout for conv/pool chains"), cl::init(LayoutChoice::Auto),
+           layoutValues(), cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
     precision("precision", cl::desc("Autocast precision of the GPU pipeline"),
               cl::init(PrecisionChoice::FP32), precisionValues(), cl::sub(runCommand),
@@ -267,7 +270,7 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
   m.graphs.push_back(g.clone());
   auto start = std::chrono::steady_clock::now();
   Diagnostics passDiags; // the passes' notes (memory plan, ...) are not for this tool
-  if (!artifact && !optimizeModule(m, precision, passDiags)) {
+  if (!artifact && !optimizeModule(m, precision, passDiags, layout)) {
     diags.append(passDiags);
     return false;
   }
@@ -320,6 +323,12 @@ int runRun() {
   if (!parseInputFlags(flags, diags))
     return reportAndExit(diags, kExitUsage);
   Device where = chooseDevice(diags);
+  if (check && where == Device::Cpu) {
+    diags.error(Loc{}, std::string("--check compares the GPU's outputs with the CPU reference, "
+                                   "and this run is on the CPU") +
+                           (device == Device::Cpu ? " (--device=cpu)" : ": no usable GPU"));
+    return reportAndExit(diags, kExitUsage);
+  }
   std::optional<LoadedArtifact> artifact;
   std::unique_ptr<Module> module;
   if (isArtifactFile(input) && backend.getNumOccurrences()) {
