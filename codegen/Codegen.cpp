@@ -7,12 +7,15 @@
 #include "codegen/Pointwise.h"
 #include "codegen/RowReduction.h"
 #include "ir/Assert.h"
+#include "ir/Cost.h"
 #include "ir/Kernel.h"
 
 namespace fusec {
 
-std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
-                                          Diagnostics &diags, Backend backend) {
+namespace {
+
+std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
+                                      Backend backend) {
   bool isKernel = op.kind() == OpKind::Kernel;
   const std::string &name = isKernel ? op.getString("template") : std::string();
   if (isKernel && *lookupKernelTemplate(name) == KernelTemplate::Attention) {
@@ -35,6 +38,17 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry
     break;
   }
   FUSEC_ASSERT(false, "the attention template is refused above");
+}
+
+} // namespace
+
+std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
+                                          Diagnostics &diags, Backend backend) {
+  std::optional<GeneratedKernel> k = render(op, entry, diags, backend);
+  if (k)
+    k->facts = {op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name()),
+                fusedOpNames(op), mustMoveBytes(op), contractionFlops(op)};
+  return k;
 }
 
 } // namespace fusec

@@ -49,6 +49,14 @@ struct LaunchConfig {
 /// "nvrtc" or "llvm" (include/fusec/backend.h), as --backend spells them.
 const char *backendName(Backend b);
 
+/// What a kernel computes, as data (ir/Cost.h), for reports and benchmarks.
+struct KernelFacts {
+  std::string templateName; ///< the kernel op's template, or the plain op's name
+  std::string fuses;        ///< the ops it runs, '+'-joined ("matmul+add+gelu")
+  uint64_t bytes = 0;       ///< what it must move; 0 while its shapes are symbolic
+  uint64_t flops = 0;       ///< what its contractions must compute
+};
+
 /// CUDA C++ for one kernel op (or one plain op run by a generic kernel), or
 /// for the LLVM back end a textual LLVM IR module holding its kernel.
 struct GeneratedKernel {
@@ -59,6 +67,7 @@ struct GeneratedKernel {
   /// Set when every shape the kernel sees is static.
   std::optional<LaunchConfig> launch;
   Backend backend = Backend::Nvrtc;
+  KernelFacts facts = {};
 };
 
 /// `s` with every character that is not a letter or digit replaced by '_'.

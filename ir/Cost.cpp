@@ -87,13 +87,17 @@ std::string fusedOpNames(const Op &op) {
   const Graph *body = op.body();
   if (!body)
     return std::string(op.name());
-  std::string names;
-  for (const auto &inner : body->ops()) {
-    if (inner->kind() == OpKind::Cast || inner->kind() == OpKind::Const)
-      continue;
-    names += (names.empty() ? "" : "+") + std::string(inner->name());
-  }
-  return names.empty() ? std::string(op.name()) : names;
+  auto join = [&](bool casts) {
+    std::string names;
+    for (const auto &inner : body->ops())
+      if (inner->kind() != OpKind::Const && (casts || inner->kind() != OpKind::Cast))
+        names += (names.empty() ? "" : "+") + std::string(inner->name());
+    return names;
+  };
+  std::string names = join(false);
+  if (names.empty())
+    names = join(true); // a kernel of casts only
+  return names.empty() ? "(copies only)" : names;
 }
 
 } // namespace fusec

@@ -23,7 +23,8 @@ uint64_t mustMoveBytes(const Op &op);
 uint64_t contractionFlops(const Op &op);
 
 /// The ops `op` runs, in order, joined by '+' ("matmul+add+gelu" for a gemm
-/// kernel with its epilogue); casts and constants are left out.
+/// kernel with its epilogue); constants are left out, and casts unless the
+/// kernel does nothing else. A plain op: its name.
 std::string fusedOpNames(const Op &op);
 
 } // namespace fusec

@@ -18,7 +18,6 @@
 // costs one cuGraphLaunch of host time instead of one launch per kernel.
 #include "runtime/GpuProgram.h"
 
-#include "ir/Cost.h"
 
 #include "ir/Assert.h"
 #include "ir/Specialize.h"
@@ -219,9 +218,9 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
     steps.push_back(std::move(step));
     reports[i].name = k.name;
     reports[i].templateName = stepTemplateName(*lowered[i].op);
-    reports[i].bytes = mustMoveBytes(*lowered[i].op);
-    reports[i].flops = contractionFlops(*lowered[i].op);
-    reports[i].fuses = fusedOpNames(*lowered[i].op);
+    reports[i].bytes = k.facts.bytes;
+    reports[i].flops = k.facts.flops;
+    reports[i].fuses = k.facts.fuses;
     reports[i].launch = *k.launch;
     reports[i].compileMs += msSince(start);
   }

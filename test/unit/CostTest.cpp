@@ -78,6 +78,20 @@ TEST(Cost, KernelsCountTheirBodyAndNameItsOps) {
   EXPECT_EQ(mustMoveBytes(k), 2u * 64 * 32 + 2u * 32 * 48 + 4u * 48 + 2u * 64 * 48);
 }
 
+TEST(Cost, AKernelOfCastsOnlyNamesThem) {
+  auto m = parse(R"(func @f(%a: f32[8]) -> f16[8] {
+  %y = kernel(%a) {template = "pointwise"} : f16[8] {
+  body(%a: f32[8]):
+    %y = cast(%a) {to = f16} : f16[8]
+    return %y
+  }
+  return %y
+})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(fusedOpNames(*ops(*m)[0]), "cast");
+  EXPECT_EQ(contractionFlops(*ops(*m)[0]), 0u);
+}
+
 TEST(Cost, SymbolicShapesCountNothing) {
   auto m = parse(R"(func @f(%a: f32[n,8], %b: f32[8,8]) -> f32[n,8] {
   %c = matmul(%a, %b) : f32[n,8]

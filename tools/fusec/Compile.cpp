@@ -197,20 +197,19 @@ std::string launchStr(const GeneratedKernel &k) {
   return os.str();
 }
 
-/// One line per kernel: its name, what it fuses (the source's first
-/// comment lines) and its launch.
+/// One line per kernel, from its facts: name, launch, template and the ops
+/// it fuses, the bytes it must move and its contractions' FLOPs ("?" while
+/// its shapes are symbolic).
 std::string report(const std::vector<GeneratedKernel> &kernels) {
   std::ostringstream os;
   for (const GeneratedKernel &k : kernels) {
-    llvm::StringRef src(k.source);
-    std::string fuses;
-    for (llvm::StringRef line : llvm::split(src, '\n')) {
-      if (!line.starts_with("//"))
-        break;
-      if (line.consume_front("// fuses: ") || line.consume_front("// runs: "))
-        fuses = line.str();
-    }
-    os << k.name << ": " << launchStr(k) << (fuses.empty() ? "" : "; fuses " + fuses) << "\n";
+    const KernelFacts &f = k.facts;
+    bool sized = k.launch.has_value();
+    std::string what = f.templateName == f.fuses ? "generic " + f.fuses // a plain op
+                                                 : f.templateName + " fuses " + f.fuses;
+    os << k.name << ": " << launchStr(k) << "; " << what
+       << "; moves " << (sized ? std::to_string(f.bytes) : "?") << " B, "
+       << (sized ? std::to_string(f.flops) : "?") << " FLOP\n";
   }
   return os.str();
 }
