@@ -83,11 +83,14 @@ bool movesOnlyUnitDims(const Shape &s, const Perm &perm) {
 /// How a pointwise operand gets its internal version.
 enum class Move { Keep, Untranspose, Cached, Reshape, Transpose, Impossible };
 
-/// Whether a reshape to `shape` can run: it resolves at most one `?` at run
-/// time (a [1,1,?,?] operand moves by a transpose, not to a [?,?,1] reshape).
+/// Whether a reshape to `shape` can run: it infers at most one `?` at run
+/// time, from the other dims' product, which must not be 0 (a [1,1,?,?] or
+/// a [0,1,?,1] operand moves by a transpose, not to a [?,?,1] or [0,?,1,1]
+/// reshape).
 bool reshapeResolves(const Shape &shape) {
-  return std::count_if(shape.begin(), shape.end(), [](const Dim &d) { return d.isAnonymous(); }) <=
-         1;
+  auto count = [&](auto pred) { return std::count_if(shape.begin(), shape.end(), pred); };
+  size_t unknown = count([](const Dim &d) { return d.isAnonymous(); });
+  return unknown == 0 || (unknown == 1 && count([](const Dim &d) { return d.isStaticValue(0); }) == 0);
 }
 
 class LayoutRewriter {
