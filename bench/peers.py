@@ -95,13 +95,3 @@ def compiled_peers(make_fn, modes, budget):
         del compiled
     torch._dynamo.reset()
     return out
-
-
-def best(peers):
-    """(name, ms) of the fastest timed peer in {name: {"ms": ...}}, or
-    (None, None)."""
-    timed = [(r["ms"], name) for name, r in peers.items() if "ms" in r]
-    if not timed:
-        return None, None
-    ms, name = min(timed)
-    return name, ms

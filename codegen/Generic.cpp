@@ -24,16 +24,6 @@ using namespace codegen::generic;
 
 namespace {
 
-bool hasStaticShapes(const Op &op) {
-  for (const Value *v : op.operands())
-    if (!isStatic(v->type().shape))
-      return false;
-  for (unsigned i = 0; i < op.numResults(); ++i)
-    if (!isStatic(op.result(i)->type().shape))
-      return false;
-  return true;
-}
-
 GeneratedKernel emitByClass(KernelBuilder &k) {
   const Op &op = k.op();
   switch (op.info().cls) {
@@ -64,7 +54,7 @@ bool checkGenericOp(const Op &op, Diagnostics &diags) {
     diags.error(op.loc(), quoted + " has no generic kernel: constants are uploaded, not computed");
     return false;
   }
-  if (!hasStaticShapes(op)) {
+  if (!op.hasStaticShapes()) {
     diags.error(op.loc(), quoted + " needs static shapes for its generic kernel");
     return false;
   }

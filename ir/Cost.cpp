@@ -21,16 +21,6 @@ uint64_t valueBytes(const Value &v) {
   return isStatic(s) ? product(s, 0, s.size()) * dtypeSize(v.type().dtype) : 0;
 }
 
-bool allStatic(const Op &op) {
-  for (const Value *v : op.operands())
-    if (!isStatic(v->type().shape))
-      return false;
-  for (unsigned i = 0; i < op.numResults(); ++i)
-    if (!isStatic(op.result(i)->type().shape))
-      return false;
-  return true;
-}
-
 /// One non-kernel op's FLOPs; its shapes are static.
 uint64_t primitiveFlops(const Op &op) {
   const Shape &out = op.result(0)->type().shape;
@@ -80,7 +70,7 @@ uint64_t contractionFlops(const Op &op) {
       flops += contractionFlops(*inner);
     return flops;
   }
-  return allStatic(op) ? primitiveFlops(op) : 0;
+  return op.hasStaticShapes() ? primitiveFlops(op) : 0;
 }
 
 std::string fusedOpNames(const Op &op) {

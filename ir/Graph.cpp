@@ -56,6 +56,16 @@ void Value::setName(std::string n) {
 
 Op::~Op() = default;
 
+bool Op::hasStaticShapes() const {
+  for (const Value *v : ins)
+    if (!isStatic(v->type().shape))
+      return false;
+  for (const auto &r : outs)
+    if (!isStatic(r->type().shape))
+      return false;
+  return true;
+}
+
 void Op::setBody(std::unique_ptr<Graph> body) { bodyGraph = std::move(body); }
 
 void Op::setOperand(unsigned i, Value *v) {

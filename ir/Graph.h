@@ -158,6 +158,9 @@ public:
   const Shape &getShape(std::string_view n) const { return attr(n).get<Shape>(); }
   const DenseData &getDense(std::string_view n) const { return *attr(n).get<DenseRef>(); }
 
+  /// Whether every operand and result has a static shape.
+  bool hasStaticShapes() const;
+
   /// The body graph (a `kernel` op's), or null.
   Graph *body() const { return bodyGraph.get(); }
   /// Gives the op a body, replacing any it had (null: none).
