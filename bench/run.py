@@ -244,12 +244,11 @@ def run_fusec(fusec, name, fir, workdir, flags=()):
         return json.load(f)
 
 
-def model_agreement(fusec, name, row, workdir):
+def model_agreement(fusec, name, row, inputs, workdir):
     """Both sides' outputs against the fp32 reference (max abs error over
     the reference's RMS): fusec's from `fusec run --device=gpu` on the
     row's inputs, PyTorch's from its twin in the row's dtype."""
     example, dims, dt = models.MODELS[name]
-    inputs = models.make_inputs(example, dims)
     fn = models.twin(example)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -279,11 +278,10 @@ def model_agreement(fusec, name, row, workdir):
     return out
 
 
-def model_peers(name, budget):
+def model_peers(name, inputs, budget):
     """Eager and every torch.compile mode on the twin in the row's dtype
     (ResNet also in channels_last)."""
     example, dims, dt = models.MODELS[name]
-    inputs = models.make_inputs(example, dims)
     layouts = [False, True] if example == "resnet_block" else [False]
     out = {}
     for cl in layouts:
@@ -320,8 +318,10 @@ def measure_row(name, row, args, workdir, budget):
                       for n, fn in row.peers.items()}
     if row.family == "models":
         r["dtype"] = models.MODELS[name][2]
-        r["agreement"] = model_agreement(args.fusec, name, row, workdir)
-        r["peers"] = model_peers(name, budget)
+        example, dims, _ = models.MODELS[name]
+        inputs = models.make_inputs(example, dims)  # once: LLaMA's weights are 218M values
+        r["agreement"] = model_agreement(args.fusec, name, row, inputs, workdir)
+        r["peers"] = model_peers(name, inputs, budget)
     return r
 
 
