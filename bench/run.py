@@ -248,7 +248,7 @@ def model_agreement(fusec, name, row, inputs, workdir):
     """Both sides' outputs against the fp32 reference (max abs error over
     the reference's RMS): fusec's from `fusec run --device=gpu` on the
     row's inputs, PyTorch's from its twin in the row's dtype."""
-    example, dims, dt = models.MODELS[name]
+    example, _, dt = models.MODELS[name]
     fn = models.twin(example)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -281,7 +281,7 @@ def model_agreement(fusec, name, row, inputs, workdir):
 def model_peers(name, inputs, budget):
     """Eager and every torch.compile mode on the twin in the row's dtype
     (ResNet also in channels_last)."""
-    example, dims, dt = models.MODELS[name]
+    example, _, dt = models.MODELS[name]
     layouts = [False, True] if example == "resnet_block" else [False]
     out = {}
     for cl in layouts:
