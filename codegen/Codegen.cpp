@@ -1,11 +1,16 @@
-// Dispatch from an op to the emitter of its kernel template.
+// Dispatch from an op to the builder of its kernel template. A template on
+// kir (pointwise so far) builds its kernel once; the kernel is verified and
+// the chosen back end renders it (codegen/cuda/, codegen/llvm/). The other
+// templates still have an emitter per back end.
 #include "codegen/Codegen.h"
 
 #include "codegen/Gemm.h"
 #include "codegen/Generic.h"
 #include "codegen/LlvmCodegen.h"
-#include "codegen/Pointwise.h"
 #include "codegen/RowReduction.h"
+#include "codegen/cuda/Render.h"
+#include "codegen/llvm/Render.h"
+#include "codegen/templates/Pointwise.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"
 #include "ir/Kernel.h"
@@ -14,30 +19,44 @@ namespace fusec {
 
 namespace {
 
+GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
+  std::vector<std::string> errors = kir::verify(k.kernel);
+  FUSEC_ASSERT(errors.empty(),
+               ("kernel " + k.kernel.name + " is invalid kir: " + errors.front()).c_str());
+  std::string source = backend == Backend::Llvm ? llvmir::render(k.kernel) : cuda::render(k.kernel);
+  GeneratedKernel out{k.kernel.name, std::move(source), std::move(k.args), k.launch, backend};
+  out.kir = kir::print(k.kernel);
+  return out;
+}
+
 std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
                                       Backend backend) {
   bool isKernel = op.kind() == OpKind::Kernel;
   const std::string &name = isKernel ? op.getString("template") : std::string();
-  if (isKernel && *lookupKernelTemplate(name) == KernelTemplate::Attention) {
+  std::optional<KernelTemplate> kind = isKernel ? lookupKernelTemplate(name) : std::nullopt;
+  if (kind == KernelTemplate::Attention) {
     diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
                               "' has no code generator yet");
     return std::nullopt;
+  }
+  if (kind == KernelTemplate::Pointwise) {
+    std::optional<codegen::KirKernel> k = codegen::buildPointwise(op, entry, diags);
+    return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
   }
   if (backend == Backend::Llvm)
     return emitKernelLlvm(op, entry, diags);
   if (!isKernel)
     return emitGenericKernel(op, entry, diags);
-  switch (*lookupKernelTemplate(name)) {
-  case KernelTemplate::Pointwise:
-    return emitPointwiseKernel(op, entry, diags);
+  switch (*kind) {
   case KernelTemplate::RowReduction:
     return emitRowReductionKernel(op, entry, diags);
   case KernelTemplate::Gemm:
     return emitGemmKernel(op, entry, diags);
+  case KernelTemplate::Pointwise:
   case KernelTemplate::Attention:
     break;
   }
-  FUSEC_ASSERT(false, "the attention template is refused above");
+  FUSEC_ASSERT(false, "pointwise and attention kernels are taken above");
 }
 
 } // namespace

@@ -68,6 +68,9 @@ struct GeneratedKernel {
   std::optional<LaunchConfig> launch;
   Backend backend = Backend::Nvrtc;
   KernelFacts facts = {};
+  /// The kernel in kir's text form (codegen/kir/), for --emit=kir; empty for
+  /// a template that is not built in kir yet.
+  std::string kir = {};
 };
 
 /// `s` with every character that is not a letter or digit replaced by '_'.

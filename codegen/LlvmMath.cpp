@@ -70,8 +70,7 @@ llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
   return b.CreateFMul(x, phi);
 }
 
-llvm::Value *gelu(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
-  bool tanh = op.getString("approximate") == "tanh";
+llvm::Value *gelu(llvm::IRBuilder<> &b, bool tanh, DType t, llvm::Value *x) {
   if (!tanh && isNarrowFloat(t))
     return geluNarrow(b, x);
   llvm::Value *half = b.CreateFMul(fp(x, 0.5), x);
@@ -218,11 +217,11 @@ llvm::Value *compare(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value
   }
 }
 
-llvm::Value *unary(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) {
+llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::Value *x) {
   bool isInt = x->getType()->isIntegerTy();
   FUSEC_ASSERT(!x->getType()->isIntegerTy(1), "a unary op on bool (type inference refuses it)");
   llvm::Value *zero = llvm::Constant::getNullValue(x->getType());
-  switch (op.kind()) {
+  switch (op.kind) {
   case OpKind::Neg:
     return isInt ? b.CreateSub(zero, x) : b.CreateFNeg(x);
   case OpKind::Abs:
@@ -247,7 +246,7 @@ llvm::Value *unary(llvm::IRBuilder<> &b, const Op &op, DType t, llvm::Value *x) 
   case OpKind::Silu:
     return b.CreateFMul(x, sigmoid(b, x));
   case OpKind::Gelu:
-    return gelu(b, op, t, x);
+    return gelu(b, op.tanh, t, x);
   default:
     FUSEC_ASSERT(false, "not a unary pointwise op");
   }
@@ -390,19 +389,23 @@ llvm::Value *llvmCast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x
   return cast(b, from, to, x);
 }
 
+llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
+                                const std::vector<llvm::Value *> &args) {
+  DType t = op.operand;
+  if (op.kind == OpKind::Cast)
+    return cast(b, t, op.result, args[0]);
+  if (op.kind == OpKind::Where)
+    return b.CreateSelect(args[0], args[1], args[2]);
+  if (isComparison(op.kind))
+    return compare(b, op.kind, args[0], args[1]);
+  if (isBinaryArithmetic(op.kind))
+    return arithmetic(b, op.kind, args[0], args[1]);
+  return unary(b, op, t, args[0]);
+}
+
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
                                 const std::vector<llvm::Value *> &args) {
-  FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
-  DType t = op.operand(0)->type().dtype;
-  if (op.kind() == OpKind::Cast)
-    return cast(b, t, op.getDType("to"), args[0]);
-  if (op.kind() == OpKind::Where)
-    return b.CreateSelect(args[0], args[1], args[2]);
-  if (isComparison(op.kind()))
-    return compare(b, op.kind(), args[0], args[1]);
-  if (isBinaryArithmetic(op.kind()))
-    return arithmetic(b, op.kind(), args[0], args[1]);
-  return unary(b, op, t, args[0]);
+  return llvmPointwiseValue(b, kir::mathOf(op), args);
 }
 
 } // namespace fusec::codegen

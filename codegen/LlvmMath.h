@@ -6,6 +6,7 @@
 // Internal to codegen/.
 #pragma once
 
+#include "codegen/kir/Kir.h"
 #include "ir/Graph.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -32,6 +33,9 @@ llvm::Value *llvmExp(llvm::IRBuilder<> &b, DType t, llvm::Value *x);
 llvm::Value *llvmArithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c);
 /// `x` of dtype `from` cast to `to`, as the cast op casts (compute types).
 llvm::Value *llvmCast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x);
+/// The value of math `op` over `args` (its operands in compute types).
+llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
+                                const std::vector<llvm::Value *> &args);
 /// The value of pointwise `op` over `args` (its operands in compute types).
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
                                 const std::vector<llvm::Value *> &args);

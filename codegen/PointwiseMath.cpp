@@ -106,9 +106,9 @@ std::string compareExpr(OpKind k, const std::string &a, const std::string &b) {
   }
 }
 
-std::string unaryExpr(const Op &op, DType t, const std::string &x) {
+std::string unaryExpr(const kir::MathOp &op, DType t, const std::string &x) {
   bool isInt = isInteger(t);
-  switch (op.kind()) {
+  switch (op.kind) {
   case OpKind::Neg:
     return isInt ? call("fusec_neg_i", x) : "-" + x;
   case OpKind::Abs:
@@ -132,7 +132,7 @@ std::string unaryExpr(const Op &op, DType t, const std::string &x) {
   case OpKind::Silu:
     return x + " * " + call(helper(t, "sigmoid"), x);
   case OpKind::Gelu:
-    if (op.getString("approximate") == "tanh")
+    if (op.tanh)
       return call(helper(t, "gelu_tanh"), x);
     // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
     return call(isNarrowFloat(t) ? "fusec_gelu_narrow_f32" : helper(t, "gelu"), x);
@@ -262,18 +262,21 @@ std::string expExpr(DType t, const std::string &x) {
   return call(isNarrowFloat(t) ? "fusec_exp_narrow_f32" : mathFn(t, "exp"), x);
 }
 
-std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args) {
-  FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
-  DType t = op.operand(0)->type().dtype;
-  if (op.kind() == OpKind::Cast)
-    return castExpr(t, op.getDType("to"), args[0]);
-  if (op.kind() == OpKind::Where)
+std::string pointwiseExpr(const kir::MathOp &op, const std::vector<std::string> &args) {
+  DType t = op.operand;
+  if (op.kind == OpKind::Cast)
+    return castExpr(t, op.result, args[0]);
+  if (op.kind == OpKind::Where)
     return args[0] + " ? " + args[1] + " : " + args[2];
-  if (isComparison(op.kind()))
-    return compareExpr(op.kind(), args[0], args[1]);
-  if (isBinaryArithmetic(op.kind()))
-    return arithmeticExpr(op.kind(), t, args[0], args[1]);
+  if (isComparison(op.kind))
+    return compareExpr(op.kind, args[0], args[1]);
+  if (isBinaryArithmetic(op.kind))
+    return arithmeticExpr(op.kind, t, args[0], args[1]);
   return unaryExpr(op, t, args[0]);
+}
+
+std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args) {
+  return pointwiseExpr(kir::mathOf(op), args);
 }
 
 std::string floatLiteral(double v, bool isDouble) {

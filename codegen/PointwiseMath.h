@@ -3,6 +3,7 @@
 // helpers of device/Pointwise.cuh. Internal to codegen/.
 #pragma once
 
+#include "codegen/kir/Kir.h"
 #include "ir/Graph.h"
 
 #include <string>
@@ -29,6 +30,8 @@ std::string floatLiteral(double v, bool isDouble);
 std::string constantLiteral(const DenseData &d, size_t i);
 /// exp(x) for `x` of computeType(t), to the precision dtype `t` promises.
 std::string expExpr(DType t, const std::string &x);
+/// The value of math `op` over `args` (its operands as computeType).
+std::string pointwiseExpr(const kir::MathOp &op, const std::vector<std::string> &args);
 /// The value of pointwise `op` over `args` (its operands as computeType).
 std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args);
 

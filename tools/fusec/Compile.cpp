@@ -32,7 +32,7 @@ cl::SubCommand compileCommand("compile", "Compile a model's kernels (CUDA C++, P
 
 namespace {
 
-enum class Emit { Cuda, Llvm, Ptx, Report, Artifact };
+enum class Emit { Cuda, Llvm, Ptx, Kir, Report, Artifact };
 enum class Target { Sm80, Sm90, Sm90a };
 
 cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
@@ -51,6 +51,7 @@ cl::opt<Emit, false, ChoiceParser<Emit>>
          cl::values(clEnumValN(Emit::Cuda, "cuda", "the generated CUDA C++ (NVRTC back end)"),
                     clEnumValN(Emit::Llvm, "llvm", "the generated LLVM IR (LLVM back end)"),
                     clEnumValN(Emit::Ptx, "ptx", "PTX compiled by the back end"),
+                    clEnumValN(Emit::Kir, "kir", "each kernel in the kernel IR both back ends render"),
                     clEnumValN(Emit::Report, "report", "one line per kernel"),
                     clEnumValN(Emit::Artifact, "artifact", "a .fusec artifact")),
          cl::sub(compileCommand), cl::cat(toolCategory));
@@ -214,12 +215,26 @@ std::string report(const std::vector<GeneratedKernel> &kernels) {
   return os.str();
 }
 
+/// Each kernel's kir, or for a template not built in kir yet a line that
+/// says so.
+std::string kirText(const std::vector<GeneratedKernel> &kernels) {
+  std::string out;
+  for (const GeneratedKernel &k : kernels)
+    out += (out.empty() ? "" : "\n") +
+           (k.kir.empty() ? "// " + k.name + ": " + k.facts.templateName +
+                                " kernel, not built in kir yet\n"
+                          : k.kir);
+  return out;
+}
+
 /// The text to write: all kernels in one translation unit (or LLVM module),
 /// its PTX, or a report.
 std::optional<std::string> render(const Module &module, const std::vector<GeneratedKernel> &kernels,
                                   Diagnostics &diags) {
   if (emitKind() == Emit::Report)
     return report(kernels);
+  if (emitKind() == Emit::Kir)
+    return kirText(kernels);
   if (backendKind() == Backend::Llvm) {
     std::string ir = linkLlvmKernels(kernels);
     if (emitKind() == Emit::Llvm)

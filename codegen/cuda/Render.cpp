@@ -1,0 +1,241 @@
+// The CUDA C++ renderer (Render.h): one case per kir opcode. A value becomes
+// a `const` local named for it, except where an expression reads better
+// inline: parameters, index constants and special registers always, and an
+// unnamed load or narrow whose one use is the next instruction of its block
+// (so `const float v_x = fusec_f16_to_f32(in_x[i]);` stays one line; nothing
+// can come between the two).
+#include "codegen/cuda/Render.h"
+
+#include "codegen/PointwiseMath.h"
+#include "ir/Assert.h"
+
+#include <map>
+#include <sstream>
+
+namespace fusec::cuda {
+
+namespace {
+
+using kir::Inst;
+using kir::Opcode;
+using kir::ValueId;
+
+/// The C type of a kir scalar type.
+std::string cType(DType t) {
+  switch (t) {
+  case DType::F16:
+    return "fusec_f16";
+  case DType::BF16:
+    return "fusec_bf16";
+  default:
+    return std::string(codegen::computeType(t));
+  }
+}
+
+/// The C type of a kir value of `lanes` elements: fusec_v2 ... fusec_v16.
+std::string cType(kir::Type t) {
+  if (t.lanes == 1)
+    return cType(t.elem);
+  return "fusec_v" + std::to_string(t.lanes * dtypeSize(t.elem));
+}
+
+std::string_view specialExpr(kir::Special s) {
+  switch (s) {
+  case kir::Special::TidX:
+    return "(long long)threadIdx.x";
+  case kir::Special::NtidX:
+    return "(long long)blockDim.x";
+  case kir::Special::CtaidX:
+    return "(long long)blockIdx.x";
+  case kir::Special::NctaidX:
+    return "(long long)gridDim.x";
+  }
+  FUSEC_ASSERT(false, "unknown special register");
+}
+
+std::string_view indexOperator(kir::IndexOp op) {
+  switch (op) {
+  case kir::IndexOp::Add:
+    return " + ";
+  case kir::IndexOp::Sub:
+    return " - ";
+  case kir::IndexOp::Mul:
+    return " * ";
+  case kir::IndexOp::Div:
+    return " / ";
+  case kir::IndexOp::Rem:
+    return " % ";
+  }
+  FUSEC_ASSERT(false, "unknown index op");
+}
+
+class Renderer {
+public:
+  explicit Renderer(const kir::Kernel &k) : k(k), names(kir::uniqueNames(k)) {}
+
+  std::string run();
+
+private:
+  void countUses(const kir::Block &b);
+  void block(const kir::Block &b, const std::string &indent);
+  /// The instruction as a statement; "" when it is rendered inline.
+  std::string statement(const kir::Block &b, size_t at, const std::string &indent);
+  std::string expr(const Inst &i);
+  const std::string &ref(ValueId v) const { return exprs.at(v); }
+  std::string declare(const Inst &i) {
+    return "const " + cType(k.typeOf(i.result)) + " " + names[i.result] + " = " + expr(i) + ";";
+  }
+  std::string address(const Inst &i) { return ref(i.operands[0]) + " + " + ref(i.operands[1]); }
+  std::string table(const kir::Table &t) const;
+  std::string param(const kir::Param &p) const;
+
+  const kir::Kernel &k;
+  std::vector<std::string> names;
+  std::map<ValueId, unsigned> uses;
+  std::map<ValueId, std::string> exprs; // how each value is read
+  std::ostringstream os;
+};
+
+void Renderer::countUses(const kir::Block &b) {
+  for (const Inst &i : b) {
+    for (ValueId v : i.operands)
+      ++uses[v];
+    for (const kir::Block &r : i.regions)
+      countUses(r);
+  }
+}
+
+std::string Renderer::expr(const Inst &i) {
+  switch (i.op) {
+  case Opcode::Param:
+    return k.params[i.imm].name;
+  case Opcode::Const:
+    return std::to_string(i.imm) + "LL";
+  case Opcode::Literal:
+    return codegen::constantLiteral(i.dense, 0);
+  case Opcode::Special:
+    return std::string(specialExpr(i.special));
+  case Opcode::Index:
+    return ref(i.operands[0]) + std::string(indexOperator(i.indexOp)) + ref(i.operands[1]);
+  case Opcode::Math: {
+    std::vector<std::string> args;
+    for (ValueId v : i.operands)
+      args.push_back(ref(v));
+    return codegen::pointwiseExpr(i.math, args);
+  }
+  case Opcode::Widen:
+    return i.dtype == DType::Bool ? ref(i.operands[0]) + " != 0"
+                                  : "fusec_" + std::string(dtypeName(i.dtype)) + "_to_f32(" +
+                                        ref(i.operands[0]) + ")";
+  case Opcode::Narrow:
+    return i.dtype == DType::Bool ? "(signed char)" + ref(i.operands[0])
+                                  : "fusec_f32_to_" + std::string(dtypeName(i.dtype)) + "(" +
+                                        ref(i.operands[0]) + ")";
+  case Opcode::Load:
+    if (i.lanes == 1)
+      return ref(i.operands[0]) + "[" + ref(i.operands[1]) + "]";
+    return "*reinterpret_cast<const " + cType(k.typeOf(i.result)) + " *>(" + address(i) + ")";
+  case Opcode::Table:
+    return k.tables[i.imm].name;
+  case Opcode::Store:
+  case Opcode::Alloca:
+  case Opcode::For:
+    break;
+  }
+  FUSEC_ASSERT(false, "not an expression");
+}
+
+std::string Renderer::statement(const kir::Block &b, size_t at, const std::string &indent) {
+  const Inst &i = b[at];
+  switch (i.op) {
+  case Opcode::Param:
+  case Opcode::Const:
+  case Opcode::Special:
+  case Opcode::Table:
+    exprs[i.result] = expr(i);
+    return "";
+  case Opcode::Load:
+  case Opcode::Narrow: {
+    bool nextUses = at + 1 < b.size() && std::count(b[at + 1].operands.begin(),
+                                                    b[at + 1].operands.end(), i.result) == 1;
+    if (uses[i.result] == 1 && nextUses && k.values[i.result].name.empty()) {
+      exprs[i.result] = expr(i);
+      return "";
+    }
+    break;
+  }
+  case Opcode::Store: {
+    const std::string &value = ref(i.operands[2]);
+    if (i.lanes == 1)
+      return ref(i.operands[0]) + "[" + ref(i.operands[1]) + "] = " + value + ";";
+    return "*reinterpret_cast<" + cType(k.typeOf(i.operands[2])) + " *>(" + address(i) +
+           ") = " + value + ";";
+  }
+  case Opcode::Alloca:
+    exprs[i.result] = names[i.result];
+    return "alignas(16) " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
+           "];";
+  case Opcode::For: {
+    const std::string &n = names[i.result];
+    exprs[i.result] = n;
+    if (i.imm != 0)
+      os << indent << "#pragma unroll" << (i.imm > 0 ? " " + std::to_string(i.imm) : "") << "\n";
+    os << indent << "for (long long " << n << " = " << ref(i.operands[0]) << "; " << n << " < "
+       << ref(i.operands[1]) << "; " << n << " += " << ref(i.operands[2]) << ") {\n";
+    block(i.regions[0], indent + "  ");
+    return "}";
+  }
+  case Opcode::Literal:
+  case Opcode::Index:
+  case Opcode::Math:
+  case Opcode::Widen:
+    break;
+  }
+  std::string line = declare(i);
+  exprs[i.result] = names[i.result];
+  return line;
+}
+
+void Renderer::block(const kir::Block &b, const std::string &indent) {
+  for (size_t at = 0; at < b.size(); ++at) {
+    std::string line = statement(b, at, indent);
+    if (!line.empty())
+      os << indent << line << "\n";
+  }
+}
+
+std::string Renderer::table(const kir::Table &t) const {
+  const DenseData &d = t.data;
+  std::string s = "__device__ const " + cType(kir::computeType(d.dtype)) + " " + t.name + "[" +
+                  std::to_string(d.numElements()) + "] = {";
+  for (size_t e = 0; e < d.numElements(); ++e)
+    s += (e ? ", " : "") + codegen::constantLiteral(d, e);
+  return s + "};\n\n";
+}
+
+std::string Renderer::param(const kir::Param &p) const {
+  if (!p.type.isPointer())
+    return cType(p.type.elem) + " " + p.name;
+  return (p.readOnly ? "const " : "") + cType(p.type.elem) + " *__restrict__ " + p.name;
+}
+
+std::string Renderer::run() {
+  countUses(k.body);
+  for (const kir::Table &t : k.tables)
+    os << table(t);
+  for (const std::string &line : k.comment)
+    os << "// " << line << "\n";
+  os << "extern \"C\" __global__ void " << k.name << "(";
+  for (size_t p = 0; p < k.params.size(); ++p)
+    os << (p ? ",\n    " : "\n    ") << param(k.params[p]);
+  os << ") {\n";
+  block(k.body, "  ");
+  os << "}\n";
+  return os.str();
+}
+
+} // namespace
+
+std::string render(const kir::Kernel &k) { return Renderer(k).run(); }
+
+} // namespace fusec::cuda

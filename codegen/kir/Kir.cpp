@@ -1,0 +1,150 @@
+// kir's types and its builder (see Kir.h).
+#include "codegen/kir/Kir.h"
+
+#include "ir/Assert.h"
+
+namespace fusec::kir {
+
+DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
+
+DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
+
+MathOp mathOf(const Op &op) {
+  FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
+  MathOp m{op.kind(), op.operand(0)->type().dtype, op.result()->type().dtype};
+  if (op.kind() == OpKind::Gelu)
+    m.tanh = op.getString("approximate") == "tanh";
+  return m;
+}
+
+std::string typeName(Type t) {
+  std::string elem(dtypeName(t.elem));
+  switch (t.space) {
+  case Space::Global:
+    return "ptr<global " + elem + ">";
+  case Space::Local:
+    return "ptr<local " + elem + ">";
+  case Space::None:
+    break;
+  }
+  return t.lanes > 1 ? elem + "x" + std::to_string(t.lanes) : elem;
+}
+
+ValueId Builder::define(Type t, const std::string &name) {
+  k.values.push_back({t, name});
+  return ValueId(k.values.size() - 1);
+}
+
+Inst &Builder::append(Inst inst) {
+  Block &b = *scopes.back().block;
+  b.push_back(std::move(inst));
+  return b.back();
+}
+
+ValueId Builder::reuse(const std::string &key) const {
+  for (const Scope &s : scopes)
+    if (auto it = s.known.find(key); it != s.known.end())
+      return it->second;
+  return kNoValue;
+}
+
+ValueId Builder::param(const std::string &name, Type type, bool readOnly) {
+  k.params.push_back({name, type, readOnly});
+  ValueId v = define(type, name);
+  append({.op = Opcode::Param, .result = v, .imm = int64_t(k.params.size() - 1)});
+  return v;
+}
+
+unsigned Builder::table(const std::string &name, const DenseData &data) {
+  k.tables.push_back({name, data});
+  return unsigned(k.tables.size() - 1);
+}
+
+ValueId Builder::index(int64_t v) {
+  std::string key = "const " + std::to_string(v);
+  if (ValueId known = reuse(key); known != kNoValue)
+    return known;
+  ValueId r = scopes.back().known[key] = define(Type::index(), "");
+  append({.op = Opcode::Const, .result = r, .imm = v});
+  return r;
+}
+
+ValueId Builder::literal(const DenseData &splat, const std::string &name) {
+  ValueId r = define(Type::scalar(computeType(splat.dtype)), name);
+  append({.op = Opcode::Literal, .result = r, .dense = splat});
+  return r;
+}
+
+ValueId Builder::special(Special s) {
+  std::string key = "special " + std::to_string(unsigned(s));
+  if (ValueId known = reuse(key); known != kNoValue)
+    return known;
+  ValueId r = scopes.back().known[key] = define(Type::index(), "");
+  append({.op = Opcode::Special, .result = r, .special = s});
+  return r;
+}
+
+ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name) {
+  ValueId r = define(k.typeOf(a), name);
+  append({.op = Opcode::Index, .result = r, .operands = {a, b}, .indexOp = op});
+  return r;
+}
+
+ValueId Builder::math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name) {
+  ValueId r = define(Type::scalar(computeType(m.result)), name);
+  append({.op = Opcode::Math, .result = r, .operands = args, .math = m});
+  return r;
+}
+
+ValueId Builder::widen(DType t, ValueId v, const std::string &name) {
+  if (storageType(t) == computeType(t))
+    return v;
+  ValueId r = define(Type::scalar(computeType(t)), name);
+  append({.op = Opcode::Widen, .result = r, .operands = {v}, .dtype = t});
+  return r;
+}
+
+ValueId Builder::narrow(DType t, ValueId v) {
+  if (storageType(t) == computeType(t))
+    return v;
+  ValueId r = define(Type::scalar(storageType(t)), "");
+  append({.op = Opcode::Narrow, .result = r, .operands = {v}, .dtype = t});
+  return r;
+}
+
+ValueId Builder::load(ValueId ptr, ValueId index, unsigned lanes, const std::string &name) {
+  ValueId r = define(Type::vector(k.typeOf(ptr).elem, lanes), name);
+  append({.op = Opcode::Load, .result = r, .operands = {ptr, index}, .lanes = lanes});
+  return r;
+}
+
+void Builder::store(ValueId ptr, ValueId index, ValueId value, unsigned lanes) {
+  append({.op = Opcode::Store, .operands = {ptr, index, value}, .lanes = lanes});
+}
+
+ValueId Builder::localArray(DType t, unsigned count, const std::string &name) {
+  ValueId r = define(Type::pointer(t, Space::Local), name);
+  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t});
+  return r;
+}
+
+ValueId Builder::tableAddress(unsigned table) {
+  const Table &t = k.tables[table];
+  ValueId r = define(Type::pointer(computeType(t.data.dtype), Space::Global), t.name);
+  append({.op = Opcode::Table, .result = r, .imm = table});
+  return r;
+}
+
+void Builder::forLoop(ValueId start, ValueId end, ValueId step, const std::string &name,
+                      int unroll, const std::function<void(ValueId)> &body) {
+  ValueId i = define(k.typeOf(start), name);
+  Inst &loop = append({.op = Opcode::For, .result = i, .operands = {start, end, step},
+                       .imm = unroll, .regions = {Block()}});
+  // The body is built in place: nothing is appended to the outer block
+  // until it is closed, so `loop` stays where it is meanwhile.
+  scopes.push_back({&loop.regions[0], {}});
+  body(i);
+  scopes.pop_back();
+}
+
+} // namespace fusec::kir

@@ -1,0 +1,206 @@
+// kir, the kernel IR: one GPU kernel as a small, typed, structured program
+// that every kernel template builds once and each back end renders (the CUDA
+// C++ renderer in codegen/cuda/, the LLVM IR renderer in codegen/llvm/).
+// kir knows GPUs, not kernel families: parameters, integer index math,
+// counted loops, loads and stores by address space and vector width, local
+// arrays, constant tables, special registers, and the math of the pointwise
+// ops of ir/Ops.def, whose device semantics each renderer defines once.
+//
+// Form. A kernel is a tree of blocks of instructions. An instruction may
+// define one value (SSA: defined once, used only after its definition in its
+// own block or in blocks nested there) and may own regions (a loop's body, an
+// if's branches). Values live in Kernel::values and are named by ValueId;
+// names are hints (renderers make them unique), never identity.
+//
+// Types. A value is a scalar or a vector of `lanes` scalars of a DType, or a
+// pointer into an address space. Memory holds *storage* types and math runs
+// in *compute* types (storageType/computeType below): f16 and bf16 are 16-bit
+// patterns in memory and f32 in math; bool is a byte in memory and a
+// predicate in math. `widen` and `narrow` convert between the two; `cast`
+// (the pointwise op) converts between compute types with the IR's rounding.
+//
+// Growing it. A new primitive (shuffles, mma, cp.async, wgmma, TMA,
+// mbarriers) is one Opcode, one case in the verifier, the printer and each
+// renderer. See docs/codegen.md.
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fusec::kir {
+
+enum class Space : uint8_t { None, Global, Local };
+
+/// A register of `lanes` elements of `elem`, or, when `space` is not None, a
+/// pointer to elements of `elem` in that address space.
+struct Type {
+  DType elem = DType::I64;
+  uint8_t lanes = 1;
+  Space space = Space::None;
+
+  static Type scalar(DType t) { return {t, 1, Space::None}; }
+  static Type vector(DType t, unsigned lanes) { return {t, uint8_t(lanes), Space::None}; }
+  static Type pointer(DType t, Space s) { return {t, 1, s}; }
+  static Type index() { return scalar(DType::I64); }
+  bool isPointer() const { return space != Space::None; }
+  bool operator==(const Type &o) const = default;
+};
+
+/// The type of dtype `t`'s elements in memory: f16 and bf16 themselves, i8 for
+/// bool, else `t`.
+DType storageType(DType t);
+/// The type math on dtype `t` runs in: f32 for f16 and bf16, else `t`.
+DType computeType(DType t);
+
+using ValueId = uint32_t;
+inline constexpr ValueId kNoValue = ~0u;
+
+enum class Opcode : uint8_t {
+  Param,   ///< kernel parameter `imm`
+  Const,   ///< integer constant `imm` of the result type
+  Literal, ///< element 0 of `dense`, of computeType(dense.dtype)
+  Special, ///< special register `special`, as an index
+  Index,   ///< integer `indexOp` of operands 0 and 1 (never negative for div, rem)
+  Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
+  Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
+  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`)
+  Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
+  Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
+  Alloca,  ///< a local array of `imm` elements of `dtype`: a local pointer
+  Table,   ///< Kernel::tables[`imm`]: a global pointer
+  For,     ///< for (result = op0; result < op1; result += op2) regions[0]
+};
+
+enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
+enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem };
+
+struct Inst;
+using Block = std::vector<Inst>;
+
+/// Math by an op of ir/Ops.def: `kind` over operands of IR dtype `operand`
+/// (widened to compute types), giving IR dtype `result`; `tanh` selects
+/// gelu's tanh approximation.
+struct MathOp {
+  OpKind kind = OpKind::Add;
+  DType operand = DType::F32;
+  DType result = DType::F32;
+  bool tanh = false;
+};
+
+/// The math of pointwise op `op` of a graph.
+MathOp mathOf(const Op &op);
+
+struct Inst {
+  Opcode op;
+  ValueId result = kNoValue;
+  std::vector<ValueId> operands = {};
+  int64_t imm = 0;      ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full)
+  DType dtype = DType::F32; ///< Widen, Narrow, Alloca
+  unsigned lanes = 1;   ///< Load, Store
+  Special special = Special::TidX;
+  IndexOp indexOp = IndexOp::Add;
+  MathOp math = {};
+  DenseData dense = {}; ///< Literal
+  std::vector<Block> regions = {};
+};
+
+/// A kernel parameter: a global pointer or an index scalar.
+struct Param {
+  std::string name; ///< the name every renderer gives it (a C identifier)
+  Type type;
+  bool readOnly = false; ///< pointers: never written through (and not aliased)
+};
+
+/// A constant table in global memory: `data` in computeType(data.dtype).
+struct Table {
+  std::string name;
+  DenseData data;
+};
+
+struct ValueInfo {
+  Type type;
+  std::string name; ///< a hint: renderers print it made unique
+};
+
+struct Kernel {
+  std::string name;                 ///< the extern "C" entry point
+  std::vector<std::string> comment; ///< lines each renderer prints above it
+  std::vector<Param> params;
+  std::vector<Table> tables;
+  std::vector<ValueInfo> values;
+  Block body;
+
+  const Type &typeOf(ValueId v) const { return values[v].type; }
+};
+
+/// Builds a kernel from the outside in: instructions go to the end of the
+/// innermost open block; forLoop opens a loop body for the callback. An index
+/// constant or special register already defined in an open block is reused.
+class Builder {
+public:
+  Builder(Kernel &k) : k(k), scopes{{&k.body, {}}} {}
+
+  ValueId param(const std::string &name, Type type, bool readOnly = false);
+  unsigned table(const std::string &name, const DenseData &data);
+
+  ValueId index(int64_t v);
+  ValueId literal(const DenseData &splat, const std::string &name);
+  ValueId special(Special s);
+  ValueId arith(IndexOp op, ValueId a, ValueId b, const std::string &name = "");
+  ValueId add(ValueId a, ValueId b, const std::string &name = "") {
+    return arith(IndexOp::Add, a, b, name);
+  }
+  ValueId mul(ValueId a, ValueId b, const std::string &name = "") {
+    return arith(IndexOp::Mul, a, b, name);
+  }
+  ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
+  /// widen/narrow for dtype `t`; the value itself when the two types agree.
+  ValueId widen(DType t, ValueId v, const std::string &name);
+  ValueId narrow(DType t, ValueId v);
+  ValueId load(ValueId ptr, ValueId index, unsigned lanes = 1, const std::string &name = "");
+  void store(ValueId ptr, ValueId index, ValueId value, unsigned lanes = 1);
+  ValueId localArray(DType t, unsigned count, const std::string &name);
+  ValueId tableAddress(unsigned table);
+  /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
+  void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
+               const std::function<void(ValueId)> &body);
+
+private:
+  ValueId define(Type t, const std::string &name);
+  Inst &append(Inst inst);
+  /// The value `key` names in an open block, or kNoValue.
+  ValueId reuse(const std::string &key) const;
+
+  /// An open block and the constants and registers defined in it, by key.
+  struct Scope {
+    Block *block;
+    std::map<std::string, ValueId> known;
+  };
+  Kernel &k;
+  std::vector<Scope> scopes;
+};
+
+/// What is wrong with `k` (empty when nothing): a use before its definition
+/// or outside its scope, operand types an opcode does not take, a store
+/// through a read-only parameter. kir comes from templates, so a failure is
+/// a bug in one.
+std::vector<std::string> verify(const Kernel &k);
+
+/// A name for every value of `k` (indexed by ValueId): parameters keep
+/// theirs, other values get their hint (or "t") made a C identifier, then
+/// _1, _2, ... where that is taken. What the printer and the CUDA renderer
+/// print; stable for a given kernel.
+std::vector<std::string> uniqueNames(const Kernel &k);
+
+/// The text form of `k` (`fusec compile --emit=kir`).
+std::string print(const Kernel &k);
+
+/// "i64", "f16x8", "ptr<global f16>".
+std::string typeName(Type t);
+
+} // namespace fusec::kir

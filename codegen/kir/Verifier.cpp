@@ -1,0 +1,136 @@
+// kir's verifier: every use is of a value defined earlier in its block or in
+// an enclosing one, and every instruction has the operand types its opcode
+// takes (Kir.h). It checks what a renderer relies on, so that a template's
+// mistake is reported at the instruction rather than as a malformed CUDA
+// or LLVM module.
+#include "codegen/kir/Kir.h"
+
+#include "ir/OpTable.h"
+
+#include <set>
+
+namespace fusec::kir {
+
+namespace {
+
+class Verifier {
+public:
+  explicit Verifier(const Kernel &k) : k(k), names(uniqueNames(k)) {}
+
+  std::vector<std::string> run() {
+    block(k.body);
+    return errors;
+  }
+
+private:
+  void fail(const Inst &i, const std::string &what) {
+    std::string at = i.result == kNoValue ? "a store" : "%" + names[i.result];
+    errors.push_back(at + ": " + what);
+  }
+  bool isIndex(ValueId v) const { return k.typeOf(v) == Type::index(); }
+  void block(const Block &b);
+  bool operands(const Inst &i);
+  void types(const Inst &i);
+  void memory(const Inst &i);
+
+  const Kernel &k;
+  std::vector<std::string> names;
+  std::set<ValueId> defined;
+  std::vector<std::string> errors;
+};
+
+/// Whether `i` has its opcode's operand count, each defined in scope.
+bool Verifier::operands(const Inst &i) {
+  static constexpr unsigned arity[] = {0, 0, 0, 0, 2, 0, 1, 1, 2, 3, 0, 0, 3};
+  unsigned want = i.op == Opcode::Math ? unsigned(opInfo(i.math.kind).maxOperands)
+                                       : arity[unsigned(i.op)];
+  if (i.operands.size() != want) {
+    fail(i, "takes " + std::to_string(want) + " operands, not " +
+                std::to_string(i.operands.size()));
+    return false;
+  }
+  for (ValueId v : i.operands) {
+    if (v < k.values.size() && defined.count(v))
+      continue;
+    fail(i, "uses a value not defined before it in scope");
+    return false;
+  }
+  return true;
+}
+
+void Verifier::memory(const Inst &i) {
+  const Type &ptr = k.typeOf(i.operands[0]);
+  if (!ptr.isPointer() || !isIndex(i.operands[1])) {
+    fail(i, "needs a pointer and an i64 element index");
+    return;
+  }
+  Type value = i.op == Opcode::Load ? k.typeOf(i.result) : k.typeOf(i.operands[2]);
+  if (value != Type::vector(ptr.elem, i.lanes) || i.lanes == 0)
+    fail(i, "moves " + typeName(value) + " through " + typeName(ptr));
+  if (i.op != Opcode::Store)
+    return;
+  for (const Inst &p : k.body)
+    if (p.op == Opcode::Param && p.result == i.operands[0] && k.params[p.imm].readOnly)
+      fail(i, "stores through read-only parameter %" + k.params[p.imm].name);
+}
+
+void Verifier::types(const Inst &i) {
+  switch (i.op) {
+  case Opcode::Index:
+    if (!isIndex(i.operands[0]) || !isIndex(i.operands[1]))
+      fail(i, "index math takes i64 operands");
+    return;
+  case Opcode::Math:
+    for (ValueId v : i.operands)
+      if (k.typeOf(v).isPointer() || k.typeOf(v).lanes != 1)
+        fail(i, "math takes scalar operands");
+    return;
+  case Opcode::Widen:
+  case Opcode::Narrow: {
+    DType from = i.op == Opcode::Widen ? storageType(i.dtype) : computeType(i.dtype);
+    if (k.typeOf(i.operands[0]) != Type::scalar(from))
+      fail(i, "converts from " + std::string(dtypeName(from)) + ", not " +
+                  typeName(k.typeOf(i.operands[0])));
+    return;
+  }
+  case Opcode::Load:
+  case Opcode::Store:
+    memory(i);
+    return;
+  case Opcode::For:
+    if (!isIndex(i.operands[0]) || !isIndex(i.operands[1]) || !isIndex(i.operands[2]))
+      fail(i, "a loop counts in i64");
+    return;
+  case Opcode::Param:
+  case Opcode::Const:
+  case Opcode::Literal:
+  case Opcode::Special:
+  case Opcode::Alloca:
+  case Opcode::Table:
+    return;
+  }
+}
+
+void Verifier::block(const Block &b) {
+  std::vector<ValueId> scope; // what this block defines, forgotten at its end
+  for (const Inst &i : b) {
+    if (operands(i))
+      types(i);
+    if (i.result != kNoValue && !defined.insert(i.result).second)
+      fail(i, "is defined twice");
+    for (const Block &r : i.regions)
+      block(r);
+    if (i.op == Opcode::For) // the counter lives in the body only
+      defined.erase(i.result);
+    else if (i.result != kNoValue)
+      scope.push_back(i.result);
+  }
+  for (ValueId v : scope)
+    defined.erase(v);
+}
+
+} // namespace
+
+std::vector<std::string> verify(const Kernel &k) { return Verifier(k).run(); }
+
+} // namespace fusec::kir

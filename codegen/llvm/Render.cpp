@@ -1,0 +1,223 @@
+// The LLVM IR renderer (Render.h): one case per kir opcode. Values map to
+// LLVM values named for their kir hints; a local array is an entry-block
+// alloca (SROA promotes it once the loops over it are unrolled); a loop is a
+// header with a phi, its unroll hint as llvm.loop metadata on the latch.
+// Math goes through LlvmMath.h, the pointwise ops' semantics in LLVM IR.
+#include "codegen/llvm/Render.h"
+
+#include "codegen/LlvmKernel.h"
+#include "codegen/LlvmMath.h"
+#include "codegen/Nvptx.h"
+#include "ir/Assert.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace fusec::llvmir {
+
+namespace {
+
+using kir::Inst;
+using kir::Opcode;
+using kir::ValueId;
+
+class Renderer {
+public:
+  Renderer(const kir::Kernel &k, llvm::Module &m) : k(k), m(m), ctx(m.getContext()), b(ctx) {}
+
+  void run();
+
+private:
+  llvm::Type *type(DType t) const {
+    if (t == DType::F16)
+      return b.getHalfTy();
+    if (t == DType::BF16)
+      return b.getBFloatTy();
+    return codegen::llvmComputeType(ctx, t);
+  }
+  llvm::Type *type(kir::Type t) const {
+    if (t.isPointer())
+      return llvm::PointerType::get(ctx, 0);
+    llvm::Type *e = type(t.elem);
+    return t.lanes == 1 ? e : llvm::FixedVectorType::get(e, t.lanes);
+  }
+  llvm::Value *get(ValueId v) const { return values.at(v); }
+  void set(const Inst &i, llvm::Value *v) {
+    if (llvm::isa<llvm::Instruction>(v) && !v->hasName())
+      v->setName(k.values[i.result].name);
+    values[i.result] = v;
+  }
+  llvm::Function *declare();
+  void block(const kir::Block &blk);
+  void inst(const Inst &i);
+  llvm::Value *special(kir::Special s);
+  llvm::Value *index(const Inst &i);
+  llvm::Value *address(const Inst &i, llvm::Align &align);
+  void loop(const Inst &i);
+
+  const kir::Kernel &k;
+  llvm::Module &m;
+  llvm::LLVMContext &ctx;
+  mutable llvm::IRBuilder<> b;
+  llvm::Function *fn = nullptr;
+  std::vector<llvm::GlobalVariable *> tables;
+  std::map<ValueId, llvm::Value *> values;
+};
+
+llvm::Function *Renderer::declare() {
+  std::vector<llvm::Type *> params;
+  for (const kir::Param &p : k.params)
+    params.push_back(type(p.type));
+  auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                   llvm::Function::ExternalLinkage, k.name, m);
+  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  for (unsigned p = 0; p < k.params.size(); ++p) {
+    f->getArg(p)->setName(k.params[p].name);
+    if (!k.params[p].type.isPointer())
+      continue;
+    f->addParamAttr(p, llvm::Attribute::NoAlias);
+    if (k.params[p].readOnly)
+      f->addParamAttr(p, llvm::Attribute::ReadOnly);
+  }
+  return f;
+}
+
+llvm::Value *Renderer::special(kir::Special s) {
+  switch (s) {
+  case kir::Special::TidX:
+    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  case kir::Special::NtidX:
+    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  case kir::Special::CtaidX:
+    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  case kir::Special::NctaidX:
+    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  }
+  FUSEC_ASSERT(false, "unknown special register");
+}
+
+llvm::Value *Renderer::index(const Inst &i) {
+  llvm::Value *x = get(i.operands[0]), *y = get(i.operands[1]);
+  switch (i.indexOp) {
+  case kir::IndexOp::Add:
+    return b.CreateAdd(x, y);
+  case kir::IndexOp::Sub:
+    return b.CreateSub(x, y);
+  case kir::IndexOp::Mul:
+    return b.CreateMul(x, y);
+  case kir::IndexOp::Div: // index values are never negative
+    return b.CreateUDiv(x, y);
+  case kir::IndexOp::Rem:
+    return b.CreateURem(x, y);
+  }
+  FUSEC_ASSERT(false, "unknown index op");
+}
+
+/// The address of a load's or store's first element, and its alignment:
+/// a vector of `lanes` elements is aligned to its size.
+llvm::Value *Renderer::address(const Inst &i, llvm::Align &align) {
+  DType elem = k.typeOf(i.operands[0]).elem;
+  align = llvm::Align(dtypeSize(elem) * i.lanes);
+  return b.CreateGEP(type(elem), get(i.operands[0]), get(i.operands[1]));
+}
+
+void Renderer::loop(const Inst &i) {
+  llvm::BasicBlock *before = b.GetInsertBlock();
+  const std::string &name = k.values[i.result].name;
+  auto *header = llvm::BasicBlock::Create(ctx, name + ".header", fn);
+  auto *body = llvm::BasicBlock::Create(ctx, name + ".body", fn);
+  auto *exit = llvm::BasicBlock::Create(ctx, name + ".exit", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode *v = b.CreatePHI(b.getInt64Ty(), 2, name);
+  v->addIncoming(get(i.operands[0]), before);
+  b.CreateCondBr(b.CreateICmpSLT(v, get(i.operands[1])), body, exit);
+  b.SetInsertPoint(body);
+  values[i.result] = v;
+  block(i.regions[0]);
+  v->addIncoming(b.CreateAdd(v, get(i.operands[2])), b.GetInsertBlock());
+  llvm::BranchInst *latch = b.CreateBr(header);
+  if (i.imm != 0) {
+    llvm::Metadata *hint =
+        i.imm < 0 ? llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.full"))
+                  : llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
+                                            llvm::ConstantAsMetadata::get(b.getInt32(i.imm))});
+    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, {nullptr, hint});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+  b.SetInsertPoint(exit);
+}
+
+void Renderer::inst(const Inst &i) {
+  llvm::Align align;
+  switch (i.op) {
+  case Opcode::Param:
+    return set(i, fn->getArg(unsigned(i.imm)));
+  case Opcode::Const:
+    return set(i, b.getInt64(uint64_t(i.imm)));
+  case Opcode::Literal:
+    return set(i, codegen::llvmConstant(ctx, i.dense, 0));
+  case Opcode::Special:
+    return set(i, special(i.special));
+  case Opcode::Index:
+    return set(i, index(i));
+  case Opcode::Math: {
+    std::vector<llvm::Value *> args;
+    for (ValueId v : i.operands)
+      args.push_back(get(v));
+    return set(i, codegen::llvmPointwiseValue(b, i.math, args));
+  }
+  case Opcode::Widen:
+    return set(i, codegen::llvmWiden(b, i.dtype, get(i.operands[0])));
+  case Opcode::Narrow:
+    return set(i, codegen::llvmNarrow(b, i.dtype, get(i.operands[0])));
+  case Opcode::Load: {
+    llvm::Value *at = address(i, align);
+    return set(i, b.CreateAlignedLoad(type(k.typeOf(i.result)), at, align));
+  }
+  case Opcode::Store: {
+    llvm::Value *at = address(i, align);
+    b.CreateAlignedStore(get(i.operands[2]), at, align);
+    return;
+  }
+  case Opcode::Alloca: {
+    llvm::AllocaInst *a = codegen::emitEntryAlloca(
+        b, llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm)), k.values[i.result].name);
+    a->setAlignment(llvm::Align(16));
+    return set(i, a);
+  }
+  case Opcode::Table:
+    return set(i, tables[i.imm]);
+  case Opcode::For:
+    return loop(i);
+  }
+}
+
+void Renderer::block(const kir::Block &blk) {
+  for (const Inst &i : blk)
+    inst(i);
+}
+
+void Renderer::run() {
+  for (const kir::Table &t : k.tables)
+    tables.push_back(codegen::emitConstantTable(m, t.data, t.name));
+  fn = declare();
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  block(k.body);
+  b.CreateRetVoid();
+}
+
+} // namespace
+
+std::string render(const kir::Kernel &k) {
+  llvm::LLVMContext ctx;
+  llvm::Module m(k.name, ctx);
+  codegen::prepareNvptxModule(m);
+  Renderer(k, m).run();
+  return codegen::printModule(m);
+}
+
+} // namespace fusec::llvmir

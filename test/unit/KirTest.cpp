@@ -1,0 +1,94 @@
+// The kernel IR (codegen/kir/Kir.h): what the verifier refuses, the builder's
+// reuse of constants within their scope, and that both renderers take a
+// hand-built kernel (the templates' kernels are checked by lit and GPU tests).
+#include "codegen/cuda/Render.h"
+#include "codegen/kir/Kir.h"
+#include "codegen/llvm/Render.h"
+
+#include <gtest/gtest.h>
+
+using namespace fusec;
+using namespace fusec::kir;
+
+namespace {
+
+/// out[i] = narrow(widen(in[i]) * 2) for i < n, f16 in memory.
+Kernel doubleKernel() {
+  Kernel k;
+  k.name = "twice";
+  Builder b(k);
+  ValueId in = b.param("in", Type::pointer(DType::F16, Space::Global), true);
+  ValueId out = b.param("out", Type::pointer(DType::F16, Space::Global));
+  ValueId n = b.param("n", Type::index());
+  DenseData two = DenseData::makeSplat(DType::F16, {}, {0x00, 0x40}); // 2.0
+  ValueId c = b.literal(two, "two");
+  ValueId zero = b.index(0), one = b.index(1);
+  b.forLoop(zero, n, one, "i", 0, [&](ValueId i) {
+    ValueId x = b.widen(DType::F16, b.load(in, i), "x");
+    ValueId y = b.math({OpKind::Mul, DType::F16, DType::F16}, {x, c}, "y");
+    b.store(out, i, b.narrow(DType::F16, y));
+  });
+  return k;
+}
+
+TEST(Kir, AWellFormedKernelVerifiesAndRendersOnBothBackEnds) {
+  Kernel k = doubleKernel();
+  EXPECT_TRUE(verify(k).empty());
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("for (long long i = 0LL; i < n; i += 1LL) {"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("const float y = x * two;"), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("define ptx_kernel void @twice(ptr noalias readonly %in, ptr noalias %out, i64 %n)"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("fmul float %x, 2.0"), std::string::npos) << ir;
+}
+
+TEST(Kir, ConstantsAreReusedOnlyWhereTheyAreInScope) {
+  Kernel k;
+  Builder b(k);
+  ValueId n = b.param("n", Type::index());
+  ValueId four = b.index(4);
+  EXPECT_EQ(b.index(4), four);
+  ValueId inner = kNoValue;
+  b.forLoop(four, n, four, "i", 0, [&](ValueId) {
+    EXPECT_EQ(b.index(4), four); // defined in an enclosing block
+    inner = b.index(7);
+    EXPECT_EQ(b.index(7), inner);
+  });
+  EXPECT_NE(b.index(7), inner); // the loop's constant is out of scope here
+  EXPECT_TRUE(verify(k).empty()) << verify(k).front();
+}
+
+TEST(Kir, TheVerifierRefusesUsesOutOfScopeAndBadTypes) {
+  Kernel k = doubleKernel();
+  Builder b(k);
+  // The loop counter used after the loop.
+  ValueId counter = k.body.back().result;
+  ValueId in = 0;
+  b.load(in, counter, 1, "late");
+  // A store through the read-only parameter, and f16 lanes stored as f32.
+  ValueId zero = b.index(0);
+  ValueId v = b.load(in, zero, 1, "v");
+  b.store(in, zero, v);
+  ValueId wide = b.widen(DType::F16, v, "wide");
+  ValueId out = 1;
+  k.body.push_back({.op = Opcode::Store, .operands = {out, zero, wide}});
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "%late: uses a value not defined before it in scope");
+  EXPECT_EQ(errors[1], "a store: stores through read-only parameter %in");
+  EXPECT_EQ(errors[2], "a store: moves f32 through ptr<global f16>");
+}
+
+TEST(Kir, PrintedFormNamesEveryValueOnce) {
+  std::string text = print(doubleKernel());
+  EXPECT_NE(text.find("kernel @twice(%in: ptr<global f16> readonly, %out: ptr<global f16>, %n: i64)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  for %i = %t to %n step %t_1 {"), std::string::npos) << text;
+  EXPECT_NE(text.find("    %y = math mul(%x, %two) f16 -> f16 : f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("    store %out[%i], %t_3 : f16"), std::string::npos) << text;
+}
+
+} // namespace
