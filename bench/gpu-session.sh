@@ -1,11 +1,14 @@
 #!/bin/bash
 # Everything that needs the GPU, in one call on the GPU machine, run from the
 # repository root with dist/ (make dist) beside it:
-#   bench/gpu-session.sh [tests] [sanitize] [bench[=NAME,...]]
+#   bench/gpu-session.sh [tests] [sanitize] [bench[=NAME,...]] [compare[=NAME,...]]
 # tests     the GPU test suite (fusec-gpu-tests, every case and example)
 # sanitize  compute-sanitizer memcheck and racecheck over a subset of it
 # bench     the scoreboard, bench/run.py (BUDGET: its --budget, seconds of
 #           torch.compile; FUSEC_COMMIT: the commit it names)
+# compare   dist's fusec against BASE (a fusec binary, default
+#           gpu-base/bin/fusec) on the scoreboard's rows, both back ends,
+#           bench/compare.py
 # Logs and results go under $OUT (default /tmp/fusec-gpu); a short summary
 # of each step is printed last.
 set -u
@@ -34,6 +37,13 @@ for step in "${@:-tests bench}"; do
         >"$OUT/sanitize-$tool.log" 2>&1
       summary+=("sanitize $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1)")
     done
+    ;;
+  compare*)
+    only=${step#compare}; only=${only#=}
+    python3 bench/compare.py --base "${BASE:-gpu-base/bin/fusec}" --new dist/bin/fusec --llvm \
+      ${ROUNDS:+--rounds "$ROUNDS"} \
+      --out "$OUT/compare" ${only:+--only "$only"} 2>&1 | tee "$OUT/compare.log" | tail -4
+    summary+=("compare: exit ${PIPESTATUS[0]}")
     ;;
   bench*)
     only=${step#bench}; only=${only#=}
