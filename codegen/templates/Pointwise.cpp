@@ -208,10 +208,12 @@ kir::Kernel PointwiseBuilder::run() {
   declareConstants();
   // Each instruction in its own statement: argument order is unspecified,
   // and the kernel must come out the same from every compiler.
-  ValueId block = b.special(kir::Special::CtaidX), threads = b.special(kir::Special::NtidX);
-  ValueId thread = b.special(kir::Special::TidX), blocks = b.special(kir::Special::NctaidX);
-  ValueId first = b.add(b.mul(block, threads), thread, "first");
+  // The step first: ptxas schedules the bias+GeLU kernel 4% slower on an
+  // H100 from the same PTX with the two computed the other way round.
+  ValueId blocks = b.special(kir::Special::NctaidX), threads = b.special(kir::Special::NtidX);
   ValueId step = b.mul(blocks, threads, "step");
+  ValueId block = b.special(kir::Special::CtaidX), thread = b.special(kir::Special::TidX);
+  ValueId first = b.add(b.mul(block, threads), thread, "first");
   auto numelArg = std::find_if(plan.args.begin(), plan.args.end(), [](const KernelArg &a) {
     return a.kind == KernelArg::Kind::NumElements;
   });
