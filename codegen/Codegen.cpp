@@ -1,7 +1,8 @@
 // Dispatch from an op to the builder of its kernel template. A template on
-// kir (pointwise so far) builds its kernel once; the kernel is verified and
-// the chosen back end renders it (codegen/cuda/, codegen/llvm/). The other
-// templates still have an emitter per back end.
+// kir (pointwise, and the generic kernels of the elementwise and movement
+// ops, so far) builds its kernel once; the kernel is verified and the chosen
+// back end renders it (codegen/cuda/, codegen/llvm/). The other templates
+// still have an emitter per back end.
 #include "codegen/Codegen.h"
 
 #include "codegen/Gemm.h"
@@ -10,6 +11,7 @@
 #include "codegen/RowReduction.h"
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
+#include "codegen/templates/GenericElementwise.h"
 #include "codegen/templates/Pointwise.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"
@@ -42,6 +44,11 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
   if (kind == KernelTemplate::Pointwise) {
     std::optional<codegen::KirKernel> k = codegen::buildPointwise(op, entry, diags);
     return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
+  }
+  if (!isKernel && codegen::isGenericElementwise(op)) {
+    if (!checkGenericOp(op, diags))
+      return std::nullopt;
+    return renderKir(codegen::buildGenericElementwise(op, entry), backend);
   }
   if (backend == Backend::Llvm)
     return emitKernelLlvm(op, entry, diags);

@@ -1,8 +1,8 @@
 // The generic emitter's entry point: checks that the op's shapes are static
 // and dispatches it by op class to the emitter of its family:
 //
-//   pointwise ops, batch_norm   GenericElementwise.cpp  one thread per element
-//   movement ops                GenericMovement.cpp     one thread per element
+//   pointwise ops, batch_norm   templates/GenericElementwise.cpp (kir)
+//   movement ops                templates/GenericElementwise.cpp (kir)
 //   reductions                  GenericReduce.cpp       a group of lanes per output
 //   layer_norm/rms_norm/softmax GenericNorm.cpp         a group of lanes per row
 //   matmul, linear              GenericMatMul.cpp       16x16 shared-memory tiles
@@ -27,22 +27,21 @@ namespace {
 GeneratedKernel emitByClass(KernelBuilder &k) {
   const Op &op = k.op();
   switch (op.info().cls) {
-  case OpClass::Pointwise:
-    return emitElementwise(k);
-  case OpClass::Movement:
-    return emitMovement(k);
   case OpClass::Reduction:
     return emitReduction(k);
   case OpClass::Normalization:
-    return op.kind() == OpKind::BatchNorm ? emitElementwise(k) : emitRowNormalization(k);
+    return emitRowNormalization(k);
   case OpClass::Contraction:
     return op.kind() == OpKind::Attention ? emitAttention(k) : emitMatMul(k);
   case OpClass::Window:
     return emitWindow(k);
+  case OpClass::Pointwise:
+  case OpClass::Movement:
   case OpClass::Structure:
     break;
   }
-  FUSEC_ASSERT(false, "structure ops have no generic kernel");
+  FUSEC_ASSERT(false, "elementwise and movement ops are built in kir (Codegen.cpp); structure "
+                      "ops have no generic kernel");
 }
 
 } // namespace

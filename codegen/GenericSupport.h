@@ -60,11 +60,6 @@ std::string minExpr(DType acc, const std::string &a, const std::string &b);
 /// A float literal of acc's type (F32 or F64).
 std::string floatLiteral(DType acc, double v);
 
-/// The gather of a transpose, slice or broadcast from input sizes `in` to
-/// output sizes `out`: the input's stride along each output axis, and the
-/// offset of output element 0.
-std::pair<Sizes, int64_t> gatherOf(const Op &op, const Sizes &in, const Sizes &out);
-
 /// The geometry of conv2d and pooling in NCHW terms, whatever the layout.
 struct Window {
   int64_t n, c, h, w; // input
@@ -211,8 +206,6 @@ std::string gridStrideLoop(int64_t count, const std::string &body);
 std::string tileLoop(int64_t tiles, const std::string &body);
 
 // The emitters, one per op family (Generic*.cpp), for static shapes.
-GeneratedKernel emitElementwise(KernelBuilder &k);      // pointwise ops, batch_norm
-GeneratedKernel emitMovement(KernelBuilder &k);         // reshape ... broadcast
 GeneratedKernel emitReduction(KernelBuilder &k);        // reduce_*
 GeneratedKernel emitRowNormalization(KernelBuilder &k); // layer_norm, rms_norm, softmax
 GeneratedKernel emitMatMul(KernelBuilder &k);           // matmul, linear

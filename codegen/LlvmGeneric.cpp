@@ -1,11 +1,9 @@
-// Generic kernels in LLVM IR: the counterparts of GenericMovement.cpp
-// (reshape, transpose, slice, broadcast, concat) and GenericWindow.cpp
-// (conv2d, max_pool2d, avg_pool2d), GenericElementwise.cpp, GenericMatMul.cpp,
-// GenericAttention.cpp, GenericReduce.cpp and GenericNorm.cpp: every op of
-// ir/Ops.def but const and kernel, with the same parameters (KernelBuilder),
-// the same launch (genericLaunch) and the same arithmetic: one thread per
-// output element over a grid-stride loop, sizes and strides as constants.
-// Movement copies storage bits; conv2d and pooling accumulate as the CUDA
+// Generic kernels in LLVM IR: the counterparts of GenericWindow.cpp (conv2d,
+// max_pool2d, avg_pool2d), GenericMatMul.cpp, GenericAttention.cpp,
+// GenericReduce.cpp and GenericNorm.cpp (the elementwise and movement ops are
+// built in kir, templates/GenericElementwise.cpp), with the same parameters
+// (KernelBuilder), the same launch (genericLaunch) and the same arithmetic,
+// sizes and strides as constants. Conv2d and pooling accumulate as the CUDA
 // kernels do (f32 for f32/f16/bf16, f64, wrapping i64 for integers, C's
 // promotions of the tap's product). Other op families are an error at the
 // op that names the NVRTC back end.
@@ -55,16 +53,11 @@ private:
   /// `x`, of compute dtype `t`, widened as C widens it into an `acc` sum.
   llvm::Value *toAcc(DType t, DType acc, llvm::Value *x);
 
-  /// offset(), or `flat` when `strides` are `dims`' own row-major ones.
-  llvm::Value *offsetOr(llvm::Value *flat, const std::vector<llvm::Value *> &coords,
-                        const Sizes &dims, const Sizes &strides);
   /// A block-uniform loop over `tiles` tiles: blockIdx.x, + gridDim.x, ...
   void tileLoop(int64_t tiles, const std::function<void(llvm::Value *)> &body);
   /// A scratch array in shared memory of `count` elements of `t`.
   llvm::GlobalVariable *shared(llvm::Type *t, int64_t count, const std::string &name);
 
-  int64_t pointwise();
-  int64_t batchNorm();
   int64_t matmul();
   int64_t attention();
   int64_t reduction();
@@ -79,7 +72,6 @@ private:
   std::pair<llvm::Value *, llvm::Value *> groupAndLane(const GroupLayout &layout);
   /// `kind` (Add, Max or Min) of two accumulator values.
   llvm::Value *combineAcc(OpKind kind, llvm::Value *a, llvm::Value *c);
-  int64_t movement();
   int64_t conv(const Window &win);
   int64_t pool(const Window &win);
   /// n, oc, oh, ow of output element `i`, in the op's layout.
@@ -154,16 +146,6 @@ llvm::Value *LlvmGenericEmitter::toAcc(DType t, DType acc, llvm::Value *x) {
   return x->getType() == target ? x : b.CreateFPCast(x, target); // f64 operands may accumulate in f32
 }
 
-llvm::Value *LlvmGenericEmitter::offsetOr(llvm::Value *flat,
-                                          const std::vector<llvm::Value *> &coords,
-                                          const Sizes &dims, const Sizes &strides) {
-  Sizes own = contiguousStrides(dims);
-  bool same = true;
-  for (size_t a = 0; a < dims.size() && same; ++a)
-    same = dims[a] == 1 || strides[a] == own[a];
-  return same ? flat : offset(coords, strides, 0);
-}
-
 void LlvmGenericEmitter::tileLoop(int64_t tiles, const std::function<void(llvm::Value *)> &body) {
   namespace I = llvm::Intrinsic;
   emitCountedLoop(b, readSpecialRegister(b, I::nvvm_read_ptx_sreg_ctaid_x), i64(tiles),
@@ -177,45 +159,6 @@ llvm::GlobalVariable *LlvmGenericEmitter::shared(llvm::Type *t, int64_t count,
 
 // A broadcast operand is read at the strided sum of the output coordinates
 // it spans (GenericElementwise.cpp); the math is LlvmMath's.
-int64_t LlvmGenericEmitter::pointwise() {
-  Sizes shape = sizesOf(*op.result());
-  int64_t numel = product(shape);
-  gridStride(numel, [&](llvm::Value *i) {
-    std::vector<llvm::Value *> c = coordinates(i, shape), args;
-    for (unsigned j = 0; j < op.numOperands(); ++j) {
-      Sizes strides = broadcastStrides(sizesOf(*op.operand(j)), shape);
-      args.push_back(load(op.operand(j)->type().dtype, in(j), offsetOr(i, c, shape, strides)));
-    }
-    DType rt = op.result()->type().dtype;
-    llvm::Value *y = llvmPointwiseValue(b, op, args);
-    b.CreateStore(llvmNarrow(b, rt, y), b.CreateGEP(llvmStorageType(ctx, rt), out(), i));
-  });
-  return blocksFor(numel);
-}
-
-// (x - mean) / sqrt(var + eps) * scale + bias, the parameters read at the
-// channel coordinate (axis 1, or 3 for {nhwc}).
-int64_t LlvmGenericEmitter::batchNorm() {
-  Sizes shape = sizesOf(*op.result());
-  size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
-  DType t = op.result()->type().dtype;
-  int64_t numel = product(shape);
-  gridStride(numel, [&](llvm::Value *i) {
-    llvm::Value *channel = coordinates(i, shape)[axis];
-    llvm::Value *v[5];
-    for (unsigned j = 0; j < 5; ++j)
-      v[j] = load(op.operand(j)->type().dtype, in(j), j == 0 ? i : channel);
-    auto [x, scale, bias, mean, var] = std::tuple(v[0], v[1], v[2], v[3], v[4]);
-    llvm::Value *eps = llvm::ConstantFP::get(x->getType(), op.getFloat("epsilon"));
-    llvm::Value *norm =
-        b.CreateFDiv(b.CreateFSub(x, mean),
-                     b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFAdd(var, eps)));
-    llvm::Value *y = b.CreateFAdd(b.CreateFMul(norm, scale), bias);
-    b.CreateStore(llvmNarrow(b, t, y), b.CreateGEP(llvmStorageType(ctx, t), out(), i));
-  });
-  return blocksFor(numel);
-}
-
 // 16x16 output tiles through shared memory, as GenericMatMul.cpp's
 // kMatMulKernel: each K step stages a 16x16 tile of A and of B (converted
 // to the accumulator type, zero past the edges; loads coalesced whatever
@@ -687,54 +630,6 @@ int64_t LlvmGenericEmitter::normalization() {
   return rows.length ? layout.tiles(rows.count) : 0;
 }
 
-int64_t LlvmGenericEmitter::movement() {
-  Sizes outSizes = sizesOf(*op.result()), inSizes = sizesOf(*op.operand(0));
-  int64_t numel = product(outSizes);
-  llvm::Type *st = llvmStorageType(ctx, op.result()->type().dtype);
-  auto copy = [&](unsigned operand, llvm::Value *from, llvm::Value *to) {
-    b.CreateStore(b.CreateLoad(st, b.CreateGEP(st, in(operand), from)), b.CreateGEP(st, out(), to));
-  };
-  gridStride(numel, [&](llvm::Value *i) {
-    if (op.kind() == OpKind::Reshape)
-      return copy(0, i, i);
-    std::vector<llvm::Value *> c = coordinates(i, outSizes);
-    if (op.kind() != OpKind::Concat) {
-      auto [strides, base] = gatherOf(op, inSizes, outSizes);
-      return copy(0, offset(c, strides, base), i);
-    }
-    // The operand whose extent along the axis holds the coordinate; operands
-    // of extent 0 are skipped, and the last one needs no test.
-    size_t axis = *normalizeAxis(op.getInt("axis"), outSizes.size());
-    auto *done = llvm::BasicBlock::Create(ctx, "copied", fn);
-    int64_t begin = 0;
-    std::vector<unsigned> present;
-    for (unsigned j = 0; j < op.numOperands(); ++j)
-      if (sizesOf(*op.operand(j))[axis] > 0)
-        present.push_back(j);
-    for (size_t n = 0; n < present.size(); ++n) {
-      Sizes strides = contiguousStrides(sizesOf(*op.operand(present[n])));
-      int64_t end = begin + sizesOf(*op.operand(present[n]))[axis];
-      llvm::BasicBlock *next = nullptr;
-      if (n + 1 < present.size()) {
-        auto *take =
-            llvm::BasicBlock::Create(ctx, "operand" + std::to_string(present[n]), fn, done);
-        next = llvm::BasicBlock::Create(ctx, "next", fn, done);
-        b.CreateCondBr(b.CreateICmpULT(c[axis], i64(end)), take, next);
-        b.SetInsertPoint(take);
-      }
-      copy(present[n], offset(c, strides, -begin * strides[axis]), i);
-      b.CreateBr(done);
-      if (next)
-        b.SetInsertPoint(next);
-      begin = end;
-    }
-    if (present.empty()) // every operand is empty along the axis: so is the result
-      b.CreateBr(done);
-    b.SetInsertPoint(done);
-  });
-  return blocksFor(numel);
-}
-
 std::array<llvm::Value *, 4> LlvmGenericEmitter::outputCoordinates(const Window &win,
                                                                    llvm::Value *i) {
   std::vector<llvm::Value *> c = coordinates(i, win.nhwc ? Sizes{win.n, win.oh, win.ow, win.o}
@@ -888,13 +783,7 @@ int64_t LlvmGenericEmitter::run(const std::string &entry) {
   setLaunchBounds(*fn, unsigned(kBlock), 0);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   int64_t blocks;
-  if (op.info().cls == OpClass::Movement)
-    blocks = movement();
-  else if (op.info().cls == OpClass::Pointwise)
-    blocks = pointwise();
-  else if (op.kind() == OpKind::BatchNorm)
-    blocks = batchNorm();
-  else if (op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear)
+  if (op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear)
     blocks = matmul();
   else if (op.kind() == OpKind::Attention)
     blocks = attention();

@@ -65,6 +65,8 @@ std::string_view indexOperator(kir::IndexOp op) {
     return " / ";
   case kir::IndexOp::Rem:
     return " % ";
+  case kir::IndexOp::Lt:
+    return " < ";
   }
   FUSEC_ASSERT(false, "unknown index op");
 }
@@ -140,6 +142,7 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:
+  case Opcode::If:
     break;
   }
   FUSEC_ASSERT(false, "not an expression");
@@ -185,6 +188,14 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
     block(i.regions[0], indent + "  ");
     return "}";
   }
+  case Opcode::If:
+    os << indent << "if (" << ref(i.operands[0]) << ") {\n";
+    block(i.regions[0], indent + "  ");
+    if (i.regions[1].empty())
+      return "}";
+    os << indent << "} else {\n";
+    block(i.regions[1], indent + "  ");
+    return "}";
   case Opcode::Literal:
   case Opcode::Index:
   case Opcode::Math:
@@ -225,7 +236,10 @@ std::string Renderer::run() {
     os << table(t);
   for (const std::string &line : k.comment)
     os << "// " << line << "\n";
-  os << "extern \"C\" __global__ void " << k.name << "(";
+  os << "extern \"C\" __global__ void ";
+  if (k.maxThreads)
+    os << "__launch_bounds__(" << k.maxThreads << ") ";
+  os << k.name << "(";
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ",\n    " : "\n    ") << param(k.params[p]);
   os << ") {\n";

@@ -65,6 +65,7 @@ ValueId Builder::index(int64_t v) {
   if (ValueId known = reuse(key); known != kNoValue)
     return known;
   ValueId r = scopes.back().known[key] = define(Type::index(), "");
+  constants[r] = v;
   append({.op = Opcode::Const, .result = r, .imm = v});
   return r;
 }
@@ -85,7 +86,7 @@ ValueId Builder::special(Special s) {
 }
 
 ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name) {
-  ValueId r = define(k.typeOf(a), name);
+  ValueId r = define(op == IndexOp::Lt ? Type::scalar(DType::Bool) : k.typeOf(a), name);
   append({.op = Opcode::Index, .result = r, .operands = {a, b}, .indexOp = op});
   return r;
 }
@@ -135,16 +136,28 @@ ValueId Builder::tableAddress(unsigned table) {
   return r;
 }
 
+void Builder::inBlock(Block &block, const std::function<void()> &build) {
+  // Nothing is appended to the enclosing block while `block` is open, so
+  // the instruction that owns it stays where it is meanwhile.
+  scopes.push_back({&block, {}});
+  build();
+  scopes.pop_back();
+}
+
 void Builder::forLoop(ValueId start, ValueId end, ValueId step, const std::string &name,
                       int unroll, const std::function<void(ValueId)> &body) {
   ValueId i = define(k.typeOf(start), name);
   Inst &loop = append({.op = Opcode::For, .result = i, .operands = {start, end, step},
                        .imm = unroll, .regions = {Block()}});
-  // The body is built in place: nothing is appended to the outer block
-  // until it is closed, so `loop` stays where it is meanwhile.
-  scopes.push_back({&loop.regions[0], {}});
-  body(i);
-  scopes.pop_back();
+  inBlock(loop.regions[0], [&] { body(i); });
+}
+
+void Builder::ifThenElse(ValueId cond, const std::function<void()> &then,
+                         const std::function<void()> &otherwise) {
+  Inst &branch = append({.op = Opcode::If, .operands = {cond}, .regions = {Block(), Block()}});
+  inBlock(branch.regions[0], then);
+  if (otherwise)
+    inBlock(branch.regions[1], otherwise);
 }
 
 } // namespace fusec::kir

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ enum class Opcode : uint8_t {
   Const,   ///< integer constant `imm` of the result type
   Literal, ///< element 0 of `dense`, of computeType(dense.dtype)
   Special, ///< special register `special`, as an index
-  Index,   ///< integer `indexOp` of operands 0 and 1 (never negative for div, rem)
+  Index,   ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
   Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
   Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
   Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`)
@@ -74,10 +75,12 @@ enum class Opcode : uint8_t {
   Alloca,  ///< a local array of `imm` elements of `dtype`: a local pointer
   Table,   ///< Kernel::tables[`imm`]: a global pointer
   For,     ///< for (result = op0; result < op1; result += op2) regions[0]
+  If,      ///< if (operand 0) regions[0] else regions[1]
 };
 
 enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
-enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem };
+/// Index math; Lt gives a predicate.
+enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Lt };
 
 struct Inst;
 using Block = std::vector<Inst>;
@@ -134,6 +137,7 @@ struct Kernel {
   std::vector<Table> tables;
   std::vector<ValueInfo> values;
   Block body;
+  unsigned maxThreads = 0; ///< threads a block at most (launch bounds); 0: unsaid
 
   const Type &typeOf(ValueId v) const { return values[v].type; }
 };
@@ -149,6 +153,11 @@ public:
   unsigned table(const std::string &name, const DenseData &data);
 
   ValueId index(int64_t v);
+  /// The value of `v` when it is an index constant this builder made.
+  std::optional<int64_t> constantOf(ValueId v) const {
+    auto it = constants.find(v);
+    return it == constants.end() ? std::nullopt : std::optional(it->second);
+  }
   ValueId literal(const DenseData &splat, const std::string &name);
   ValueId special(Special s);
   ValueId arith(IndexOp op, ValueId a, ValueId b, const std::string &name = "");
@@ -158,6 +167,7 @@ public:
   ValueId mul(ValueId a, ValueId b, const std::string &name = "") {
     return arith(IndexOp::Mul, a, b, name);
   }
+  ValueId less(ValueId a, ValueId b) { return arith(IndexOp::Lt, a, b); }
   ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
   /// widen/narrow for dtype `t`; the value itself when the two types agree.
   ValueId widen(DType t, ValueId v, const std::string &name);
@@ -169,9 +179,14 @@ public:
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
                const std::function<void(ValueId)> &body);
+  /// if (cond) then() else otherwise(); `otherwise` may be empty.
+  void ifThenElse(ValueId cond, const std::function<void()> &then,
+                  const std::function<void()> &otherwise = {});
 
 private:
   ValueId define(Type t, const std::string &name);
+  /// Runs `build` with `block` open.
+  void inBlock(Block &block, const std::function<void()> &build);
   Inst &append(Inst inst);
   /// The value `key` names in an open block, or kNoValue.
   ValueId reuse(const std::string &key) const;
@@ -183,6 +198,7 @@ private:
   };
   Kernel &k;
   std::vector<Scope> scopes;
+  std::map<ValueId, int64_t> constants;
 };
 
 /// What is wrong with `k` (empty when nothing): a use before its definition

@@ -66,6 +66,8 @@ std::string_view indexOpName(IndexOp op) {
     return "div";
   case IndexOp::Rem:
     return "rem";
+  case IndexOp::Lt:
+    return "lt";
   }
   return "?";
 }
@@ -134,6 +136,14 @@ std::string Printer::inst(const Inst &i, const std::string &indent) {
     block(i.regions[0], indent + "  ");
     return "}";
   }
+  case Opcode::If:
+    os << indent << "if " << ref(i.operands[0]) << " {\n";
+    block(i.regions[0], indent + "  ");
+    if (i.regions[1].empty())
+      return "}";
+    os << indent << "} else {\n";
+    block(i.regions[1], indent + "  ");
+    return "}";
   }
   return "?";
 }
@@ -156,7 +166,7 @@ std::string Printer::run() {
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ", " : "") << "%" << k.params[p].name << ": " << typeName(k.params[p].type)
        << (k.params[p].readOnly ? " readonly" : "");
-  os << ") {\n";
+  os << ")" << (k.maxThreads ? " maxthreads " + std::to_string(k.maxThreads) : "") << " {\n";
   block(k.body, "  ");
   os << "}\n";
   return os.str();

@@ -24,7 +24,9 @@ public:
 
 private:
   void fail(const Inst &i, const std::string &what) {
-    std::string at = i.result == kNoValue ? "a store" : "%" + names[i.result];
+    std::string at = i.result != kNoValue ? "%" + names[i.result]
+                     : i.op == Opcode::If ? "an if"
+                                          : "a store";
     errors.push_back(at + ": " + what);
   }
   bool isIndex(ValueId v) const { return k.typeOf(v) == Type::index(); }
@@ -41,7 +43,7 @@ private:
 
 /// Whether `i` has its opcode's operand count, each defined in scope.
 bool Verifier::operands(const Inst &i) {
-  static constexpr unsigned arity[] = {0, 0, 0, 0, 2, 0, 1, 1, 2, 3, 0, 0, 3};
+  static constexpr unsigned arity[] = {0, 0, 0, 0, 2, 0, 1, 1, 2, 3, 0, 0, 3, 1};
   unsigned want = i.op == Opcode::Math ? unsigned(opInfo(i.math.kind).maxOperands)
                                        : arity[unsigned(i.op)];
   if (i.operands.size() != want) {
@@ -100,6 +102,10 @@ void Verifier::types(const Inst &i) {
   case Opcode::For:
     if (!isIndex(i.operands[0]) || !isIndex(i.operands[1]) || !isIndex(i.operands[2]))
       fail(i, "a loop counts in i64");
+    return;
+  case Opcode::If:
+    if (k.typeOf(i.operands[0]) != Type::scalar(DType::Bool))
+      fail(i, "branches on " + typeName(k.typeOf(i.operands[0])) + ", not bool");
     return;
   case Opcode::Param:
   case Opcode::Const:

@@ -56,6 +56,7 @@ private:
   llvm::Value *index(const Inst &i);
   llvm::Value *address(const Inst &i, llvm::Align &align);
   void loop(const Inst &i);
+  void branch(const Inst &i);
 
   const kir::Kernel &k;
   llvm::Module &m;
@@ -111,6 +112,8 @@ llvm::Value *Renderer::index(const Inst &i) {
     return b.CreateUDiv(x, y);
   case kir::IndexOp::Rem:
     return b.CreateURem(x, y);
+  case kir::IndexOp::Lt:
+    return b.CreateICmpSLT(x, y);
   }
   FUSEC_ASSERT(false, "unknown index op");
 }
@@ -149,6 +152,19 @@ void Renderer::loop(const Inst &i) {
     latch->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
   b.SetInsertPoint(exit);
+}
+
+void Renderer::branch(const Inst &i) {
+  auto *then = llvm::BasicBlock::Create(ctx, "then", fn);
+  auto *otherwise = llvm::BasicBlock::Create(ctx, "else", fn);
+  auto *join = llvm::BasicBlock::Create(ctx, "join", fn);
+  b.CreateCondBr(get(i.operands[0]), then, otherwise);
+  for (auto [block, region] : {std::pair(then, &i.regions[0]), std::pair(otherwise, &i.regions[1])}) {
+    b.SetInsertPoint(block);
+    this->block(*region);
+    b.CreateBr(join);
+  }
+  b.SetInsertPoint(join);
 }
 
 void Renderer::inst(const Inst &i) {
@@ -193,6 +209,8 @@ void Renderer::inst(const Inst &i) {
     return set(i, tables[i.imm]);
   case Opcode::For:
     return loop(i);
+  case Opcode::If:
+    return branch(i);
   }
 }
 
@@ -205,6 +223,8 @@ void Renderer::run() {
   for (const kir::Table &t : k.tables)
     tables.push_back(codegen::emitConstantTable(m, t.data, t.name));
   fn = declare();
+  if (k.maxThreads)
+    codegen::setLaunchBounds(*fn, k.maxThreads, 0);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();

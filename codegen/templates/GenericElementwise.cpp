@@ -1,0 +1,271 @@
+// The generic kernels of the elementwise and movement ops, built in kir: one
+// thread per output element over a grid-stride loop, so that consecutive
+// threads write consecutive elements. Sizes and strides are constants (the
+// generic kernels need static shapes); the parameters are one pointer per
+// operand, then one per result (generic::KernelBuilder names them).
+//
+//  - pointwise ops: an operand of the result's shape is read at the flat
+//    index, a broadcast one at the strided sum of the output coordinates it
+//    spans (0 along broadcast axes); one math instruction.
+//  - batch_norm: (x - mean) / sqrt(var + eps) * scale + bias, its four
+//    parameters read at the channel coordinate (axis 1, or 3 for {nhwc}), as
+//    the reference computes it.
+//  - movement ops copy the element's bits (storage type to storage type, so
+//    every dtype and NaN payload moves exactly), each a gather out[i] =
+//    in[base + Σ c_k · stride_k] as in the CPU reference: reshape reads the
+//    same flat index; transpose permutes the input's strides; slice scales
+//    one stride by the step and starts at start · stride; broadcast zeroes
+//    the strides of broadcast axes; concat picks its operand by the
+//    coordinate along the axis (operands of extent 0 skipped, no test for
+//    the last) and shifts it back by the operand's offset.
+#include "codegen/templates/GenericElementwise.h"
+
+#include "codegen/GenericSupport.h"
+#include "codegen/templates/Index.h"
+#include "ir/Assert.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fusec::codegen {
+
+namespace {
+
+using generic::Sizes;
+using kir::ValueId;
+
+/// A gather's strides over the output axes and its base offset.
+struct Gather {
+  Sizes strides;
+  int64_t base = 0;
+};
+
+Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
+  Sizes own = generic::contiguousStrides(in);
+  switch (op.kind()) {
+  case OpKind::Transpose: {
+    Sizes strides;
+    for (int64_t p : op.getInts("perm"))
+      strides.push_back(own[size_t(p)]);
+    return {strides, 0};
+  }
+  case OpKind::Slice: {
+    size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
+    int64_t dim = in[axis];
+    int64_t start = op.getInt("start");
+    start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+    int64_t base = start * own[axis];
+    own[axis] *= op.getInt("step");
+    return {own, base};
+  }
+  case OpKind::Broadcast:
+    return {generic::broadcastStrides(in, out), 0};
+  case OpKind::Reshape:
+    return {generic::contiguousStrides(out), 0};
+  default:
+    FUSEC_ASSERT(false, "not a gather");
+  }
+}
+
+class ElementwiseBuilder {
+public:
+  ElementwiseBuilder(const Op &op, const std::string &entry)
+      : op(op), shape(generic::sizesOf(*op.result())), b(k), frame(op, entry) {
+    k.name = entry;
+  }
+
+  KirKernel run();
+
+private:
+  /// The axes a gather of `strides` (over the output axes) reads along.
+  std::vector<unsigned> axesOf(const Sizes &strides) const {
+    std::vector<unsigned> axes;
+    for (unsigned a = 0; a < shape.size(); ++a)
+      if (shape[a] != 1 && strides[a] != 0)
+        axes.push_back(a);
+    return axes;
+  }
+  /// Whether `strides` read the element at the flat index itself.
+  bool isFlat(const Sizes &strides, int64_t base) const {
+    Sizes own = generic::contiguousStrides(shape);
+    for (unsigned a = 0; a < shape.size(); ++a)
+      if (shape[a] != 1 && strides[a] != own[a])
+        return false;
+    return base == 0;
+  }
+  ValueId offset(const Sizes &strides, int64_t base, ValueId i);
+  void need(const Sizes &strides, int64_t base) {
+    if (!isFlat(strides, base))
+      for (unsigned a : axesOf(strides))
+        needed.insert(a);
+  }
+  void pointwise(ValueId i);
+  void batchNorm(ValueId i);
+  void gather(ValueId i);
+  void concat(ValueId i);
+  std::vector<std::string> comment(const std::string &note) const;
+
+  const Op &op;
+  Sizes shape;
+  kir::Kernel k;
+  kir::Builder b;
+  generic::KernelBuilder frame;
+  std::vector<ValueId> in;
+  ValueId out = kir::kNoValue;
+  std::set<unsigned> needed;
+  std::map<unsigned, ValueId> coords;
+};
+
+ValueId ElementwiseBuilder::offset(const Sizes &strides, int64_t base, ValueId i) {
+  if (isFlat(strides, base))
+    return i;
+  std::vector<std::pair<unsigned, ValueId>> terms;
+  for (unsigned a : axesOf(strides))
+    terms.push_back({a, b.index(strides[a])});
+  return stridedOffset(b, coords, terms, base ? b.index(base) : kir::kNoValue);
+}
+
+void ElementwiseBuilder::pointwise(ValueId i) {
+  std::vector<ValueId> args;
+  for (unsigned j = 0; j < op.numOperands(); ++j) {
+    Sizes strides = generic::broadcastStrides(generic::sizesOf(*op.operand(j)), shape);
+    DType t = op.operand(j)->type().dtype;
+    ValueId x = b.load(in[j], offset(strides, 0, i));
+    args.push_back(b.widen(t, x, "x" + std::to_string(j)));
+  }
+  DType rt = op.result()->type().dtype;
+  ValueId y = b.math(kir::mathOf(op), args, "y");
+  b.store(out, i, b.narrow(rt, y));
+}
+
+void ElementwiseBuilder::batchNorm(ValueId i) {
+  size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+  DType t = op.result()->type().dtype;
+  static const char *names[] = {"x", "scale", "bias", "mean", "var"};
+  ValueId v[5];
+  for (unsigned j = 0; j < 5; ++j) {
+    ValueId at = j == 0 ? i : coords.at(unsigned(axis));
+    v[j] = b.widen(op.operand(j)->type().dtype, b.load(in[j], at), names[j]);
+  }
+  auto math = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
+    return b.math({kind, t, t}, args, name);
+  };
+  DType wide = t == DType::F64 ? DType::F64 : DType::F32;
+  double eps = op.getFloat("epsilon");
+  std::vector<uint8_t> bytes(dtypeSize(wide));
+  if (wide == DType::F64)
+    std::memcpy(bytes.data(), &eps, 8);
+  else {
+    float e = float(eps);
+    std::memcpy(bytes.data(), &e, 4);
+  }
+  ValueId epsilon = b.literal(DenseData::makeSplat(wide, {}, bytes), "eps");
+  ValueId centered = math(OpKind::Sub, {v[0], v[3]});
+  ValueId deviation = math(OpKind::Sqrt, {math(OpKind::Add, {v[4], epsilon})});
+  ValueId scaled = math(OpKind::Mul, {math(OpKind::Div, {centered, deviation}), v[1]});
+  b.store(out, i, b.narrow(t, math(OpKind::Add, {scaled, v[2]}, "y")));
+}
+
+void ElementwiseBuilder::gather(ValueId i) {
+  Gather g = gatherOf(op, generic::sizesOf(*op.operand(0)), shape);
+  b.store(out, i, b.load(in[0], offset(g.strides, g.base, i), 1, "x"));
+}
+
+void ElementwiseBuilder::concat(ValueId i) {
+  unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+  std::vector<unsigned> present;
+  for (unsigned j = 0; j < op.numOperands(); ++j)
+    if (generic::sizesOf(*op.operand(j))[axis] > 0)
+      present.push_back(j);
+  // copy(n) copies from present[n] when the coordinate is below its end,
+  // else tries the next one; the last one needs no test.
+  std::function<void(size_t, int64_t)> copy = [&](size_t n, int64_t begin) {
+    Sizes sizes = generic::sizesOf(*op.operand(present[n]));
+    Sizes strides = generic::contiguousStrides(sizes);
+    auto take = [&] {
+      b.store(out, i, b.load(in[present[n]], offset(strides, -begin * strides[axis], i), 1, "x"));
+    };
+    int64_t end = begin + sizes[axis];
+    if (n + 1 == present.size())
+      return take();
+    b.ifThenElse(b.less(coords.at(axis), b.index(end)), take, [&] { copy(n + 1, end); });
+  };
+  if (!present.empty())
+    copy(0, 0);
+}
+
+std::vector<std::string> ElementwiseBuilder::comment(const std::string &note) const {
+  std::string types;
+  for (const Value *v : op.operands())
+    types += (types.empty() ? "" : ", ") + v->type().str();
+  return {k.name + ": generic kernel for '" + std::string(op.name()) + "' (" + types + " -> " +
+              op.result()->type().str() + ")",
+          "one thread per element" + note};
+}
+
+KirKernel ElementwiseBuilder::run() {
+  const std::vector<KernelArg> &args = frame.args();
+  for (const KernelArg &a : args) {
+    bool isInput = a.kind == KernelArg::Kind::Input;
+    const Value *v = isInput ? op.operand(a.index) : op.result(a.index);
+    kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
+    ValueId p = b.param(a.name, type, isInput);
+    if (isInput)
+      in.push_back(p);
+    else
+      out = p;
+  }
+  std::string note;
+  bool isConcat = op.kind() == OpKind::Concat;
+  if (op.info().cls == OpClass::Pointwise) {
+    for (unsigned j = 0; j < op.numOperands(); ++j)
+      need(generic::broadcastStrides(generic::sizesOf(*op.operand(j)), shape), 0);
+  } else if (op.kind() == OpKind::BatchNorm) {
+    unsigned axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+    needed.insert(axis);
+    note = "; channel axis " + std::to_string(axis);
+  } else if (isConcat) {
+    unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+    needed.insert(axis);
+    for (const Value *v : op.operands())
+      for (unsigned a : axesOf(generic::contiguousStrides(generic::sizesOf(*v))))
+        needed.insert(a);
+    note = ": operand chosen along axis " + std::to_string(axis);
+  } else {
+    Gather g = gatherOf(op, generic::sizesOf(*op.operand(0)), shape);
+    need(g.strides, g.base);
+    note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
+  }
+  int64_t numel = generic::product(shape);
+  gridStrideLoop(b, b.index(numel), [&](ValueId i) {
+    if (numel == 0) // no element: and a coordinate would divide by a 0 extent
+      return;
+    coords = coordinates(b, i, unsigned(shape.size()), needed,
+                         [&](unsigned a) { return b.index(shape[a]); });
+    if (op.info().cls == OpClass::Pointwise)
+      pointwise(i);
+    else if (op.kind() == OpKind::BatchNorm)
+      batchNorm(i);
+    else if (isConcat)
+      concat(i);
+    else
+      gather(i);
+  });
+  k.comment = comment(note);
+  k.maxThreads = unsigned(generic::kBlock);
+  return {std::move(k), args, generic::genericLaunch(generic::blocksFor(numel))};
+}
+
+} // namespace
+
+bool isGenericElementwise(const Op &op) {
+  return op.info().cls == OpClass::Pointwise || op.info().cls == OpClass::Movement ||
+         op.kind() == OpKind::BatchNorm;
+}
+
+KirKernel buildGenericElementwise(const Op &op, const std::string &entry) {
+  FUSEC_ASSERT(isGenericElementwise(op), "not an elementwise or movement op");
+  return ElementwiseBuilder(op, entry).run();
+}
+
+} // namespace fusec::codegen
