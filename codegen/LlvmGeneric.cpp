@@ -157,8 +157,6 @@ llvm::GlobalVariable *LlvmGenericEmitter::shared(llvm::Type *t, int64_t count,
   return emitSharedArray(m, t, uint64_t(count), (fn->getName() + "_" + name).str(), 8);
 }
 
-// A broadcast operand is read at the strided sum of the output coordinates
-// it spans (GenericElementwise.cpp); the math is LlvmMath's.
 // 16x16 output tiles through shared memory, as GenericMatMul.cpp's
 // kMatMulKernel: each K step stages a 16x16 tile of A and of B (converted
 // to the accumulator type, zero past the edges; loads coalesced whatever
