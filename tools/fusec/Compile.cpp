@@ -10,6 +10,7 @@
 // --dim binds symbolic dims, so that everything is generated.
 #include "codegen/Codegen.h"
 #include "codegen/LlvmCodegen.h"
+#include "ir/Dot.h"
 #include "ir/Kernel.h"
 #include "ir/Specialize.h"
 #include "runtime/GpuArtifact.h"
@@ -32,7 +33,7 @@ cl::SubCommand compileCommand("compile", "Compile a model's kernels (CUDA C++, P
 
 namespace {
 
-enum class Emit { Cuda, Llvm, Ptx, Kir, Report, Artifact };
+enum class Emit { Cuda, Llvm, Ptx, Kir, Report, Dot, Artifact };
 enum class Target { Sm80, Sm90, Sm90a };
 
 cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
@@ -53,6 +54,7 @@ cl::opt<Emit, false, ChoiceParser<Emit>>
                     clEnumValN(Emit::Ptx, "ptx", "PTX compiled by the back end"),
                     clEnumValN(Emit::Kir, "kir", "each kernel in the kernel IR both back ends render"),
                     clEnumValN(Emit::Report, "report", "one line per kernel"),
+                    clEnumValN(Emit::Dot, "dot", "the fused graph for graphviz (kernels as clusters)"),
                     clEnumValN(Emit::Artifact, "artifact", "a .fusec artifact")),
          cl::sub(compileCommand), cl::cat(toolCategory));
 cl::opt<Backend, false, ChoiceParser<Backend>>
@@ -288,6 +290,13 @@ int runCompile() {
   }
   if (emitKind() == Emit::Artifact)
     return writeArtifactFile(*module, dims, diags);
+  if (emitKind() == Emit::Dot) {
+    auto dot = [&](std::ostream &os) {
+      for (const auto &g : module->graphs)
+        os << graphToDot(*g);
+    };
+    return reportAndExit(diags, writeTextOutput(output, dot, diags) ? kExitOk : kExitUserError);
+  }
   std::vector<GeneratedKernel> kernels;
   EntryNamer names; // the module's kernels form one program
   bool ok = true;
