@@ -28,6 +28,7 @@ GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
   std::string source = backend == Backend::Llvm ? llvmir::render(k.kernel) : cuda::render(k.kernel);
   GeneratedKernel out{k.kernel.name, std::move(source), std::move(k.args), k.launch, backend};
   out.kir = kir::print(k.kernel);
+  out.facts.schedule = std::move(k.schedule);
   return out;
 }
 
@@ -71,9 +72,14 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
 std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
                                           Diagnostics &diags, Backend backend) {
   std::optional<GeneratedKernel> k = render(op, entry, diags, backend);
-  if (k)
-    k->facts = {op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name()),
-                fusedOpNames(op), mustMoveBytes(op), contractionFlops(op)};
+  if (!k)
+    return k;
+  // The schedule is the template's; the rest is what the op computes.
+  KernelFacts &f = k->facts;
+  f.templateName = op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
+  f.fuses = fusedOpNames(op);
+  f.bytes = mustMoveBytes(op);
+  f.flops = contractionFlops(op);
   return k;
 }
 

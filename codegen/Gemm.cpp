@@ -180,6 +180,7 @@ std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, const std::strin
   out.name = plan.entry;
   out.args = plan.args;
   out.source = plan.tensorCores ? tensorCoreKernel(plan, out.launch) : simtKernel(plan, out.launch);
+  out.facts.schedule = plan.tensorCores ? tensorCoreSchedule(plan) : simtSchedule(plan);
   return out;
 }
 

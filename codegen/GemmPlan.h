@@ -145,6 +145,10 @@ std::string loaderStage(const Plan &plan, const std::string &stage, const std::s
 
 /// The tensor-core kernel (f16/bf16 operands), launch set when static.
 std::string tensorCoreKernel(const Plan &plan, std::optional<LaunchConfig> &launch);
+/// The schedule of a tensor-core or SIMT plan in words ("tile 128x128x32, ..."),
+/// for the kernel's comment and its facts.
+std::string tensorCoreSchedule(const Plan &plan);
+std::string simtSchedule(const Plan &plan);
 /// The SIMT kernel (f32/f64 accumulation), launch set when static.
 std::string simtKernel(const Plan &plan, std::optional<LaunchConfig> &launch);
 

@@ -101,14 +101,19 @@ std::string epilogue(const Plan &plan, const std::string &in) {
 
 } // namespace
 
+std::string simtSchedule(const Plan &plan) {
+  const TileConfig &t = plan.tile;
+  std::ostringstream how;
+  how << "SIMT (" << computeType(plan.acc) << " FMA); tile " << t.bm << "x" << t.bn << "x" << t.bk
+      << ", " << t.threads() << " threads of " << t.tm << "x" << t.tn;
+  return how.str();
+}
+
 std::string simtKernel(const Plan &plan, std::optional<LaunchConfig> &launch) {
   const TileConfig &t = plan.tile;
   std::string type(computeType(plan.acc));
-  std::ostringstream how;
-  how << "SIMT (" << type << " FMA); tile " << t.bm << "x" << t.bn << "x" << t.bk << ", "
-      << t.threads() << " threads of " << t.tm << "x" << t.tn;
   std::ostringstream s;
-  s << epilogueFunctions(plan) << kernelComment(plan, how.str())
+  s << epilogueFunctions(plan) << kernelComment(plan, simtSchedule(plan))
     << "extern \"C\" __global__ void __launch_bounds__(" << t.threads() << ") " << plan.entry
     << "(";
   for (size_t p = 0; p < plan.params.size(); ++p)

@@ -193,7 +193,7 @@ std::string epilogue(const Plan &plan, const Geometry &g) {
 
 } // namespace
 
-std::string tensorCoreKernel(const Plan &plan, std::optional<LaunchConfig> &launch) {
+std::string tensorCoreSchedule(const Plan &plan) {
   const TileConfig &t = plan.tile;
   Geometry g = geometry(plan);
   std::ostringstream how;
@@ -202,8 +202,14 @@ std::string tensorCoreKernel(const Plan &plan, std::optional<LaunchConfig> &laun
       << "x" << g.wn << ", " << t.stages << " stages; A "
       << (plan.a.async ? "cp.async" : "registers") << ", B "
       << (plan.b.async ? "cp.async" : "registers");
+  return how.str();
+}
+
+std::string tensorCoreKernel(const Plan &plan, std::optional<LaunchConfig> &launch) {
+  const TileConfig &t = plan.tile;
+  Geometry g = geometry(plan);
   std::ostringstream s;
-  s << epilogueFunctions(plan) << kernelComment(plan, how.str())
+  s << epilogueFunctions(plan) << kernelComment(plan, tensorCoreSchedule(plan))
     << "extern \"C\" __global__ void __launch_bounds__(" << g.threads << ", 1) " << plan.entry
     << "(";
   for (size_t p = 0; p < plan.params.size(); ++p)

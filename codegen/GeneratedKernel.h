@@ -55,6 +55,9 @@ struct KernelFacts {
   std::string fuses;        ///< the ops it runs, '+'-joined ("matmul+add+gelu")
   uint64_t bytes = 0;       ///< what it must move; 0 while its shapes are symbolic
   uint64_t flops = 0;       ///< what its contractions must compute
+  /// How it maps the work onto threads, in words ("tile 128x128x32, 8 warps
+  /// of 64x32, 3 stages; ..."), as its template chose it.
+  std::string schedule;
 };
 
 /// CUDA C++ for one kernel op (or one plain op run by a generic kernel), or

@@ -507,8 +507,10 @@ std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, const std::string 
   prepareNvptxModule(m);
   LlvmGemm gemm(plan, m);
   gemm.run();
-  return GeneratedKernel{plan.entry, printModule(m), plan.args,
-                         staticLaunch(plan, gemm.sharedBytes()), Backend::Llvm};
+  GeneratedKernel out{plan.entry, printModule(m), plan.args,
+                      staticLaunch(plan, gemm.sharedBytes()), Backend::Llvm};
+  out.facts.schedule = gemm::tensorCoreSchedule(plan);
+  return out;
 }
 
 } // namespace fusec::codegen

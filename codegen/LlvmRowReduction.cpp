@@ -547,6 +547,7 @@ std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, const std:
   GeneratedKernel out{entry, "", kernelArgs(kernel, *prog), launchOf(*prog, sched), Backend::Llvm};
   LlvmRowReduction(kernel, *prog, sched, out.args, entry, m).run();
   out.source = printModule(m);
+  out.facts.schedule = describeSchedule(sched);
   return out;
 }
 

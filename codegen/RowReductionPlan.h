@@ -133,6 +133,10 @@ struct Schedule {
 /// Chooses the schedule of `prog` and marks its held nodes.
 Schedule chooseSchedule(Program &prog);
 
+/// The schedule in words ("32 thread(s) a row, ..."), for the kernel's
+/// comment and its facts.
+std::string describeSchedule(const Schedule &sched);
+
 /// The kernel's parameters, in order: one pointer per kernel operand, one
 /// per result, then num_rows (RowReduction.cpp). Both back ends take them.
 std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog);

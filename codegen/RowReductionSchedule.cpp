@@ -212,4 +212,28 @@ Schedule chooseSchedule(Program &prog) {
   return s;
 }
 
+std::string describeSchedule(const Schedule &sched) {
+  unsigned passes = unsigned(std::count(sched.sweep.begin(), sched.sweep.end(), true));
+  std::string how;
+  switch (sched.mode) {
+  case Mode::Registers:
+    how = std::to_string(sched.threads) + " thread(s) a row, " +
+          std::to_string(sched.rowsPerBlock) + " row(s) a block, " + std::to_string(sched.vectors) +
+          " vector(s) of " + std::to_string(sched.vec) + " a thread; " + std::to_string(passes) +
+          " pass(es) over a row read once, " + std::to_string(sched.heldFloats) +
+          " register(s) held";
+    break;
+  case Mode::Loop:
+    how = std::to_string(sched.threads) + " threads a row, vectors of " +
+          std::to_string(sched.vec) + "; " + std::to_string(passes) +
+          " pass(es), each reading the row";
+    break;
+  case Mode::Column:
+    how = "a thread per (outer, inner) position, " + std::to_string(passes) +
+          " pass(es) over the reduced extent";
+    break;
+  }
+  return how;
+}
+
 } // namespace fusec::rowred

@@ -253,7 +253,8 @@ KirKernel ElementwiseBuilder::run() {
   });
   k.comment = comment(note);
   k.maxThreads = unsigned(generic::kBlock);
-  return {std::move(k), args, generic::genericLaunch(generic::blocksFor(numel))};
+  std::string schedule = k.comment.back();
+  return {std::move(k), args, generic::genericLaunch(generic::blocksFor(numel)), schedule};
 }
 
 } // namespace

@@ -216,7 +216,9 @@ std::optional<KirKernel> buildPointwise(const Op &kernel, const std::string &ent
   std::optional<PointwisePlan> plan = planPointwise(kernel, entry, diags);
   if (!plan)
     return std::nullopt;
-  return KirKernel{PointwiseBuilder(kernel, *plan).run(), plan->args, plan->launch};
+  std::string schedule = "grid-stride, one element a thread a step" +
+                         (plan->width > 1 ? ", vectors of " + std::to_string(plan->width) : std::string());
+  return KirKernel{PointwiseBuilder(kernel, *plan).run(), plan->args, plan->launch, schedule};
 }
 
 } // namespace fusec::codegen

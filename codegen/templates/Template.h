@@ -15,6 +15,7 @@ struct KirKernel {
   kir::Kernel kernel;
   std::vector<KernelArg> args; ///< one per kir parameter, in order
   std::optional<LaunchConfig> launch;
+  std::string schedule; ///< KernelFacts::schedule
 };
 
 } // namespace fusec::codegen

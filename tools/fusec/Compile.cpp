@@ -202,7 +202,7 @@ std::string launchStr(const GeneratedKernel &k) {
 
 /// One line per kernel, from its facts: name, launch, template and the ops
 /// it fuses, the bytes it must move and its contractions' FLOPs ("?" while
-/// its shapes are symbolic).
+/// its shapes are symbolic), then its schedule where the template says it.
 std::string report(const std::vector<GeneratedKernel> &kernels) {
   std::ostringstream os;
   for (const GeneratedKernel &k : kernels) {
@@ -212,7 +212,8 @@ std::string report(const std::vector<GeneratedKernel> &kernels) {
                                                  : f.templateName + " fuses " + f.fuses;
     os << k.name << ": " << launchStr(k) << "; " << what
        << "; moves " << (sized ? std::to_string(f.bytes) : "?") << " B, "
-       << (sized ? std::to_string(f.flops) : "?") << " FLOP\n";
+       << (sized ? std::to_string(f.flops) : "?") << " FLOP"
+       << (f.schedule.empty() ? "" : "; " + f.schedule) << "\n";
   }
   return os.str();
 }
