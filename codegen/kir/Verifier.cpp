@@ -41,11 +41,35 @@ private:
   std::vector<std::string> errors;
 };
 
+/// The operands instruction `i` takes (a math op's, its op's).
+unsigned arity(const Inst &i) {
+  switch (i.op) {
+  case Opcode::Param:
+  case Opcode::Const:
+  case Opcode::Literal:
+  case Opcode::Special:
+  case Opcode::Alloca:
+  case Opcode::Table:
+    return 0;
+  case Opcode::Widen:
+  case Opcode::Narrow:
+  case Opcode::If:
+    return 1;
+  case Opcode::Index:
+  case Opcode::Load:
+    return 2;
+  case Opcode::Store:
+  case Opcode::For:
+    return 3;
+  case Opcode::Math:
+    return unsigned(opInfo(i.math.kind).maxOperands);
+  }
+  return 0;
+}
+
 /// Whether `i` has its opcode's operand count, each defined in scope.
 bool Verifier::operands(const Inst &i) {
-  static constexpr unsigned arity[] = {0, 0, 0, 0, 2, 0, 1, 1, 2, 3, 0, 0, 3, 1};
-  unsigned want = i.op == Opcode::Math ? unsigned(opInfo(i.math.kind).maxOperands)
-                                       : arity[unsigned(i.op)];
+  unsigned want = arity(i);
   if (i.operands.size() != want) {
     fail(i, "takes " + std::to_string(want) + " operands, not " +
                 std::to_string(i.operands.size()));
