@@ -7,6 +7,7 @@
 #include "include/fusec/backend.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,15 +86,22 @@ class Namer {
 public:
   std::string fresh(std::string_view prefix, std::string_view irName) {
     std::string base = std::string(prefix) + cIdentifier(irName), name = base;
-    for (unsigned n = 1; !used.insert(name).second; ++n)
-      name = base + "_" + std::to_string(n);
+    // Probing resumes after the last suffix given for this base: a kernel
+    // with thousands of values hinted alike stays linear.
+    unsigned &n = nextSuffix[base];
+    while (!used.insert(name).second)
+      name = base + "_" + std::to_string(++n);
     return name;
   }
   /// Gives `name`, from fresh, back: a later fresh may return it again.
-  void release(const std::string &name) { used.erase(name); }
+  void release(const std::string &name) {
+    used.erase(name);
+    nextSuffix.clear(); // probe from _1 again
+  }
 
 private:
   std::set<std::string> used;
+  std::map<std::string, unsigned> nextSuffix;
 };
 
 /// Entry points of the kernels of one program (one translation unit, one

@@ -7,6 +7,7 @@
 
 #include "ir/OpTable.h"
 
+#include <map>
 #include <set>
 
 namespace fusec::kir {
@@ -18,6 +19,9 @@ public:
   explicit Verifier(const Kernel &k) : k(k), names(uniqueNames(k)) {}
 
   std::vector<std::string> run() {
+    for (const Inst &p : k.body)
+      if (p.op == Opcode::Param && k.params[p.imm].readOnly)
+        readOnly[p.result] = k.params[p.imm].name;
     block(k.body);
     return errors;
   }
@@ -38,6 +42,7 @@ private:
   const Kernel &k;
   std::vector<std::string> names;
   std::set<ValueId> defined;
+  std::map<ValueId, std::string> readOnly; // read-only parameters' values, by name
   std::vector<std::string> errors;
 };
 
@@ -95,9 +100,8 @@ void Verifier::memory(const Inst &i) {
     fail(i, "moves " + typeName(value) + " through " + typeName(ptr));
   if (i.op != Opcode::Store)
     return;
-  for (const Inst &p : k.body)
-    if (p.op == Opcode::Param && p.result == i.operands[0] && k.params[p.imm].readOnly)
-      fail(i, "stores through read-only parameter %" + k.params[p.imm].name);
+  if (auto it = readOnly.find(i.operands[0]); it != readOnly.end())
+    fail(i, "stores through read-only parameter %" + it->second);
 }
 
 void Verifier::types(const Inst &i) {

@@ -15,9 +15,9 @@
 //    in[base + Σ c_k · stride_k] as in the CPU reference: reshape reads the
 //    same flat index; transpose permutes the input's strides; slice scales
 //    one stride by the step and starts at start · stride; broadcast zeroes
-//    the strides of broadcast axes; concat picks its operand by the
-//    coordinate along the axis (operands of extent 0 skipped, no test for
-//    the last) and shifts it back by the operand's offset.
+//    the strides of broadcast axes; concat copies from the operand whose
+//    range along the axis holds the coordinate (one flat `if` an operand,
+//    operands of extent 0 skipped) shifted back by the operand's offset.
 #include "codegen/templates/GenericElementwise.h"
 
 #include "codegen/GenericSupport.h"
@@ -173,25 +173,36 @@ void ElementwiseBuilder::gather(ValueId i) {
 
 void ElementwiseBuilder::concat(ValueId i) {
   unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
-  std::vector<unsigned> present;
+  ValueId c = coords.empty() ? kir::kNoValue : coords.at(axis);
+  // One if a non-empty operand, flat (no else chain: a concat of thousands
+  // of operands must not nest thousands deep): copy from it when
+  // begin <= c < end, the first operand testing only the end and the last
+  // only the beginning.
+  int64_t begin = 0;
+  unsigned last = 0;
   for (unsigned j = 0; j < op.numOperands(); ++j)
     if (generic::sizesOf(*op.operand(j))[axis] > 0)
-      present.push_back(j);
-  // copy(n) copies from present[n] when the coordinate is below its end,
-  // else tries the next one; the last one needs no test.
-  std::function<void(size_t, int64_t)> copy = [&](size_t n, int64_t begin) {
-    Sizes sizes = generic::sizesOf(*op.operand(present[n]));
+      last = j;
+  for (unsigned j = 0; j < op.numOperands(); ++j) {
+    Sizes sizes = generic::sizesOf(*op.operand(j));
+    if (sizes[axis] == 0)
+      continue;
     Sizes strides = generic::contiguousStrides(sizes);
-    auto take = [&] {
-      b.store(out, i, b.load(in[present[n]], offset(strides, -begin * strides[axis], i), 1, "x"));
-    };
     int64_t end = begin + sizes[axis];
-    if (n + 1 == present.size())
-      return take();
-    b.ifThenElse(b.less(coords.at(axis), b.index(end)), take, [&] { copy(n + 1, end); });
-  };
-  if (!present.empty())
-    copy(0, 0);
+    auto copy = [&] {
+      b.store(out, i, b.load(in[j], offset(strides, -begin * strides[axis], i), 1, "x"));
+    };
+    auto belowEnd = [&] {
+      if (j == last)
+        return copy();
+      b.ifThenElse(b.less(c, b.index(end)), copy);
+    };
+    if (begin == 0)
+      belowEnd();
+    else
+      b.ifThenElse(b.less(b.index(begin - 1), c), belowEnd);
+    begin = end;
+  }
 }
 
 std::vector<std::string> ElementwiseBuilder::comment(const std::string &note) const {
