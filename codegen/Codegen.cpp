@@ -27,8 +27,8 @@ GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
                ("kernel " + k.kernel.name + " is invalid kir: " + errors.front()).c_str());
   std::string source = backend == Backend::Llvm ? llvmir::render(k.kernel) : cuda::render(k.kernel);
   GeneratedKernel out{k.kernel.name, std::move(source), std::move(k.args), k.launch, backend};
-  out.kir = kir::print(k.kernel);
   out.facts.schedule = std::move(k.schedule);
+  out.kir = std::make_shared<const kir::Kernel>(std::move(k.kernel));
   return out;
 }
 

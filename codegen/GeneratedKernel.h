@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +18,9 @@
 namespace fusec {
 
 class Op;
+namespace kir {
+struct Kernel;
+} // namespace kir
 
 /// One parameter of a generated kernel, in signature order. Pointers
 /// (Input, Output) are device addresses; every other kind is a `long long`.
@@ -72,9 +76,9 @@ struct GeneratedKernel {
   std::optional<LaunchConfig> launch;
   Backend backend = Backend::Nvrtc;
   KernelFacts facts = {};
-  /// The kernel in kir's text form (codegen/kir/), for --emit=kir; empty for
-  /// a template that is not built in kir yet.
-  std::string kir = {};
+  /// The kernel in kir (codegen/kir/), printed only when asked
+  /// (--emit=kir); null for a template that is not built in kir yet.
+  std::shared_ptr<const kir::Kernel> kir = {};
 };
 
 /// `s` with every character that is not a letter or digit replaced by '_'.

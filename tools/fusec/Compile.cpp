@@ -10,6 +10,7 @@
 // --dim binds symbolic dims, so that everything is generated.
 #include "codegen/Codegen.h"
 #include "codegen/LlvmCodegen.h"
+#include "codegen/kir/Kir.h"
 #include "ir/Dot.h"
 #include "ir/Kernel.h"
 #include "ir/Specialize.h"
@@ -224,9 +225,8 @@ std::string kirText(const std::vector<GeneratedKernel> &kernels) {
   std::string out;
   for (const GeneratedKernel &k : kernels)
     out += (out.empty() ? "" : "\n") +
-           (k.kir.empty() ? "// " + k.name + ": " + k.facts.templateName +
-                                " kernel, not built in kir yet\n"
-                          : k.kir);
+           (k.kir ? kir::print(*k.kir)
+                  : "// " + k.name + ": " + k.facts.templateName + " kernel, not built in kir yet\n");
   return out;
 }
 
