@@ -71,6 +71,20 @@ std::string_view indexOperator(kir::IndexOp op) {
   FUSEC_ASSERT(false, "unknown index op");
 }
 
+std::string_view shuffleFunction(kir::ShuffleMode m) {
+  switch (m) {
+  case kir::ShuffleMode::Xor:
+    return "__shfl_xor_sync";
+  case kir::ShuffleMode::Down:
+    return "__shfl_down_sync";
+  case kir::ShuffleMode::Up:
+    return "__shfl_up_sync";
+  case kir::ShuffleMode::Idx:
+    return "__shfl_sync";
+  }
+  FUSEC_ASSERT(false, "unknown shuffle");
+}
+
 class Renderer {
 public:
   explicit Renderer(const kir::Kernel &k) : k(k), names(kir::uniqueNames(k)) {}
@@ -139,10 +153,14 @@ std::string Renderer::expr(const Inst &i) {
     return "*reinterpret_cast<const " + cType(k.typeOf(i.result)) + " *>(" + address(i) + ")";
   case Opcode::Table:
     return k.tables[i.imm].name;
+  case Opcode::Shuffle:
+    return std::string(shuffleFunction(i.shuffle)) + "(0xffffffffu, " + ref(i.operands[0]) +
+           ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:
   case Opcode::If:
+  case Opcode::Barrier:
     break;
   }
   FUSEC_ASSERT(false, "not an expression");
@@ -174,9 +192,12 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
     return "*reinterpret_cast<" + cType(k.typeOf(i.operands[2])) + " *>(" + address(i) +
            ") = " + value + ";";
   }
+  case Opcode::Barrier:
+    return "__syncthreads();";
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
-    return "alignas(16) " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
+    return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
+           "alignas(16) " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
            "];";
   case Opcode::For: {
     const std::string &n = names[i.result];
@@ -200,6 +221,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Index:
   case Opcode::Math:
   case Opcode::Widen:
+  case Opcode::Shuffle:
     break;
   }
   std::string line = declare(i);

@@ -22,6 +22,8 @@ std::string typeName(Type t) {
   switch (t.space) {
   case Space::Global:
     return "ptr<global " + elem + ">";
+  case Space::Shared:
+    return "ptr<shared " + elem + ">";
   case Space::Local:
     return "ptr<local " + elem + ">";
   case Space::None:
@@ -126,6 +128,21 @@ void Builder::store(ValueId ptr, ValueId index, ValueId value, unsigned lanes) {
 ValueId Builder::localArray(DType t, unsigned count, const std::string &name) {
   ValueId r = define(Type::pointer(t, Space::Local), name);
   append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t});
+  return r;
+}
+
+ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name) {
+  ValueId r = define(Type::pointer(t, Space::Shared), name);
+  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t});
+  return r;
+}
+
+void Builder::barrier() { append({.op = Opcode::Barrier}); }
+
+ValueId Builder::shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width) {
+  ValueId r = define(k.typeOf(v), "");
+  append({.op = Opcode::Shuffle, .result = r, .operands = {v, lane}, .imm = width,
+          .shuffle = mode});
   return r;
 }
 

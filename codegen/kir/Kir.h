@@ -35,7 +35,7 @@
 
 namespace fusec::kir {
 
-enum class Space : uint8_t { None, Global, Local };
+enum class Space : uint8_t { None, Global, Shared, Local };
 
 /// A register of `lanes` elements of `elem`, or, when `space` is not None, a
 /// pointer to elements of `elem` in that address space.
@@ -72,15 +72,23 @@ enum class Opcode : uint8_t {
   Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`)
   Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
   Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
-  Alloca,  ///< a local array of `imm` elements of `dtype`: a local pointer
+  Alloca,  ///< an array of `imm` elements of `dtype` in the result's space
+           ///< (local: per thread; shared: per block, uninitialized)
   Table,   ///< Kernel::tables[`imm`]: a global pointer
   For,     ///< for (result = op0; result < op1; result += op2) regions[0]
   If,      ///< if (operand 0) regions[0] else regions[1]
+  Barrier, ///< every thread of the block waits here (bar.sync 0)
+  Shuffle, ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle`
+           ///< names by operand 1, within groups of `imm` lanes (a power of
+           ///< two <= 32); every lane of the warp takes part
 };
 
 enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
 /// Index math; Lt gives a predicate.
 enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Lt };
+/// Which lane a shuffle reads: lane ^ d, lane + d, lane - d, or d itself
+/// (within its group; a lane past the group's end reads its own value).
+enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 
 struct Inst;
 using Block = std::vector<Inst>;
@@ -102,11 +110,13 @@ struct Inst {
   Opcode op;
   ValueId result = kNoValue;
   std::vector<ValueId> operands = {};
-  int64_t imm = 0;      ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full)
+  int64_t imm = 0; ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
+                   ///< Shuffle (width)
   DType dtype = DType::F32; ///< Widen, Narrow, Alloca
   unsigned lanes = 1;   ///< Load, Store
   Special special = Special::TidX;
   IndexOp indexOp = IndexOp::Add;
+  ShuffleMode shuffle = ShuffleMode::Xor;
   MathOp math = {};
   DenseData dense = {}; ///< Literal
   std::vector<Block> regions = {};
@@ -175,6 +185,10 @@ public:
   ValueId load(ValueId ptr, ValueId index, unsigned lanes = 1, const std::string &name = "");
   void store(ValueId ptr, ValueId index, ValueId value, unsigned lanes = 1);
   ValueId localArray(DType t, unsigned count, const std::string &name);
+  ValueId sharedArray(DType t, unsigned count, const std::string &name);
+  void barrier();
+  /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it.
+  ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32);
   ValueId tableAddress(unsigned table);
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,

@@ -72,6 +72,20 @@ std::string_view indexOpName(IndexOp op) {
   return "?";
 }
 
+std::string_view shuffleName(ShuffleMode m) {
+  switch (m) {
+  case ShuffleMode::Xor:
+    return "xor";
+  case ShuffleMode::Down:
+    return "down";
+  case ShuffleMode::Up:
+    return "up";
+  case ShuffleMode::Idx:
+    return "idx";
+  }
+  return "?";
+}
+
 class Printer {
 public:
   explicit Printer(const Kernel &k) : k(k), names(uniqueNames(k)) {}
@@ -136,6 +150,11 @@ std::string Printer::inst(const Inst &i, const std::string &indent) {
     block(i.regions[0], indent + "  ");
     return "}";
   }
+  case Opcode::Barrier:
+    return "barrier";
+  case Opcode::Shuffle:
+    return lhs + "shuffle." + std::string(shuffleName(i.shuffle)) + " " + refs(i.operands) +
+           " width " + std::to_string(i.imm) + type;
   case Opcode::If:
     os << indent << "if " << ref(i.operands[0]) << " {\n";
     block(i.regions[0], indent + "  ");

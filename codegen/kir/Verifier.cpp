@@ -55,6 +55,7 @@ unsigned arity(const Inst &i) {
   case Opcode::Special:
   case Opcode::Alloca:
   case Opcode::Table:
+  case Opcode::Barrier:
     return 0;
   case Opcode::Widen:
   case Opcode::Narrow:
@@ -62,6 +63,7 @@ unsigned arity(const Inst &i) {
     return 1;
   case Opcode::Index:
   case Opcode::Load:
+  case Opcode::Shuffle:
     return 2;
   case Opcode::Store:
   case Opcode::For:
@@ -135,12 +137,26 @@ void Verifier::types(const Inst &i) {
     if (k.typeOf(i.operands[0]) != Type::scalar(DType::Bool))
       fail(i, "branches on " + typeName(k.typeOf(i.operands[0])) + ", not bool");
     return;
+  case Opcode::Shuffle: {
+    const Type &v = k.typeOf(i.operands[0]);
+    unsigned bytes = v.isPointer() || v.lanes != 1 ? 0 : dtypeSize(v.elem);
+    if ((bytes != 4 && bytes != 8) || !isIndex(i.operands[1]))
+      fail(i, "shuffles a 32- or 64-bit scalar by an i64 lane, not " + typeName(v));
+    if (i.imm < 1 || i.imm > 32 || (i.imm & (i.imm - 1)))
+      fail(i, "shuffles within " + std::to_string(i.imm) + " lanes, not a power of two <= 32");
+    return;
+  }
+  case Opcode::Alloca:
+    if (i.imm < 1 || (k.typeOf(i.result).space != Space::Local &&
+                      k.typeOf(i.result).space != Space::Shared))
+      fail(i, "allocates a local or shared array of at least one element");
+    return;
   case Opcode::Param:
   case Opcode::Const:
   case Opcode::Literal:
   case Opcode::Special:
-  case Opcode::Alloca:
   case Opcode::Table:
+  case Opcode::Barrier:
     return;
   }
 }

@@ -38,8 +38,8 @@ private:
     return codegen::llvmComputeType(ctx, t);
   }
   llvm::Type *type(kir::Type t) const {
-    if (t.isPointer())
-      return llvm::PointerType::get(ctx, 0);
+    if (t.isPointer()) // shared memory is addrspace(3), the rest generic
+      return llvm::PointerType::get(ctx, t.space == kir::Space::Shared ? 3 : 0);
     llvm::Type *e = type(t.elem);
     return t.lanes == 1 ? e : llvm::FixedVectorType::get(e, t.lanes);
   }
@@ -54,6 +54,7 @@ private:
   void inst(const Inst &i);
   llvm::Value *special(kir::Special s);
   llvm::Value *index(const Inst &i);
+  llvm::Value *shuffle(const Inst &i);
   llvm::Value *address(const Inst &i, llvm::Align &align);
   void loop(const Inst &i);
   void branch(const Inst &i);
@@ -116,6 +117,40 @@ llvm::Value *Renderer::index(const Inst &i) {
     return b.CreateICmpSLT(x, y);
   }
   FUSEC_ASSERT(false, "unknown index op");
+}
+
+llvm::Value *Renderer::shuffle(const Inst &i) {
+  using llvm::Intrinsic::ID;
+  auto [f32, i32] = [&]() -> std::pair<ID, ID> {
+    switch (i.shuffle) {
+    case kir::ShuffleMode::Xor:
+      return {llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32};
+    case kir::ShuffleMode::Down:
+      return {llvm::Intrinsic::nvvm_shfl_sync_down_f32, llvm::Intrinsic::nvvm_shfl_sync_down_i32};
+    case kir::ShuffleMode::Up:
+      return {llvm::Intrinsic::nvvm_shfl_sync_up_f32, llvm::Intrinsic::nvvm_shfl_sync_up_i32};
+    case kir::ShuffleMode::Idx:
+      break;
+    }
+    return {llvm::Intrinsic::nvvm_shfl_sync_idx_f32, llvm::Intrinsic::nvvm_shfl_sync_idx_i32};
+  }();
+  // The group's bounds as shfl.sync's c operand: its segment mask, and the
+  // last lane to read (the first one for `up`).
+  unsigned width = unsigned(i.imm);
+  llvm::Value *c = b.getInt32(((32 - width) << 8) | (i.shuffle == kir::ShuffleMode::Up ? 0 : 31));
+  llvm::Value *mask = b.getInt32(~0u), *lane = b.CreateTrunc(get(i.operands[1]), b.getInt32Ty());
+  llvm::Value *v = get(i.operands[0]);
+  llvm::Type *t = v->getType();
+  if (t->isFloatTy())
+    return b.CreateIntrinsic(f32, {}, {mask, v, lane, c});
+  if (t->isIntegerTy(32))
+    return b.CreateIntrinsic(i32, {}, {mask, v, lane, c});
+  auto *halves = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
+  llvm::Value *x = b.CreateBitCast(v, halves), *r = llvm::PoisonValue::get(halves);
+  for (uint64_t h = 0; h < 2; ++h)
+    r = b.CreateInsertElement(
+        r, b.CreateIntrinsic(i32, {}, {mask, b.CreateExtractElement(x, h), lane, c}), h);
+  return b.CreateBitCast(r, t);
 }
 
 /// The address of a load's or store's first element, and its alignment:
@@ -200,6 +235,9 @@ void Renderer::inst(const Inst &i) {
     return;
   }
   case Opcode::Alloca: {
+    if (k.typeOf(i.result).space == kir::Space::Shared)
+      return set(i, codegen::emitSharedArray(m, type(i.dtype), uint64_t(i.imm),
+                                             k.name + "_" + k.values[i.result].name, 16));
     llvm::AllocaInst *a = codegen::emitEntryAlloca(
         b, llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm)), k.values[i.result].name);
     a->setAlignment(llvm::Align(16));
@@ -211,6 +249,10 @@ void Renderer::inst(const Inst &i) {
     return loop(i);
   case Opcode::If:
     return branch(i);
+  case Opcode::Barrier:
+    return codegen::emitBarrier(b);
+  case Opcode::Shuffle:
+    return set(i, shuffle(i));
   }
 }
 

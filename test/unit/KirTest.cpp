@@ -81,6 +81,47 @@ TEST(Kir, TheVerifierRefusesUsesOutOfScopeAndBadTypes) {
   EXPECT_EQ(errors[2], "a store: moves f32 through ptr<global f16>");
 }
 
+/// A warp sum through shuffles, staged through shared memory between barriers.
+TEST(Kir, SharedMemoryBarriersAndShufflesRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "warpsum";
+  Builder b(k);
+  ValueId out = b.param("out", Type::pointer(DType::F32, Space::Global));
+  ValueId scratch = b.sharedArray(DType::F32, 32, "scratch");
+  ValueId lane = b.special(Special::TidX);
+  DenseData one = DenseData::makeSplat(DType::F32, {}, {0x00, 0x00, 0x80, 0x3f});
+  b.store(scratch, lane, b.literal(one, "one"));
+  b.barrier();
+  ValueId x = b.load(scratch, lane, 1, "x");
+  ValueId y = b.shuffle(ShuffleMode::Xor, x, b.index(16), 32);
+  ValueId sum = b.math({OpKind::Add, DType::F32, DType::F32}, {x, y}, "sum");
+  b.store(out, lane, sum);
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  EXPECT_NE(print(k).find("shuffle.xor %x, %t_1 width 32 : f32"), std::string::npos) << print(k);
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("__shared__ alignas(16) float scratch[32];"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("__syncthreads();"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("__shfl_xor_sync(0xffffffffu, x, (int)16LL, 32)"), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("@warpsum_scratch = internal addrspace(3) global [32 x float] undef, align 16"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("call void @llvm.nvvm.barrier0()"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("@llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %x, i32 16, i32 31)"),
+            std::string::npos)
+      << ir;
+
+  // A shuffle of a vector, or within 3 lanes, is refused.
+  ValueId pair = b.load(scratch, lane, 2, "pair");
+  b.shuffle(ShuffleMode::Down, pair, b.index(1), 32);
+  b.shuffle(ShuffleMode::Down, x, b.index(1), 3);
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("shuffles a 32- or 64-bit scalar by an i64 lane, not f32x2"),
+            std::string::npos);
+  EXPECT_NE(errors[1].find("within 3 lanes"), std::string::npos);
+}
+
 TEST(Kir, PrintedFormNamesEveryValueOnce) {
   std::string text = print(doubleKernel());
   EXPECT_NE(text.find("kernel @twice(%in: ptr<global f16> readonly, %out: ptr<global f16>, %n: i64)"),
