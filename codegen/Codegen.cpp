@@ -6,12 +6,11 @@
 #include "codegen/Codegen.h"
 
 #include "codegen/Gemm.h"
-#include "codegen/Generic.h"
 #include "codegen/LlvmCodegen.h"
 #include "codegen/RowReduction.h"
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
-#include "codegen/templates/GenericElementwise.h"
+#include "codegen/templates/Generic.h"
 #include "codegen/templates/Pointwise.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"
@@ -46,15 +45,12 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
     std::optional<codegen::KirKernel> k = codegen::buildPointwise(op, entry, diags);
     return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
   }
-  if (!isKernel && codegen::isGenericElementwise(op)) {
-    if (!checkGenericOp(op, diags))
-      return std::nullopt;
-    return renderKir(codegen::buildGenericElementwise(op, entry), backend);
+  if (!isKernel) {
+    std::optional<codegen::KirKernel> k = codegen::buildGeneric(op, entry, diags);
+    return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
   }
   if (backend == Backend::Llvm)
     return emitKernelLlvm(op, entry, diags);
-  if (!isKernel)
-    return emitGenericKernel(op, entry, diags);
   switch (*kind) {
   case KernelTemplate::RowReduction:
     return emitRowReductionKernel(op, entry, diags);

@@ -17,8 +17,7 @@ namespace fusec {
 
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &entry,
                                               Diagnostics &diags) {
-  if (op.kind() != OpKind::Kernel)
-    return codegen::emitGenericLlvm(op, entry, diags);
+  FUSEC_ASSERT(op.kind() == OpKind::Kernel, "plain ops' generic kernels are built in kir");
   switch (*lookupKernelTemplate(op.getString("template"))) {
   case KernelTemplate::Pointwise:
     break; // built in kir (Codegen.cpp)

@@ -38,9 +38,6 @@ std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, const std:
 /// The gemm template, for the plans LlvmGemm.cpp takes so far.
 std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, const std::string &entry,
                                             Diagnostics &diags);
-/// A plain op's generic kernel (Generic.h): movement ops, conv2d, pooling.
-std::optional<GeneratedKernel> emitGenericLlvm(const Op &op, const std::string &entry,
-                                               Diagnostics &diags);
 } // namespace codegen
 
 } // namespace fusec

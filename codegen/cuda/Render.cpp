@@ -65,6 +65,8 @@ std::string_view indexOperator(kir::IndexOp op) {
     return " / ";
   case kir::IndexOp::Rem:
     return " % ";
+  case kir::IndexOp::Shl:
+    return " << ";
   case kir::IndexOp::Lt:
     return " < ";
   }
@@ -154,8 +156,8 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Table:
     return k.tables[i.imm].name;
   case Opcode::Shuffle:
-    return std::string(shuffleFunction(i.shuffle)) + "(0xffffffffu, " + ref(i.operands[0]) +
-           ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
+    return std::string(shuffleFunction(i.shuffle)) + "((unsigned)" + ref(i.operands[2]) + ", " +
+           ref(i.operands[0]) + ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:

@@ -87,7 +87,48 @@ ValueId Builder::special(Special s) {
   return r;
 }
 
+namespace {
+
+/// `op` of two index constants (`b` nonzero for div and rem), wrapping as
+/// i64 math does on the GPU.
+int64_t fold(IndexOp op, int64_t a, int64_t b) {
+  auto wrap = [](uint64_t v) { return int64_t(v); };
+  switch (op) {
+  case IndexOp::Add:
+    return wrap(uint64_t(a) + uint64_t(b));
+  case IndexOp::Sub:
+    return wrap(uint64_t(a) - uint64_t(b));
+  case IndexOp::Mul:
+    return wrap(uint64_t(a) * uint64_t(b));
+  case IndexOp::Div:
+    return a / b;
+  case IndexOp::Rem:
+    return a % b;
+  case IndexOp::Shl:
+  case IndexOp::Lt:
+    break;
+  }
+  FUSEC_ASSERT(false, "not a foldable index op");
+}
+
+} // namespace
+
 ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name) {
+  // x * 1, x / 1, x + 0 and x - 0 are x, x % 1 is 0, and math on two
+  // constants is a constant: templates write index math for the general
+  // case and leave such steps to the builder.
+  std::optional<int64_t> ca = constantOf(a), cb = constantOf(b);
+  bool unit = (op == IndexOp::Mul || op == IndexOp::Div) && cb == 1;
+  if (unit || ((op == IndexOp::Add || op == IndexOp::Sub) && cb == 0))
+    return a;
+  if (op == IndexOp::Rem && cb == 1)
+    return index(0);
+  if (ca && cb && op != IndexOp::Lt && op != IndexOp::Shl && (*cb != 0 || op == IndexOp::Add ||
+                                                              op == IndexOp::Sub ||
+                                                              op == IndexOp::Mul))
+    return index(fold(op, *ca, *cb));
+  if ((op == IndexOp::Mul && ca == 1) || (op == IndexOp::Add && ca == 0))
+    return b;
   ValueId r = define(op == IndexOp::Lt ? Type::scalar(DType::Bool) : k.typeOf(a), name);
   append({.op = Opcode::Index, .result = r, .operands = {a, b}, .indexOp = op});
   return r;
@@ -139,9 +180,12 @@ ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name) {
 
 void Builder::barrier() { append({.op = Opcode::Barrier}); }
 
-ValueId Builder::shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width) {
+ValueId Builder::shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width,
+                         ValueId mask) {
+  if (mask == kNoValue)
+    mask = index(0xffffffff);
   ValueId r = define(k.typeOf(v), "");
-  append({.op = Opcode::Shuffle, .result = r, .operands = {v, lane}, .imm = width,
+  append({.op = Opcode::Shuffle, .result = r, .operands = {v, lane, mask}, .imm = width,
           .shuffle = mode});
   return r;
 }

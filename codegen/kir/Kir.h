@@ -80,12 +80,13 @@ enum class Opcode : uint8_t {
   Barrier, ///< every thread of the block waits here (bar.sync 0)
   Shuffle, ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle`
            ///< names by operand 1, within groups of `imm` lanes (a power of
-           ///< two <= 32); every lane of the warp takes part
+           ///< two <= 32), among the lanes of the warp whose bits are set in
+           ///< operand 2 (an i64; every lane named must take part)
 };
 
 enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
-/// Index math; Lt gives a predicate.
-enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Lt };
+/// Index math; Lt gives a predicate; Shl shifts left by operand 1 (< 64).
+enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Shl, Lt };
 /// Which lane a shuffle reads: lane ^ d, lane + d, lane - d, or d itself
 /// (within its group; a lane past the group's end reads its own value).
 enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
@@ -160,6 +161,8 @@ public:
   Builder(Kernel &k) : k(k), scopes{{&k.body, {}}} {}
 
   ValueId param(const std::string &name, Type type, bool readOnly = false);
+  /// Gives `v` the name hint `name` (a value built by a shared helper).
+  void rename(ValueId v, const std::string &name) { k.values[v].name = name; }
   unsigned table(const std::string &name, const DenseData &data);
 
   ValueId index(int64_t v);
@@ -170,6 +173,8 @@ public:
   }
   ValueId literal(const DenseData &splat, const std::string &name);
   ValueId special(Special s);
+  /// `op` of a and b; x * 1, x / 1, x + 0 and x - 0 give x itself, x % 1
+  /// the constant 0, and two constants (div and rem by nonzero) a constant.
   ValueId arith(IndexOp op, ValueId a, ValueId b, const std::string &name = "");
   ValueId add(ValueId a, ValueId b, const std::string &name = "") {
     return arith(IndexOp::Add, a, b, name);
@@ -187,8 +192,10 @@ public:
   ValueId localArray(DType t, unsigned count, const std::string &name);
   ValueId sharedArray(DType t, unsigned count, const std::string &name);
   void barrier();
-  /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it.
-  ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32);
+  /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it,
+  /// among the lanes of `mask` (kNoValue: the whole warp).
+  ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32,
+                  ValueId mask = kNoValue);
   ValueId tableAddress(unsigned table);
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,

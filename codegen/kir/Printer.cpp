@@ -66,6 +66,8 @@ std::string_view indexOpName(IndexOp op) {
     return "div";
   case IndexOp::Rem:
     return "rem";
+  case IndexOp::Shl:
+    return "shl";
   case IndexOp::Lt:
     return "lt";
   }

@@ -63,10 +63,10 @@ unsigned arity(const Inst &i) {
     return 1;
   case Opcode::Index:
   case Opcode::Load:
-  case Opcode::Shuffle:
     return 2;
   case Opcode::Store:
   case Opcode::For:
+  case Opcode::Shuffle:
     return 3;
   case Opcode::Math:
     return unsigned(opInfo(i.math.kind).maxOperands);
@@ -140,8 +140,8 @@ void Verifier::types(const Inst &i) {
   case Opcode::Shuffle: {
     const Type &v = k.typeOf(i.operands[0]);
     unsigned bytes = v.isPointer() || v.lanes != 1 ? 0 : dtypeSize(v.elem);
-    if ((bytes != 4 && bytes != 8) || !isIndex(i.operands[1]))
-      fail(i, "shuffles a 32- or 64-bit scalar by an i64 lane, not " + typeName(v));
+    if ((bytes != 4 && bytes != 8) || !isIndex(i.operands[1]) || !isIndex(i.operands[2]))
+      fail(i, "shuffles a 32- or 64-bit scalar by an i64 lane and mask, not " + typeName(v));
     if (i.imm < 1 || i.imm > 32 || (i.imm & (i.imm - 1)))
       fail(i, "shuffles within " + std::to_string(i.imm) + " lanes, not a power of two <= 32");
     return;

@@ -113,6 +113,8 @@ llvm::Value *Renderer::index(const Inst &i) {
     return b.CreateUDiv(x, y);
   case kir::IndexOp::Rem:
     return b.CreateURem(x, y);
+  case kir::IndexOp::Shl:
+    return b.CreateShl(x, y);
   case kir::IndexOp::Lt:
     return b.CreateICmpSLT(x, y);
   }
@@ -138,7 +140,8 @@ llvm::Value *Renderer::shuffle(const Inst &i) {
   // last lane to read (the first one for `up`).
   unsigned width = unsigned(i.imm);
   llvm::Value *c = b.getInt32(((32 - width) << 8) | (i.shuffle == kir::ShuffleMode::Up ? 0 : 31));
-  llvm::Value *mask = b.getInt32(~0u), *lane = b.CreateTrunc(get(i.operands[1]), b.getInt32Ty());
+  llvm::Value *mask = b.CreateTrunc(get(i.operands[2]), b.getInt32Ty());
+  llvm::Value *lane = b.CreateTrunc(get(i.operands[1]), b.getInt32Ty());
   llvm::Value *v = get(i.operands[0]);
   llvm::Type *t = v->getType();
   if (t->isFloatTy())

@@ -2,7 +2,7 @@
 // thread per output element over a grid-stride loop, so that consecutive
 // threads write consecutive elements. Sizes and strides are constants (the
 // generic kernels need static shapes); the parameters are one pointer per
-// operand, then one per result (generic::KernelBuilder names them).
+// operand, then one per result (Frame, GenericKernel.h).
 //
 //  - pointwise ops: an operand of the result's shape is read at the flat
 //    index, a broadcast one at the strided sum of the output coordinates it
@@ -18,21 +18,16 @@
 //    the strides of broadcast axes; concat copies from the operand whose
 //    range along the axis holds the coordinate (one flat `if` an operand,
 //    operands of extent 0 skipped) shifted back by the operand's offset.
-#include "codegen/templates/GenericElementwise.h"
-
-#include "codegen/GenericSupport.h"
+#include "codegen/templates/GenericKernel.h"
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace fusec::codegen {
+namespace fusec::codegen::generic {
 
 namespace {
-
-using generic::Sizes;
-using kir::ValueId;
 
 /// A gather's strides over the output axes and its base offset.
 struct Gather {
@@ -41,7 +36,7 @@ struct Gather {
 };
 
 Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
-  Sizes own = generic::contiguousStrides(in);
+  Sizes own = contiguousStrides(in);
   switch (op.kind()) {
   case OpKind::Transpose: {
     Sizes strides;
@@ -59,9 +54,9 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
     return {own, base};
   }
   case OpKind::Broadcast:
-    return {generic::broadcastStrides(in, out), 0};
+    return {broadcastStrides(in, out), 0};
   case OpKind::Reshape:
-    return {generic::contiguousStrides(out), 0};
+    return {contiguousStrides(out), 0};
   default:
     FUSEC_ASSERT(false, "not a gather");
   }
@@ -70,9 +65,7 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
 class ElementwiseBuilder {
 public:
   ElementwiseBuilder(const Op &op, const std::string &entry)
-      : op(op), shape(generic::sizesOf(*op.result())), b(k), frame(op, entry) {
-    k.name = entry;
-  }
+      : f(op, entry), b(f.b), op(op), shape(sizesOf(*op.result())) {}
 
   KirKernel run();
 
@@ -87,7 +80,7 @@ private:
   }
   /// Whether `strides` read the element at the flat index itself.
   bool isFlat(const Sizes &strides, int64_t base) const {
-    Sizes own = generic::contiguousStrides(shape);
+    Sizes own = contiguousStrides(shape);
     for (unsigned a = 0; a < shape.size(); ++a)
       if (shape[a] != 1 && strides[a] != own[a])
         return false;
@@ -103,15 +96,11 @@ private:
   void batchNorm(ValueId i);
   void gather(ValueId i);
   void concat(ValueId i);
-  std::vector<std::string> comment(const std::string &note) const;
 
+  Frame f;
+  kir::Builder &b;
   const Op &op;
   Sizes shape;
-  kir::Kernel k;
-  kir::Builder b;
-  generic::KernelBuilder frame;
-  std::vector<ValueId> in;
-  ValueId out = kir::kNoValue;
   std::set<unsigned> needed;
   std::map<unsigned, ValueId> coords;
 };
@@ -128,14 +117,14 @@ ValueId ElementwiseBuilder::offset(const Sizes &strides, int64_t base, ValueId i
 void ElementwiseBuilder::pointwise(ValueId i) {
   std::vector<ValueId> args;
   for (unsigned j = 0; j < op.numOperands(); ++j) {
-    Sizes strides = generic::broadcastStrides(generic::sizesOf(*op.operand(j)), shape);
+    Sizes strides = broadcastStrides(sizesOf(*op.operand(j)), shape);
     DType t = op.operand(j)->type().dtype;
-    ValueId x = b.load(in[j], offset(strides, 0, i));
+    ValueId x = b.load(f.in(j), offset(strides, 0, i));
     args.push_back(b.widen(t, x, "x" + std::to_string(j)));
   }
   DType rt = op.result()->type().dtype;
   ValueId y = b.math(kir::mathOf(op), args, "y");
-  b.store(out, i, b.narrow(rt, y));
+  b.store(f.out(), i, b.narrow(rt, y));
 }
 
 void ElementwiseBuilder::batchNorm(ValueId i) {
@@ -145,7 +134,7 @@ void ElementwiseBuilder::batchNorm(ValueId i) {
   ValueId v[5];
   for (unsigned j = 0; j < 5; ++j) {
     ValueId at = j == 0 ? i : coords.at(unsigned(axis));
-    v[j] = b.widen(op.operand(j)->type().dtype, b.load(in[j], at), names[j]);
+    v[j] = b.widen(op.operand(j)->type().dtype, b.load(f.in(j), at), names[j]);
   }
   auto math = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
     return b.math({kind, t, t}, args, name);
@@ -163,12 +152,12 @@ void ElementwiseBuilder::batchNorm(ValueId i) {
   ValueId centered = math(OpKind::Sub, {v[0], v[3]});
   ValueId deviation = math(OpKind::Sqrt, {math(OpKind::Add, {v[4], epsilon})});
   ValueId scaled = math(OpKind::Mul, {math(OpKind::Div, {centered, deviation}), v[1]});
-  b.store(out, i, b.narrow(t, math(OpKind::Add, {scaled, v[2]}, "y")));
+  b.store(f.out(), i, b.narrow(t, math(OpKind::Add, {scaled, v[2]}, "y")));
 }
 
 void ElementwiseBuilder::gather(ValueId i) {
-  Gather g = gatherOf(op, generic::sizesOf(*op.operand(0)), shape);
-  b.store(out, i, b.load(in[0], offset(g.strides, g.base, i), 1, "x"));
+  Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
+  b.store(f.out(), i, b.load(f.in(0), offset(g.strides, g.base, i), 1, "x"));
 }
 
 void ElementwiseBuilder::concat(ValueId i) {
@@ -181,16 +170,16 @@ void ElementwiseBuilder::concat(ValueId i) {
   int64_t begin = 0;
   unsigned last = 0;
   for (unsigned j = 0; j < op.numOperands(); ++j)
-    if (generic::sizesOf(*op.operand(j))[axis] > 0)
+    if (sizesOf(*op.operand(j))[axis] > 0)
       last = j;
   for (unsigned j = 0; j < op.numOperands(); ++j) {
-    Sizes sizes = generic::sizesOf(*op.operand(j));
+    Sizes sizes = sizesOf(*op.operand(j));
     if (sizes[axis] == 0)
       continue;
-    Sizes strides = generic::contiguousStrides(sizes);
+    Sizes strides = contiguousStrides(sizes);
     int64_t end = begin + sizes[axis];
     auto copy = [&] {
-      b.store(out, i, b.load(in[j], offset(strides, -begin * strides[axis], i), 1, "x"));
+      b.store(f.out(), i, b.load(f.in(j), offset(strides, -begin * strides[axis], i), 1, "x"));
     };
     auto belowEnd = [&] {
       if (j == last)
@@ -205,32 +194,12 @@ void ElementwiseBuilder::concat(ValueId i) {
   }
 }
 
-std::vector<std::string> ElementwiseBuilder::comment(const std::string &note) const {
-  std::string types;
-  for (const Value *v : op.operands())
-    types += (types.empty() ? "" : ", ") + v->type().str();
-  return {k.name + ": generic kernel for '" + std::string(op.name()) + "' (" + types + " -> " +
-              op.result()->type().str() + ")",
-          "one thread per element" + note};
-}
-
 KirKernel ElementwiseBuilder::run() {
-  const std::vector<KernelArg> &args = frame.args();
-  for (const KernelArg &a : args) {
-    bool isInput = a.kind == KernelArg::Kind::Input;
-    const Value *v = isInput ? op.operand(a.index) : op.result(a.index);
-    kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-    ValueId p = b.param(a.name, type, isInput);
-    if (isInput)
-      in.push_back(p);
-    else
-      out = p;
-  }
   std::string note;
   bool isConcat = op.kind() == OpKind::Concat;
   if (op.info().cls == OpClass::Pointwise) {
     for (unsigned j = 0; j < op.numOperands(); ++j)
-      need(generic::broadcastStrides(generic::sizesOf(*op.operand(j)), shape), 0);
+      need(broadcastStrides(sizesOf(*op.operand(j)), shape), 0);
   } else if (op.kind() == OpKind::BatchNorm) {
     unsigned axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
     needed.insert(axis);
@@ -239,15 +208,15 @@ KirKernel ElementwiseBuilder::run() {
     unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
     needed.insert(axis);
     for (const Value *v : op.operands())
-      for (unsigned a : axesOf(generic::contiguousStrides(generic::sizesOf(*v))))
+      for (unsigned a : axesOf(contiguousStrides(sizesOf(*v))))
         needed.insert(a);
     note = ": operand chosen along axis " + std::to_string(axis);
   } else {
-    Gather g = gatherOf(op, generic::sizesOf(*op.operand(0)), shape);
+    Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
     need(g.strides, g.base);
     note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
   }
-  int64_t numel = generic::product(shape);
+  int64_t numel = product(shape);
   gridStrideLoop(b, b.index(numel), [&](ValueId i) {
     if (numel == 0) // no element: and a coordinate would divide by a 0 extent
       return;
@@ -262,22 +231,13 @@ KirKernel ElementwiseBuilder::run() {
     else
       gather(i);
   });
-  k.comment = comment(note);
-  k.maxThreads = unsigned(generic::kBlock);
-  std::string schedule = k.comment.back();
-  return {std::move(k), args, generic::genericLaunch(generic::blocksFor(numel)), schedule};
+  return f.finish("one thread per element" + note, blocksFor(numel));
 }
 
 } // namespace
 
-bool isGenericElementwise(const Op &op) {
-  return op.info().cls == OpClass::Pointwise || op.info().cls == OpClass::Movement ||
-         op.kind() == OpKind::BatchNorm;
-}
-
-KirKernel buildGenericElementwise(const Op &op, const std::string &entry) {
-  FUSEC_ASSERT(isGenericElementwise(op), "not an elementwise or movement op");
+KirKernel buildElementwise(const Op &op, const std::string &entry) {
   return ElementwiseBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::codegen::generic

@@ -1,0 +1,60 @@
+// The generic kernels' entry point: checks that the op's shapes are static
+// and dispatches it by op class to the builder of its family:
+//
+//   pointwise ops, batch_norm, movement ops   GenericElementwise.cpp
+//   reductions, layer_norm/rms_norm/softmax   GenericReduce.cpp
+//   matmul, linear, attention                 GenericContraction.cpp
+//   conv2d and pooling                        GenericWindow.cpp
+//
+// Each kernel takes only pointers (sizes and strides are constants) and runs
+// 256-thread blocks over a grid-stride or tile loop. This is the fallback
+// that makes every verified graph run, correct first; the templates are the
+// fast paths.
+#include "codegen/templates/Generic.h"
+
+#include "codegen/templates/GenericKernel.h"
+#include "ir/Assert.h"
+
+namespace fusec::codegen {
+
+using namespace generic;
+
+namespace {
+
+KirKernel buildByClass(const Op &op, const std::string &entry) {
+  switch (op.info().cls) {
+  case OpClass::Pointwise:
+  case OpClass::Movement:
+    return buildElementwise(op, entry);
+  case OpClass::Reduction:
+    return buildReduction(op, entry);
+  case OpClass::Normalization:
+    return op.kind() == OpKind::BatchNorm ? buildElementwise(op, entry)
+                                          : buildNormalization(op, entry);
+  case OpClass::Contraction:
+    return op.kind() == OpKind::Attention ? buildAttention(op, entry) : buildMatMul(op, entry);
+  case OpClass::Window:
+    return buildWindow(op, entry);
+  case OpClass::Structure:
+    break;
+  }
+  FUSEC_ASSERT(false, "structure ops have no generic kernel (buildGeneric refuses them)");
+}
+
+} // namespace
+
+std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Diagnostics &diags) {
+  FUSEC_ASSERT(op.kind() != OpKind::Kernel, "kernel ops go to their template's builder");
+  std::string quoted = "'" + std::string(op.name()) + "'";
+  if (op.kind() == OpKind::Const) {
+    diags.error(op.loc(), quoted + " has no generic kernel: constants are uploaded, not computed");
+    return std::nullopt;
+  }
+  if (!op.hasStaticShapes()) {
+    diags.error(op.loc(), quoted + " needs static shapes for its generic kernel");
+    return std::nullopt;
+  }
+  return buildByClass(op, entry);
+}
+
+} // namespace fusec::codegen
