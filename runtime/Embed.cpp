@@ -10,7 +10,7 @@
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
 #include "runtime/GpuProgram.h"
-#include "runtime/Pipeline.h"
+#include "runtime/CompilePipeline.h"
 
 #include <list>
 #include <mutex>
@@ -122,7 +122,7 @@ std::unique_ptr<CompiledGraph> CompiledGraph::compile(const Model &model,
   impl->options = options;
   impl->optimized.graphs.push_back(g->clone());
   Diagnostics passDiags; // the passes' notes are not for the caller
-  if (!optimizeModule(impl->optimized, precisionChoice(options.precision), passDiags))
+  if (!prepareModule(impl->optimized, precisionChoice(options.precision), passDiags))
     return fail(passDiags, error), nullptr;
   return std::unique_ptr<CompiledGraph>(new CompiledGraph(std::move(impl)));
 }

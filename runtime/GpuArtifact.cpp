@@ -1,6 +1,7 @@
 // Artifacts (see GpuArtifact.h). Compiling one is the runtime's build minus
-// the device: specialize, lower, plan, compile every kernel through the
-// global kernel cache; the graph stored is the lowered one, printed.
+// the device: the compile's stages specialize, lower and compile
+// (runtime/CompilePipeline.h), every kernel through the global kernel cache;
+// the graph stored is the lowered one, printed.
 #include "runtime/GpuArtifact.h"
 
 #include "codegen/GeneratedKernel.h"
@@ -9,7 +10,7 @@
 #include "ir/Specialize.h"
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
-#include "runtime/Lowering.h"
+#include "runtime/CompilePipeline.h"
 
 namespace fusec {
 
@@ -24,13 +25,15 @@ std::string nvrtcVersionString() {
 
 std::optional<Artifact> compileArtifact(const Graph &g,
                                         const std::vector<std::vector<int64_t>> &inputShapes,
-                                        const std::string &target, Diagnostics &diags) {
-  DimBindings bindings;
-  std::unique_ptr<Graph> lowered = specializeShapes(g, inputShapes, bindings, diags);
-  LoweredGraph steps;
+                                        const std::string &target, Diagnostics &diags,
+                                        StageTrace *trace) {
   EntryNamer names;
-  if (!lowered || !lowerForGpu(*lowered, steps, names, diags))
+  std::optional<LoweredProgram> program =
+      lowerProgram(g, inputShapes, names, true, Backend::Nvrtc, trace, diags);
+  if (!program)
     return std::nullopt;
+  const Graph &lowered = *program->graph;
+  const LoweredGraph &steps = program->steps;
   for (const Diagnostic &d : steps.fallbacks)
     diags.note(d.loc, d.message);
   std::vector<PtxRequest> requests;
@@ -38,15 +41,20 @@ std::optional<Artifact> compileArtifact(const Graph &g,
     requests.push_back({cudaTranslationUnit({s.kernel}), s.kernel.name, target});
   std::vector<CacheLookup> lookups;
   std::vector<double> ms;
-  auto code = KernelCache::global().getOrCompileAll(requests, diags, lookups, ms);
-  Artifact a{version(), target, nvrtcVersionString(), toString(*lowered), inputShapes, 0, {}};
+  std::vector<std::optional<CompiledCuda>> code;
+  StageTrace none;
+  (trace ? *trace : none).stage(Stage::Compile, [&] {
+    code = KernelCache::global().getOrCompileAll(requests, diags, lookups, ms);
+    return true;
+  });
+  Artifact a{version(), target, nvrtcVersionString(), toString(lowered), inputShapes, 0, {}};
   for (size_t i = 0; i < code.size(); ++i) {
     if (!code[i])
       return std::nullopt;
     a.kernels.push_back({requests[i].name, lookups[i].key, stepTemplateName(*steps.steps[i].op),
                          std::move(code[i]->ptx), std::move(code[i]->cubin)});
   }
-  if (std::optional<MemoryPlan> plan = planMemory(*lowered, DimBindings{}))
+  if (std::optional<MemoryPlan> plan = planMemory(lowered, DimBindings{}))
     a.arenaBytes = plan->peakBytes;
   return a;
 }

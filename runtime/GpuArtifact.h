@@ -19,12 +19,16 @@
 
 namespace fusec {
 
+struct StageTrace; // runtime/CompilePipeline.h
+
 /// Compiles `g` (optimized by the default pipeline) for `inputShapes` and
-/// `target` (sm_80, sm_90a, ...). Needs NVRTC, not a GPU. Nullopt after
-/// reporting an error.
+/// `target` (sm_80, sm_90a, ...), running the compile's stages from
+/// specialize to compile (`trace`: what to show of them). Needs NVRTC, not a
+/// GPU. Nullopt after reporting an error.
 std::optional<Artifact> compileArtifact(const Graph &g,
                                         const std::vector<std::vector<int64_t>> &inputShapes,
-                                        const std::string &target, Diagnostics &diags);
+                                        const std::string &target, Diagnostics &diags,
+                                        StageTrace *trace = nullptr);
 
 struct LoadedArtifact {
   std::unique_ptr<Module> module; ///< one graph, already optimized and lowered

@@ -1,8 +1,8 @@
-// The GPU program (see GpuProgram.h). Building it is a straight pipeline:
-// specialize shapes -> lower to steps -> plan the arena -> compile every
-// step (in parallel, through the kernel cache) -> load the modules ->
-// upload constants. Running it only resolves each argument to an address
-// and launches.
+// The GPU program (see GpuProgram.h). Building it runs the compile's stages
+// (runtime/CompilePipeline.h) from specialize on: specialize shapes, lower
+// to steps, compile every step (in parallel, through the kernel cache), then
+// load: plan the arena, load the modules, upload constants. Running it only
+// resolves each argument to an address and launches.
 //
 // Where a value lives: a graph input or output in the caller's buffer, a
 // constant in its own device buffer (uploaded once), anything else in the
@@ -21,6 +21,7 @@
 
 #include "ir/Assert.h"
 #include "ir/Specialize.h"
+#include "runtime/CompilePipeline.h"
 #include "runtime/Lowering.h"
 #include "runtime/Nvtx.h"
 #include "runtime/Tensor.h"
@@ -81,13 +82,13 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   }
   std::unique_ptr<GpuProgram> p(new GpuProgram);
   p->useGraphs = opts.useGraphs;
-  DimBindings bindings;
-  p->lowered = specializeShapes(g, inputShapes, bindings, diags);
-  LoweredGraph lowered;
   EntryNamer names;
-  if (!p->lowered || !lowerForGpu(*p->lowered, lowered, names, diags, true, opts.backend))
+  std::optional<LoweredProgram> program =
+      lowerProgram(g, inputShapes, names, true, opts.backend, opts.trace, diags);
+  if (!program)
     return nullptr;
-  p->fallbackNotes = lowered.fallbacks;
+  p->lowered = std::move(program->graph);
+  p->fallbackNotes = program->steps.fallbacks;
   p->indexConstants();
   GpuBuildOptions resolved = opts;
   if (resolved.target.empty())
@@ -99,8 +100,18 @@ std::unique_ptr<GpuProgram> GpuProgram::build(const Graph &g,
   }
   if (!p->planArena(diags))
     return nullptr;
-  p->dropInPlaceReshapes(lowered.steps);
-  if (!p->compileSteps(lowered.steps, resolved, diags) || !p->uploadConstants(diags))
+  std::vector<LoweredStep> &steps = program->steps.steps;
+  p->dropInPlaceReshapes(steps);
+  std::optional<std::vector<CompiledCuda>> code;
+  StageTrace none;
+  StageTrace &trace = opts.trace ? *opts.trace : none;
+  if (!trace.stage(Stage::Compile, [&] {
+        code = p->compileSteps(steps, resolved, diags);
+        return code.has_value();
+      }))
+    return nullptr;
+  if (!trace.stage(Stage::Load,
+                   [&] { return p->loadSteps(steps, *code, diags) && p->uploadConstants(diags); }))
     return nullptr;
   p->planOutputCopies();
   std::optional<gpu::Event> done = gpu::createEvent(diags);
@@ -171,8 +182,9 @@ bool GpuProgram::uploadConstants(Diagnostics &diags) {
   return true;
 }
 
-bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const GpuBuildOptions &opts,
-                              Diagnostics &diags) {
+std::optional<std::vector<CompiledCuda>>
+GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const GpuBuildOptions &opts,
+                         Diagnostics &diags) {
   KernelCache &cache = opts.cache ? *opts.cache : KernelCache::global();
   size_t n = lowered.size();
   std::vector<PtxRequest> requests;
@@ -186,14 +198,22 @@ bool GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const Gpu
   std::vector<std::optional<CompiledCuda>> code =
       cache.getOrCompileAll(requests, diags, lookups, ms);
   reports.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    reports[i].lookup = lookups[i], reports[i].compileMs = ms[i];
+  std::vector<CompiledCuda> compiled;
   for (size_t i = 0; i < n; ++i) {
+    reports[i].lookup = lookups[i], reports[i].compileMs = ms[i];
     if (!code[i])
-      return false;
+      return std::nullopt;
+    compiled.push_back(std::move(*code[i]));
+  }
+  return compiled;
+}
+
+bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered,
+                           std::vector<CompiledCuda> &code, Diagnostics &diags) {
+  for (size_t i = 0; i < lowered.size(); ++i) {
     auto start = std::chrono::steady_clock::now();
     const GeneratedKernel &k = lowered[i].kernel;
-    const std::string &image = code[i]->cubin.empty() ? code[i]->ptx : code[i]->cubin;
+    const std::string &image = code[i].cubin.empty() ? code[i].ptx : code[i].cubin;
     std::optional<gpu::Module> m = gpu::loadModule(image, k.name, diags);
     if (!m)
       return false;

@@ -23,11 +23,14 @@
 
 namespace fusec {
 
+struct StageTrace; // runtime/CompilePipeline.h
+
 struct GpuBuildOptions {
   std::string target;           ///< default: the device's (DeviceInfo::target)
   KernelCache *cache = nullptr; ///< default: KernelCache::global()
   bool useGraphs = true;
   Backend backend = Backend::Nvrtc; ///< the code generator
+  StageTrace *trace = nullptr; ///< what to show of the compile's stages (CompilePipeline.h)
 };
 
 /// What was compiled for one step, for reports.
@@ -113,8 +116,13 @@ private:
   void dropInPlaceReshapes(std::vector<struct LoweredStep> &steps) const;
   bool uploadConstants(Diagnostics &diags);
   bool planArena(Diagnostics &diags);
-  bool compileSteps(const std::vector<struct LoweredStep> &steps, const GpuBuildOptions &opts,
-                    Diagnostics &diags);
+  /// The compile stage: every step's kernel through the cache.
+  std::optional<std::vector<CompiledCuda>> compileSteps(const std::vector<struct LoweredStep> &steps,
+                                                        const GpuBuildOptions &opts,
+                                                        Diagnostics &diags);
+  /// The load stage's modules: each step's function and arguments.
+  bool loadSteps(const std::vector<struct LoweredStep> &steps, std::vector<CompiledCuda> &code,
+                 Diagnostics &diags);
   ArgSource sourceOf(const Value *v) const;
   bool checkBuffers(const std::vector<gpu::DevicePtr> &inputs,
                     const std::vector<gpu::DevicePtr> &outputs, Diagnostics &diags) const;

@@ -140,4 +140,20 @@ bool sameFile(const std::string &a, const std::string &b) {
   return ia == ib;
 }
 
+StageFlags::StageFlags(llvm::cl::SubCommand &sub, llvm::cl::OptionCategory &category)
+    : printAfter("print-after",
+                 llvm::cl::desc("Print the IR after a stage (verify, passes, specialize, lower, "
+                                "compile, load) or a pass"),
+                 llvm::cl::value_desc("STAGE|PASS"), llvm::cl::CommaSeparated, llvm::cl::sub(sub),
+                 llvm::cl::cat(category)),
+      time("time-stages", llvm::cl::desc("Print each compile stage's wall time"),
+           llvm::cl::sub(sub), llvm::cl::cat(category)) {}
+
+StageTrace StageFlags::trace() const {
+  StageTrace t;
+  t.printAfter.insert(printAfter.begin(), printAfter.end());
+  t.time = time;
+  return t;
+}
+
 } // namespace fusec

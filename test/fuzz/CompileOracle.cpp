@@ -1,7 +1,7 @@
 // The compile-path oracle (see CompileOracle.h): the pipeline, the
 // equivalence check and kernel generation on both back ends, driven through
 // the entry points `fusec-opt --check-equivalence` and `fusec compile` use
-// (runtime/Pipeline.h, runtime/Equivalence.h, codegen/Codegen.h,
+// (runtime/CompilePipeline.h, runtime/Equivalence.h, codegen/Codegen.h,
 // runtime/Lowering.h, codegen/LlvmCodegen.h, runtime/Nvrtc.h).
 #include "test/fuzz/CompileOracle.h"
 
@@ -13,7 +13,7 @@
 #include "runtime/Equivalence.h"
 #include "runtime/Lowering.h"
 #include "runtime/Nvrtc.h"
-#include "runtime/Pipeline.h"
+#include "runtime/CompilePipeline.h"
 #include "runtime/Reference.h"
 #include "test/fuzz/FuzzCommon.h"
 #include "test/fuzz/Reproducer.h"

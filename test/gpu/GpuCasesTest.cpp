@@ -206,7 +206,7 @@ TEST_P(GpuCases, MatchesReference) {
   ASSERT_TRUE(runReference(*g, inputs, want, diags)) << diags.str();
   Module optimized;
   optimized.graphs.push_back(g->clone());
-  ASSERT_TRUE(optimizeModule(optimized, c.precision, diags)) << diags.str();
+  ASSERT_TRUE(prepareModule(optimized, c.precision, diags)) << diags.str();
   GpuBuildOptions opts;
   opts.backend = c.backend;
   std::unique_ptr<GpuProgram> p = GpuProgram::build(*optimized.graphs[0], shapes, opts, diags);

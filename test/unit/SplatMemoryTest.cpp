@@ -9,7 +9,7 @@
 #include "frontend/ModelFile.h"
 #include "ir/TextFormat.h"
 #include "runtime/Lowering.h"
-#include "runtime/Pipeline.h"
+#include "runtime/CompilePipeline.h"
 
 #include <fstream>
 #include <gtest/gtest.h>
@@ -66,7 +66,7 @@ int compileBigSplats() {
   std::unique_ptr<Module> loaded = loadModelBuffer(serializeModel(*m), "splats.fb", "", diags);
   if (!loaded || printed(*loaded) != printed(*m))
     return ModelRoundTrip;
-  if (!optimizeModule(*m, PrecisionChoice::FP32, diags))
+  if (!prepareModule(*m, PrecisionChoice::FP32, diags))
     return Pipeline;
   std::string optimized = printed(*m);
   if (optimized.find("dense<-1.5>") == std::string::npos || optimized.size() > 100000)
@@ -75,7 +75,7 @@ int compileBigSplats() {
   EntryNamer nvrtcNames, llvmNames;
   if (!lowerForGpu(*m->graphs.front(), nvrtc, nvrtcNames, diags, true, Backend::Nvrtc))
     return LowerNvrtc;
-  if (!optimizeModule(*loaded, PrecisionChoice::FP32, diags) ||
+  if (!prepareModule(*loaded, PrecisionChoice::FP32, diags) ||
       !lowerForGpu(*loaded->graphs.front(), llvm, llvmNames, diags, true, Backend::Llvm))
     return LowerLlvm;
   return Ok;

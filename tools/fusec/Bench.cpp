@@ -31,6 +31,7 @@ namespace fusec {
 namespace cl = llvm::cl;
 
 cl::SubCommand benchCommand("bench", "Compile a model for the GPU and time it");
+static StageFlags stageFlags(benchCommand, toolCategory);
 
 static cl::opt<std::string> input(cl::Positional, cl::Required, cl::desc("<model .fir|.fb>"),
                                   cl::sub(benchCommand), cl::cat(toolCategory));
@@ -153,7 +154,7 @@ double warmUp() {
   auto start = Clock::now();
   std::unique_ptr<Module> m = parseModule(kWarmUpGraph, "<warm-up>", ignored);
   llvm::SmallString<128> dir;
-  if (!m || !optimizeModule(*m, PrecisionChoice::FP32, ignored) ||
+  if (!m || !prepareModule(*m, PrecisionChoice::FP32, ignored) ||
       llvm::sys::fs::createUniqueDirectory("fusec-bench-warm-up", dir))
     return msSince(start);
   KernelCache cache{std::string(dir.str())};
@@ -177,15 +178,18 @@ constexpr unsigned kColdRuns = 3;
 /// medians kept), from such a directory in a new cache (disk hits), and
 /// again (memory hits).
 std::unique_ptr<GpuProgram> buildForTiming(const Graph &g, const std::vector<Tensor> &inputs,
-                                           CompileTimes &times, Diagnostics &diags) {
+                                           CompileTimes &times, StageTrace &trace,
+                                           Diagnostics &diags) {
   std::vector<std::vector<int64_t>> shapes;
   for (const Tensor &t : inputs)
     shapes.push_back(t.shape);
   if (gpu::openDevice())
     times.firstUseMs = warmUp();
+  bool first = true; // the first (cold) build is the one traced
   auto build = [&](KernelCache &cache) {
-    std::unique_ptr<GpuProgram> p =
-        GpuProgram::build(g, shapes, GpuBuildOptions{"", &cache, true, backend}, diags);
+    GpuBuildOptions opts{"", &cache, true, backend, first ? &trace : nullptr};
+    first = false;
+    std::unique_ptr<GpuProgram> p = GpuProgram::build(g, shapes, opts, diags);
     if (p) {
       times.perKernel.emplace_back();
       for (const GpuKernelReport &k : p->kernels())
@@ -324,11 +328,16 @@ int runBench() {
     if (!randomInputWithDims(*original.input(i), dims, 1000003 + i, memory, inputs[i], diags))
       return reportAndExit(diags, kExitUserError);
   Diagnostics passDiags; // the passes' notes are not for this tool
-  if (!optimizeModule(*module, precision, passDiags, layout))
+  StageTrace trace = stageFlags.trace();
+  if (!trace.checkNames(diags))
+    return reportAndExit(diags, kExitUsage);
+  if (!prepareModule(*module, precision, passDiags, layout, &trace))
     return reportAndExit(passDiags, kExitUserError);
   CompileTimes times;
   Timings t;
-  std::unique_ptr<GpuProgram> p = buildForTiming(*module->graphs.front(), inputs, times, diags);
+  std::unique_ptr<GpuProgram> p =
+      buildForTiming(*module->graphs.front(), inputs, times, trace, diags);
+  trace.printTimes();
   if (!p || !measure(*p, inputs, t, diags))
     return reportAndExit(diags, kExitUserError);
   printTable(*p, times, t);

@@ -13,9 +13,8 @@
 #include "codegen/kir/Kir.h"
 #include "ir/Dot.h"
 #include "ir/Kernel.h"
-#include "ir/Specialize.h"
+#include "runtime/CompilePipeline.h"
 #include "runtime/GpuArtifact.h"
-#include "runtime/Lowering.h"
 #include "runtime/Nvrtc.h"
 #include "tools/ToolSupport.h"
 #include "tools/fusec/Commands.h"
@@ -71,6 +70,8 @@ cl::opt<PrecisionChoice, false, ChoiceParser<PrecisionChoice>>
 static cl::opt<LayoutChoice, false, ChoiceParser<LayoutChoice>>
     layout("layout", cl::desc("Layout for conv/pool chains"), cl::init(LayoutChoice::Auto),
            layoutValues(), cl::sub(compileCommand), cl::cat(toolCategory));
+
+StageFlags stageFlags(compileCommand, toolCategory);
 
 cl::opt<bool> noFallback("no-fallback",
                          cl::desc("Report a template's refusal of a kernel as an error instead "
@@ -160,16 +161,15 @@ void noteDeferred(const Op &op, const Diagnostics &why, Diagnostics &diags) {
 /// runtime's lowering (kernels a template refuses run op by op, noted);
 /// otherwise each op whose emitter needs static shapes is noted.
 bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
-                   std::vector<GeneratedKernel> &kernels, Diagnostics &diags) {
+                   std::vector<GeneratedKernel> &kernels, StageTrace &trace, Diagnostics &diags) {
   if (auto shapes = inputShapes(g, dims)) {
-    DimBindings bindings;
-    std::unique_ptr<Graph> specialized = specializeShapes(g, *shapes, bindings, diags);
-    LoweredGraph lowered;
-    if (!specialized || !lowerForGpu(*specialized, lowered, names, diags, !noFallback, backendKind()))
+    std::optional<LoweredProgram> program =
+        lowerProgram(g, *shapes, names, !noFallback, backendKind(), &trace, diags);
+    if (!program)
       return false;
-    for (const Diagnostic &note : lowered.fallbacks)
+    for (const Diagnostic &note : program->steps.fallbacks)
       diags.note(note.loc, note.message);
-    for (LoweredStep &step : lowered.steps)
+    for (LoweredStep &step : program->steps.steps)
       kernels.push_back(std::move(step.kernel));
     return true;
   }
@@ -251,7 +251,8 @@ std::optional<std::string> render(const Module &module, const std::vector<Genera
   return compileToPtx({unit, program, targetName()}, diags);
 }
 
-int writeArtifactFile(const Module &m, const DimBindings &dims, Diagnostics &diags) {
+int writeArtifactFile(const Module &m, const DimBindings &dims, StageTrace &trace,
+                      Diagnostics &diags) {
   const Graph &g = *m.graphs.front();
   std::string unbound;
   std::optional<std::vector<std::vector<int64_t>>> shapes = inputShapes(g, dims, &unbound);
@@ -264,7 +265,8 @@ int writeArtifactFile(const Module &m, const DimBindings &dims, Diagnostics &dia
     diags.error(Loc{}, "an artifact needs -o FILE.fusec (not stdout, not the input)");
     return reportAndExit(diags, kExitUsage);
   }
-  std::optional<Artifact> a = compileArtifact(g, *shapes, targetName(), diags);
+  std::optional<Artifact> a = compileArtifact(g, *shapes, targetName(), diags, &trace);
+  trace.printTimes();
   if (!a || !writeArtifact(output, *a, diags))
     return reportAndExit(diags, kExitUserError);
   return reportAndExit(diags, kExitOk);
@@ -281,16 +283,19 @@ int runCompile() {
     diags.error(Loc{}, why);
     return reportAndExit(diags, kExitUsage);
   }
+  StageTrace trace = stageFlags.trace();
+  if (!trace.checkNames(diags))
+    return reportAndExit(diags, kExitUsage);
   std::unique_ptr<Module> module = loadInput(input, diags);
   if (!module)
     return reportAndExit(diags, kExitUserError);
   Diagnostics passDiags; // notes of the passes (memory plan, ...) are not this tool's
-  if (!genericOnly && !optimizeModule(*module, precision, passDiags, layout)) {
+  if (!genericOnly && !prepareModule(*module, precision, passDiags, layout, &trace)) {
     diags.append(passDiags);
     return reportAndExit(diags, kExitUserError);
   }
   if (emitKind() == Emit::Artifact)
-    return writeArtifactFile(*module, dims, diags);
+    return writeArtifactFile(*module, dims, trace, diags);
   if (emitKind() == Emit::Dot) {
     auto dot = [&](std::ostream &os) {
       for (const auto &g : module->graphs)
@@ -303,8 +308,14 @@ int runCompile() {
   bool ok = true;
   for (const auto &g : module->graphs)
     ok &= genericOnly ? generateGeneric(*g, names, kernels, diags)
-                      : generateGraph(*g, dims, names, kernels, diags);
-  std::optional<std::string> text = ok ? render(*module, kernels, diags) : std::nullopt;
+                      : generateGraph(*g, dims, names, kernels, trace, diags);
+  std::optional<std::string> text;
+  if (ok) // --emit=ptx compiles the whole program at once: the compile stage
+    trace.stage(Stage::Compile, [&] {
+      text = render(*module, kernels, diags);
+      return text.has_value();
+    });
+  trace.printTimes();
   if (!text || !writeTextOutput(
                    output, [&](std::ostream &os) { os << *text; }, diags))
     return reportAndExit(diags, kExitUserError);

@@ -45,6 +45,7 @@ static cl::list<std::string> dimValues("dim", cl::desc("Size of a symbolic dim o
                                        cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
                               cl::sub(runCommand), cl::cat(toolCategory));
+static StageFlags stageFlags(runCommand, toolCategory);
 static cl::opt<bool> printValues("print-values", cl::desc("Print the output elements"),
                                  cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<unsigned> maxValues("max-values", cl::desc("Elements printed per output"),
@@ -270,7 +271,8 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
   m.graphs.push_back(g.clone());
   auto start = std::chrono::steady_clock::now();
   Diagnostics passDiags; // the passes' notes (memory plan, ...) are not for this tool
-  if (!artifact && !optimizeModule(m, precision, passDiags, layout)) {
+  StageTrace trace = stageFlags.trace();
+  if (!artifact && !prepareModule(m, precision, passDiags, layout, &trace)) {
     diags.append(passDiags);
     return false;
   }
@@ -281,7 +283,9 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
   opts.backend = backend;
   if (artifact)
     opts = {artifact->target, artifact->cache.get(), true, Backend::Nvrtc};
+  opts.trace = &trace;
   std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, opts, diags);
+  trace.printTimes();
   if (!p)
     return false;
   for (const Diagnostic &note : p->fallbacks())
@@ -320,7 +324,7 @@ Device chooseDevice(Diagnostics &diags) {
 int runRun() {
   Diagnostics diags;
   InputFlags flags;
-  if (!parseInputFlags(flags, diags))
+  if (!parseInputFlags(flags, diags) || !stageFlags.trace().checkNames(diags))
     return reportAndExit(diags, kExitUsage);
   Device where = chooseDevice(diags);
   if (check && where == Device::Cpu) {
