@@ -67,6 +67,12 @@ std::string_view indexOperator(kir::IndexOp op) {
     return " % ";
   case kir::IndexOp::Lt:
     return " < ";
+  case kir::IndexOp::And:
+    return " & ";
+  case kir::IndexOp::Xor:
+    return " ^ ";
+  case kir::IndexOp::Shr:
+    return " >> ";
   }
   FUSEC_ASSERT(false, "unknown index op");
 }
@@ -101,7 +107,14 @@ private:
   std::string declare(const Inst &i) {
     return "const " + cType(k.typeOf(i.result)) + " " + names[i.result] + " = " + expr(i) + ";";
   }
-  std::string address(const Inst &i) { return ref(i.operands[0]) + " + " + ref(i.operands[1]); }
+  std::string address(const Inst &i, size_t at = 0) {
+    return ref(i.operands[at]) + " + " + ref(i.operands[at + 1]);
+  }
+  /// The 32-bit shared-window address of operand `at` + operand `at + 1`.
+  std::string sharedAddress(const Inst &i, size_t at = 0) {
+    return "fusec_smem_u32(" + address(i, at) + ")";
+  }
+  std::string async(const Inst &i);
   std::string table(const kir::Table &t) const;
   std::string param(const kir::Param &p) const;
 
@@ -126,7 +139,7 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Param:
     return k.params[i.imm].name;
   case Opcode::Const:
-    return std::to_string(i.imm) + "LL";
+    return std::to_string(i.imm) + (k.typeOf(i.result).elem == DType::I64 ? "LL" : "");
   case Opcode::Literal:
     return codegen::constantLiteral(i.dense, 0);
   case Opcode::Special:
@@ -156,14 +169,40 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Shuffle:
     return std::string(shuffleFunction(i.shuffle)) + "(0xffffffffu, " + ref(i.operands[0]) +
            ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
+  case Opcode::Matrix: {
+    if (i.matrix == kir::MatrixOp::LoadX4)
+      return std::string(i.imm ? "fusec_ldmatrix_x4_trans(" : "fusec_ldmatrix_x4(") +
+             sharedAddress(i) + ")";
+    return "fusec_mma_m16n8k16_" + std::string(dtypeName(i.dtype)) + "(" + ref(i.operands[0]) +
+           ", " + ref(i.operands[1]) + ", " + ref(i.operands[2]) + ")";
+  }
+  case Opcode::Pack:
+    return "fusec_pack_" + std::string(dtypeName(i.dtype)) + "x2(" + ref(i.operands[0]) + ", " +
+           ref(i.operands[1]) + ")";
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:
   case Opcode::If:
   case Opcode::Barrier:
+  case Opcode::DynamicShared:
+  case Opcode::Async:
     break;
   }
   FUSEC_ASSERT(false, "not an expression");
+}
+
+std::string Renderer::async(const Inst &i) {
+  switch (i.async) {
+  case kir::AsyncOp::Copy:
+    return "fusec_cp_async16(" + sharedAddress(i) + ", " + address(i, 2) + ", " +
+           ref(i.operands[4]) + ");";
+  case kir::AsyncOp::Commit:
+    return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
+  case kir::AsyncOp::Wait:
+    return "asm volatile(\"cp.async.wait_group " + std::to_string(i.imm) +
+           ";\" ::: \"memory\");";
+  }
+  FUSEC_ASSERT(false, "unknown async op");
 }
 
 std::string Renderer::statement(const kir::Block &b, size_t at, const std::string &indent) {
@@ -194,6 +233,13 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   }
   case Opcode::Barrier:
     return "__syncthreads();";
+  case Opcode::Async:
+    return async(i);
+  case Opcode::DynamicShared:
+    // Named for the kernel too: every extern __shared__ array of a module
+    // with one name must have one type.
+    exprs[i.result] = k.name + "_" + names[i.result];
+    return "extern __shared__ __align__(128) " + cType(i.dtype) + " " + exprs[i.result] + "[];";
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
     return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
@@ -204,7 +250,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
     exprs[i.result] = n;
     if (i.imm != 0)
       os << indent << "#pragma unroll" << (i.imm > 0 ? " " + std::to_string(i.imm) : "") << "\n";
-    os << indent << "for (long long " << n << " = " << ref(i.operands[0]) << "; " << n << " < "
+    os << indent << "for (" << cType(k.typeOf(i.result)) << " " << n << " = " << ref(i.operands[0]) << "; " << n << " < "
        << ref(i.operands[1]) << "; " << n << " += " << ref(i.operands[2]) << ") {\n";
     block(i.regions[0], indent + "  ");
     return "}";
@@ -222,6 +268,8 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Math:
   case Opcode::Widen:
   case Opcode::Shuffle:
+  case Opcode::Matrix:
+  case Opcode::Pack:
     break;
   }
   std::string line = declare(i);

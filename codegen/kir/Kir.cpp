@@ -72,6 +72,25 @@ ValueId Builder::index(int64_t v) {
   return r;
 }
 
+ValueId Builder::constant(DType t, int64_t v) {
+  if (t == DType::I64)
+    return index(v);
+  std::string key = "const " + std::string(dtypeName(t)) + " " + std::to_string(v);
+  if (ValueId known = reuse(key); known != kNoValue)
+    return known;
+  ValueId r = scopes.back().known[key] = define(Type::scalar(t), "");
+  constants[r] = v;
+  append({.op = Opcode::Const, .result = r, .imm = v});
+  return r;
+}
+
+ValueId Builder::convert(DType t, ValueId v, const std::string &name) {
+  DType from = k.typeOf(v).elem;
+  if (from == t)
+    return v;
+  return math(MathOp{OpKind::Cast, from, t}, {v}, name);
+}
+
 ValueId Builder::literal(const DenseData &splat, const std::string &name) {
   ValueId r = define(Type::scalar(computeType(splat.dtype)), name);
   append({.op = Opcode::Literal, .result = r, .dense = splat});
@@ -150,6 +169,44 @@ ValueId Builder::tableAddress(unsigned table) {
   const Table &t = k.tables[table];
   ValueId r = define(Type::pointer(computeType(t.data.dtype), Space::Global), t.name);
   append({.op = Opcode::Table, .result = r, .imm = table});
+  return r;
+}
+
+ValueId Builder::dynamicShared(DType t, const std::string &name) {
+  ValueId r = define(Type::pointer(t, Space::Shared), name);
+  append({.op = Opcode::DynamicShared, .result = r, .dtype = t});
+  return r;
+}
+
+void Builder::copyAsync(ValueId dst, ValueId dstIndex, ValueId src, ValueId srcIndex,
+                        ValueId valid) {
+  append({.op = Opcode::Async, .operands = {dst, dstIndex, src, srcIndex, valid}, .imm = 16,
+          .async = AsyncOp::Copy});
+}
+
+void Builder::commitAsync() { append({.op = Opcode::Async, .async = AsyncOp::Commit}); }
+
+void Builder::waitAsync(unsigned pending) {
+  append({.op = Opcode::Async, .imm = pending, .async = AsyncOp::Wait});
+}
+
+ValueId Builder::loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name) {
+  ValueId r = define(Type::vector(DType::I32, 4), name);
+  append({.op = Opcode::Matrix, .result = r, .operands = {ptr, index}, .imm = transposed,
+          .matrix = MatrixOp::LoadX4});
+  return r;
+}
+
+ValueId Builder::mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name) {
+  ValueId r = define(Type::vector(DType::F32, 4), name);
+  append({.op = Opcode::Matrix, .result = r, .operands = {a, b, c}, .dtype = t,
+          .matrix = MatrixOp::MmaM16N8K16});
+  return r;
+}
+
+ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) {
+  ValueId r = define(Type::scalar(DType::I32), name);
+  append({.op = Opcode::Pack, .result = r, .operands = {lo, hi}, .dtype = t});
   return r;
 }
 

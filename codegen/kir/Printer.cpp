@@ -68,6 +68,12 @@ std::string_view indexOpName(IndexOp op) {
     return "rem";
   case IndexOp::Lt:
     return "lt";
+  case IndexOp::And:
+    return "and";
+  case IndexOp::Xor:
+    return "xor";
+  case IndexOp::Shr:
+    return "shr";
   }
   return "?";
 }
@@ -155,6 +161,28 @@ std::string Printer::inst(const Inst &i, const std::string &indent) {
   case Opcode::Shuffle:
     return lhs + "shuffle." + std::string(shuffleName(i.shuffle)) + " " + refs(i.operands) +
            " width " + std::to_string(i.imm) + type;
+  case Opcode::DynamicShared:
+    return lhs + "dynamic_shared " + std::string(dtypeName(i.dtype)) + type;
+  case Opcode::Async:
+    switch (i.async) {
+    case AsyncOp::Copy:
+      return "cp.async " + ref(i.operands[0]) + "[" + ref(i.operands[1]) + "], " +
+             ref(i.operands[2]) + "[" + ref(i.operands[3]) + "], " + std::to_string(i.imm) +
+             " bytes if " + ref(i.operands[4]);
+    case AsyncOp::Commit:
+      return "cp.async.commit_group";
+    case AsyncOp::Wait:
+      return "cp.async.wait_group " + std::to_string(i.imm);
+    }
+    return "?";
+  case Opcode::Matrix:
+    if (i.matrix == MatrixOp::LoadX4)
+      return lhs + "ldmatrix.x4" + (i.imm ? ".trans " : " ") + ref(i.operands[0]) + "[" +
+             ref(i.operands[1]) + "]" + type;
+    return lhs + "mma.m16n8k16." + std::string(dtypeName(i.dtype)) + " " + refs(i.operands) +
+           type;
+  case Opcode::Pack:
+    return lhs + "pack." + std::string(dtypeName(i.dtype)) + "x2 " + refs(i.operands) + type;
   case Opcode::If:
     os << indent << "if " << ref(i.operands[0]) << " {\n";
     block(i.regions[0], indent + "  ");
