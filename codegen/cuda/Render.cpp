@@ -105,14 +105,22 @@ private:
   std::string expr(const Inst &i);
   const std::string &ref(ValueId v) const { return exprs.at(v); }
   std::string declare(const Inst &i) {
-    return "const " + cType(k.typeOf(i.result)) + " " + names[i.result] + " = " + expr(i) + ";";
+    const kir::Type &t = k.typeOf(i.result);
+    // A pointer value (a select between parameters) is only read through.
+    std::string type = t.isPointer() ? cType(t.elem) + " *const" : cType(t);
+    return "const " + type + " " + names[i.result] + " = " + expr(i) + ";";
   }
   std::string address(const Inst &i, size_t at = 0) {
     return ref(i.operands[at]) + " + " + ref(i.operands[at + 1]);
   }
-  /// The 32-bit shared-window address of operand `at` + operand `at + 1`.
+  /// The 32-bit shared-window address of operand `at` + operand `at + 1`:
+  /// the array's address (loop-invariant) plus 32-bit byte offsets, not a
+  /// 64-bit generic pointer converted per access.
   std::string sharedAddress(const Inst &i, size_t at = 0) {
-    return "fusec_smem_u32(" + address(i, at) + ")";
+    unsigned size = dtypeSize(k.typeOf(i.operands[at]).elem);
+    return "(fusec_smem_u32(" + ref(i.operands[at]) + ") + " +
+           (size > 1 ? std::to_string(size) + "u * " : "") + "(unsigned)(" +
+           ref(i.operands[at + 1]) + "))";
   }
   std::string async(const Inst &i);
   std::string table(const kir::Table &t) const;
@@ -176,6 +184,8 @@ std::string Renderer::expr(const Inst &i) {
     return "fusec_mma_m16n8k16_" + std::string(dtypeName(i.dtype)) + "(" + ref(i.operands[0]) +
            ", " + ref(i.operands[1]) + ", " + ref(i.operands[2]) + ")";
   }
+  case Opcode::Select:
+    return ref(i.operands[0]) + " ? " + ref(i.operands[1]) + " : " + ref(i.operands[2]);
   case Opcode::Pack:
     return "fusec_pack_" + std::string(dtypeName(i.dtype)) + "x2(" + ref(i.operands[0]) + ", " +
            ref(i.operands[1]) + ")";
@@ -270,6 +280,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Shuffle:
   case Opcode::Matrix:
   case Opcode::Pack:
+  case Opcode::Select:
     break;
   }
   std::string line = declare(i);

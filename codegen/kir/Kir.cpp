@@ -204,6 +204,12 @@ ValueId Builder::mma(DType t, ValueId a, ValueId b, ValueId c, const std::string
   return r;
 }
 
+ValueId Builder::select(ValueId cond, ValueId a, ValueId b, const std::string &name) {
+  ValueId r = define(k.typeOf(a), name);
+  append({.op = Opcode::Select, .result = r, .operands = {cond, a, b}});
+  return r;
+}
+
 ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) {
   ValueId r = define(Type::scalar(DType::I32), name);
   append({.op = Opcode::Pack, .result = r, .operands = {lo, hi}, .dtype = t});

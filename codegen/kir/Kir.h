@@ -86,6 +86,7 @@ enum class Opcode : uint8_t {
                  ///< the same bytes, 128-byte aligned
   Async,   ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
   Matrix,  ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
+  Select,  ///< operand 1 if predicate operand 0, else operand 2 (any one type)
   Pack,    ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
            ///< packed into one i32 word (cvt.rn.f16x2.f32)
 };
@@ -107,7 +108,8 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 enum class AsyncOp : uint8_t { Copy, Commit, Wait };
 /// Warp-wide fragments of the tensor cores (sm_80), every lane taking part:
 /// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose
-///   rows this lane's shared operand 0 + element index operand 1 names: i32x4;
+///   rows this lane's shared operand 0 + element index operand 1 names (an
+///   i8 array gives byte offsets): i32x4;
 /// - MmaM16N8K16: mma.sync.m16n8k16.row.col, f32x4 operand 2 + the product of
 ///   A (i32x4 operand 0, `dtype` pairs) and B (i32x2 operand 1): f32x4.
 /// Hopper's wgmma is the next member (a shape and descriptors).
@@ -226,6 +228,8 @@ public:
   ValueId loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name = "");
   /// c + a * b on the tensor cores, a and b pairs of `t` (f16 or bf16).
   ValueId mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name = "");
+  /// cond ? a : b.
+  ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,

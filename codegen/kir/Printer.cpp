@@ -181,6 +181,8 @@ std::string Printer::inst(const Inst &i, const std::string &indent) {
              ref(i.operands[1]) + "]" + type;
     return lhs + "mma.m16n8k16." + std::string(dtypeName(i.dtype)) + " " + refs(i.operands) +
            type;
+  case Opcode::Select:
+    return lhs + "select " + refs(i.operands) + type;
   case Opcode::Pack:
     return lhs + "pack." + std::string(dtypeName(i.dtype)) + "x2 " + refs(i.operands) + type;
   case Opcode::If:

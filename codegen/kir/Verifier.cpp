@@ -72,6 +72,8 @@ unsigned arity(const Inst &i) {
     return i.matrix == MatrixOp::LoadX4 ? 2 : 3;
   case Opcode::Pack:
     return 2;
+  case Opcode::Select:
+    return 3;
   case Opcode::Widen:
   case Opcode::Narrow:
   case Opcode::If:
@@ -134,6 +136,10 @@ void Verifier::types(const Inst &i) {
   case Opcode::Matrix:
   case Opcode::Pack:
     tensor(i);
+    return;
+  case Opcode::Select:
+    if (!isPredicate(i.operands[0]) || k.typeOf(i.operands[1]) != k.typeOf(i.operands[2]))
+      fail(i, "selects between two values of one type by a predicate");
     return;
   case Opcode::DynamicShared:
     if (k.typeOf(i.result) != Type::pointer(i.dtype, Space::Shared))
@@ -204,9 +210,8 @@ void Verifier::tensor(const Inst &i) {
       fail(i, "cp.async.wait_group waits for 0 to 7 groups");
     return;
   case Opcode::Matrix:
-    if (i.matrix == MatrixOp::LoadX4 &&
-        (!pointer(0, Space::Shared) || dtypeSize(k.typeOf(i.operands[0]).elem) != 2))
-      fail(i, "ldmatrix reads 16-bit elements at a shared address");
+    if (i.matrix == MatrixOp::LoadX4 && !pointer(0, Space::Shared))
+      fail(i, "ldmatrix reads at a shared address");
     if (i.matrix == MatrixOp::MmaM16N8K16 &&
         (!is(0, Type::vector(DType::I32, 4)) || !is(1, Type::vector(DType::I32, 2)) ||
          !is(2, Type::vector(DType::F32, 4)) || !pairOf(i.dtype)))

@@ -347,6 +347,8 @@ void Renderer::inst(const Inst &i) {
     return set(i, matrix(i));
   case Opcode::Pack:
     return set(i, pack(i));
+  case Opcode::Select:
+    return set(i, b.CreateSelect(get(i.operands[0]), get(i.operands[1]), get(i.operands[2])));
   }
 }
 
