@@ -1,7 +1,6 @@
-// Internal to the gemm template (codegen/Gemm*.cpp): what the analysis of a
-// gemm kernel's body finds (GemmAnalysis.cpp, GemmShapes.cpp) and what the
-// kernel writers (GemmTensorCore.cpp, GemmSimt.cpp) and the epilogue writer
-// (GemmEpilogue.cpp) read. A body is: cast prologues on the operands, one or
+// Internal to the gemm template: what the analysis of a gemm kernel's body
+// finds (GemmAnalysis.cpp, GemmShapes.cpp) and the tiles (GemmTiles.cpp),
+// all that the kir builder (templates/Gemm.cpp) reads. A body is: cast prologues on the operands, one or
 // more matmul/linear "anchors" sharing their A operand (one chain each), and
 // per chain the pointwise epilogue ops over its result. Every extent is a
 // number, or the product of one and the parameters carrying named dims.

@@ -319,7 +319,8 @@ std::string Renderer::run() {
     os << "// " << line << "\n";
   os << "extern \"C\" __global__ void ";
   if (k.maxThreads)
-    os << "__launch_bounds__(" << k.maxThreads << ") ";
+    os << "__launch_bounds__(" << k.maxThreads
+       << (k.minBlocks ? ", " + std::to_string(k.minBlocks) : "") << ") ";
   os << k.name << "(";
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ",\n    " : "\n    ") << param(k.params[p]);

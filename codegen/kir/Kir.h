@@ -174,6 +174,7 @@ struct Kernel {
   std::vector<ValueInfo> values;
   Block body;
   unsigned maxThreads = 0; ///< threads a block at most (launch bounds); 0: unsaid
+  unsigned minBlocks = 0;  ///< blocks an SM must hold at once (launch bounds); 0: unsaid
 
   const Type &typeOf(ValueId v) const { return values[v].type; }
 };

@@ -362,7 +362,7 @@ void Renderer::run() {
     tables.push_back(codegen::emitConstantTable(m, t.data, t.name));
   fn = declare();
   if (k.maxThreads)
-    codegen::setLaunchBounds(*fn, k.maxThreads, 0);
+    codegen::setLaunchBounds(*fn, k.maxThreads, k.minBlocks);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();

@@ -1018,6 +1018,9 @@ KirKernel GemmBuilder::run() {
   std::string schedule = plan.tensorCores ? tensorCoreSchedule(plan) : simtSchedule(plan);
   k.comment = comment(schedule);
   k.maxThreads = unsigned(t.threads());
+  // One block an SM: ptxas may use every register (the 64x64 warp tiles
+  // need ~240) rather than cap them for occupancy and spill.
+  k.minBlocks = plan.tensorCores ? 1 : 0;
   declareParams();
   declareTables();
   int sharedBytes;

@@ -174,10 +174,10 @@ TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
   std::string cuda = cuda::render(k);
   for (const char *line :
        {"extern __shared__ __align__(128) fusec_bf16 mma1_tile[];",
-        "fusec_cp_async16(fusec_smem_u32(mma1_tile + swizzled), in + first, ",
+        "fusec_cp_async16((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(swizzled)), in + first, ",
         "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");",
         "asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");",
-        "const fusec_v16 a = fusec_ldmatrix_x4(fusec_smem_u32(mma1_tile + chunk));",
+        "const fusec_v16 a = fusec_ldmatrix_x4((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(chunk)));",
         "fusec_ldmatrix_x4_trans(", "const fusec_v16 d = fusec_mma_m16n8k16_bf16(a, b_pair, c);",
         "const int packed = fusec_pack_bf16x2(d0, d1);"})
     EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
