@@ -1,69 +1,36 @@
 // The gemm template's kir builder: the tensor-core kernel (f16/bf16
 // operands, f32 accumulators) and the SIMT kernel (f32/f64), from the plan
-// of GemmAnalysis.cpp, GemmShapes.cpp and GemmTiles.cpp.
+// of GemmAnalysis.cpp, GemmShapes.cpp and GemmTiles.cpp. docs/codegen-gemm.md
+// describes both kernels, their tiles and what was measured.
 //
-// Both kernels walk the same tile space. Tiles are numbered chain fastest
-// (the anchors of a grouped gemm compute the same output tile one after
-// another, so their common A tile is read from L2), then by batch, then
-// within one product in groups of `groupM` tile rows walked column by
-// column: the tiles in flight at once share few rows of A and columns of B,
-// which stay in L2. A block takes tiles blockIdx.x, blockIdx.x + gridDim.x,
-// ..., so any grid is correct (the static launch has one tile per block).
-// Tile coordinates and shared-memory offsets are i32 (fewer registers);
-// global element indices are i64.
+// Tiles are numbered chain fastest (a grouped gemm's anchors compute the
+// same output tile one after another, so their common A tile is read from
+// L2), then by batch, then in groups of `groupM` tile rows walked column by
+// column (L2 reuse). A block takes tiles blockIdx.x, + gridDim.x, ..., so
+// any grid is correct. Tile coordinates and shared-memory offsets are i32
+// (fewer registers); global element indices are i64.
 //
-// Tensor cores. A block computes a bm x bn output tile with warpsM x warpsN
-// warps, each owning a (bm/warpsM) x (bn/warpsN) warp tile of m16n8
-// accumulators (a local array the unrolled loops keep in registers). K goes
-// by bk-wide steps through a `stages`-deep ring of shared-memory stages: the
-// tiles of steps kt+1 .. kt+stages-1 are in flight (cp.async groups, or
-// registers) while step kt is multiplied; one barrier per step guards the
-// ring. Per k16 slice a warp loads its A fragments with ldmatrix.x4 (.trans
-// when A is stored K x M) and its B fragments two n8 tiles per ldmatrix.x4
-// (.trans when B is stored K x N), then issues mma.sync m16n8k16 for every
-// (m16, n8) pair. Tails of M, N and K read zeros (zero-filled copies,
-// guarded loads) and the epilogue stores only the elements inside the
-// result. The accumulators then go through shared memory (reusing the
-// stages) to the epilogue. Not done here: wgmma/TMA (sm_90a), split-K, a
-// persistent grid.
+// Tensor cores: warpsM x warpsN warps, each owning m16n8 accumulators in a
+// local array (registers once the loops unroll); K goes through a ring of
+// `stages` byte-addressed shared-memory stages, one barrier a step, the
+// copies of the next stages in flight (cp.async groups, or registers)
+// while a step's ldmatrix + mma.sync run. An operand tile is `rows` rows
+// of `chunks` 16-byte chunks, laid out as the operand is in memory and
+// XOR-swizzled (chunk c of row r at c ^ s(r)) so that ldmatrix phases and
+// the copies are free of bank conflicts. Thread tid stages chunk tid %
+// chunks of rows tid / chunks + j * step: one source index and one bound
+// per tile. cp.async for f16/bf16 operands read as is in whole chunks;
+// registers otherwise (a cast prologue, or rows that are not whole chunks:
+// loads issued a step ahead, converted and packed after the next math).
 //
-// Operand tiles. A tile is `rows` rows of `chunks` 16-byte chunks (8
-// elements), laid out as the operand is in memory (its contiguous dim along
-// the chunks) and XOR-swizzled: chunk c of row r lives at chunk c ^ s(r),
-// where s permutes each group of 8 (or 4, or 2) rows, so that the 8 rows an
-// ldmatrix phase reads at one chunk column, and the chunks a warp's copies
-// write, fall in distinct bank groups. Thread tid stages chunk tid % chunks
-// of rows tid / chunks + j * step (step = threads / chunks), so per tile it
-// needs one source index and one bound: a K-major operand's tile moves along
-// its rows' contiguous dim (the bound is how many rows are left), an
-// M/N-major one down its rows (the bound is whether its column is inside).
-// Two ways in:
-// - cp.async (Matrix::async): an f16/bf16 operand read as is whose rows are
-//   whole chunks: 16-byte asynchronous copies, zero-filled past the edges.
-// - registers: a cast prologue (an f32 weight cast to bf16 while loading)
-//   or rows that are not whole chunks. The loads of a future tile are issued
-//   into registers before the current tile's math; after it they are
-//   converted (the prologue casts), packed and stored into shared memory,
-//   so the loads' latency hides behind the math. 16-byte loads when the
-//   rows are whole chunks, else element by element, each checked against
-//   the row's end.
+// SIMT: each thread owns tm x tn outputs strided by the thread grid; per
+// K step A and B are staged, converted to the accumulator type, in padded
+// shared arrays; no pipelining.
 //
-// SIMT. A block of (bm/tm) x (bn/tn) threads computes a bm x bn tile; each
-// thread owns tm x tn outputs strided by the thread grid, so that a warp's
-// shared-memory reads are conflict-free broadcasts and consecutive
-// addresses. Per bk-wide K step the block stages A and B in shared memory
-// as bk x (bm+1) and bk x (bn+1) arrays of the accumulator type, converted
-// through the prologue casts and zero outside the operands, each load
-// coalesced along the operand's contiguous dim. No pipelining: f32 GEMM
-// without tensor cores is not the fast path.
-//
-// Epilogue (both). The accumulator tile in shared memory is walked four
-// adjacent columns a thread (coalesced reads of epilogue inputs); per
-// element the chain's value is rounded to the anchor's dtype (after adding
-// linear's bias) as the reference stores it, its pointwise ops run in
-// registers (inputs broadcast to the result; constants are literals or
-// tables), and the four results are stored at once (8 bytes of f16/bf16,
-// 16 of f32) when N % 4 == 0, else element by element.
+// Epilogue (both): the accumulators go through shared memory; four
+// adjacent columns a thread, each element rounded to the anchor's dtype
+// (after linear's bias), the chain's pointwise ops in registers, the four
+// results stored at once when N % 4 == 0.
 #include "codegen/templates/Gemm.h"
 
 #include "codegen/GemmPlan.h"
@@ -129,10 +96,9 @@ private:
   ValueId op(IndexOp o, ValueId x, ValueId y, const std::string &name = "") {
     return b.arith(o, x, y, name);
   }
-  ValueId predicate(bool v);
+  ValueId always();
   ValueId both(ValueId p, ValueId q) { return p == kir::kNoValue ? q : op(IndexOp::And, p, q); }
   ValueId extent(const Extent &e);
-  ValueId product(const std::vector<Extent> &extents);
   void tileSpace();
   void forEachTile(const std::function<void(const TileAt &)> &body);
   TileAt decodeTile(ValueId tile);
@@ -222,8 +188,8 @@ void GemmBuilder::declareTables() {
                             o->getDense("value"));
 }
 
-ValueId GemmBuilder::predicate(bool v) {
-  return b.literal(DenseData::makeSplat(DType::Bool, {}, {uint8_t(v)}), "");
+ValueId GemmBuilder::always() {
+  return b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), "");
 }
 
 ValueId GemmBuilder::extent(const Extent &e) {
@@ -233,13 +199,6 @@ ValueId GemmBuilder::extent(const Extent &e) {
   if (v == kir::kNoValue)
     return i64(e.factor);
   return e.factor == 1 ? v : b.mul(v, i64(e.factor));
-}
-
-ValueId GemmBuilder::product(const std::vector<Extent> &extents) {
-  Extent all;
-  for (const Extent &e : extents)
-    all = all * e;
-  return extent(all);
 }
 
 void GemmBuilder::tileSpace() {
@@ -365,8 +324,10 @@ ValueId GemmBuilder::operandIndex(const std::vector<int64_t> &sizes, size_t rank
   for (size_t a = 0; !all && !none && a + 1 < r; ++a) {
     if (!moves(a))
       continue;
-    std::vector<Extent> inner(dims.begin() + long(a) + 1, dims.end() - 1);
-    ValueId coord = inner.empty() ? row : op(IndexOp::Div, row, product(inner));
+    Extent inner;
+    for (size_t d = a + 1; d + 1 < r; ++d)
+      inner = inner * dims[d];
+    ValueId coord = a + 2 == r ? row : op(IndexOp::Div, row, extent(inner));
     if (a > 0)
       coord = op(IndexOp::Rem, coord, extent(dims[a]));
     terms.push_back(scaled(coord, stride[a]));
@@ -683,7 +644,7 @@ void GemmBuilder::issueLoads(ValueId stage, ValueId kt) {
       ValueId ok = inside(*l, j, kt32);
       ValueId src = sourceIndex(*l, j, kt);
       ValueId dst = destination(*l, stage, j);
-      b.copyAsync(smem, dst, l->ptr, src, ok == kir::kNoValue ? predicate(true) : ok);
+      b.copyAsync(smem, dst, l->ptr, src, ok == kir::kNoValue ? always() : ok);
     });
   }
 }
