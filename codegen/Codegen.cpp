@@ -1,15 +1,15 @@
 // Dispatch from an op to the builder of its kernel template. A template on
-// kir (pointwise, and the generic kernels of the elementwise and movement
-// ops, so far) builds its kernel once; the kernel is verified and the chosen
+// kir (pointwise, gemm, and the generic kernels of the elementwise and
+// movement ops, so far) builds its kernel once; the kernel is verified and the chosen
 // back end renders it (codegen/cuda/, codegen/llvm/). The other templates
 // still have an emitter per back end.
 #include "codegen/Codegen.h"
 
-#include "codegen/Gemm.h"
 #include "codegen/LlvmCodegen.h"
 #include "codegen/RowReduction.h"
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
+#include "codegen/templates/Gemm.h"
 #include "codegen/templates/Generic.h"
 #include "codegen/templates/Pointwise.h"
 #include "ir/Assert.h"
@@ -41,8 +41,10 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
                               "' has no code generator yet");
     return std::nullopt;
   }
-  if (kind == KernelTemplate::Pointwise) {
-    std::optional<codegen::KirKernel> k = codegen::buildPointwise(op, entry, diags);
+  if (kind == KernelTemplate::Pointwise || kind == KernelTemplate::Gemm) {
+    std::optional<codegen::KirKernel> k = kind == KernelTemplate::Gemm
+                                              ? codegen::buildGemm(op, entry, diags)
+                                              : codegen::buildPointwise(op, entry, diags);
     return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
   }
   if (!isKernel) {
@@ -54,13 +56,12 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
   switch (*kind) {
   case KernelTemplate::RowReduction:
     return emitRowReductionKernel(op, entry, diags);
-  case KernelTemplate::Gemm:
-    return emitGemmKernel(op, entry, diags);
   case KernelTemplate::Pointwise:
+  case KernelTemplate::Gemm:
   case KernelTemplate::Attention:
     break;
   }
-  FUSEC_ASSERT(false, "pointwise and attention kernels are taken above");
+  FUSEC_ASSERT(false, "pointwise, gemm and attention kernels are taken above");
 }
 
 } // namespace

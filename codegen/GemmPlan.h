@@ -1,10 +1,9 @@
-// Internal to the gemm template (codegen/Gemm*.cpp): what the analysis of a
-// gemm kernel's body finds (GemmAnalysis.cpp, GemmShapes.cpp) and what the
-// kernel writers (GemmTensorCore.cpp, GemmSimt.cpp) and the epilogue writer
-// (GemmEpilogue.cpp) read. A body is: cast prologues on the operands, one or
+// Internal to the gemm template: what the analysis of a gemm kernel's body
+// finds (GemmAnalysis.cpp, GemmShapes.cpp) and the tiles (GemmTiles.cpp),
+// all that the kir builder (templates/Gemm.cpp) reads. A body is: cast prologues on the operands, one or
 // more matmul/linear "anchors" sharing their A operand (one chain each), and
-// per chain the pointwise epilogue ops over its result. Every extent is a C
-// expression: a literal, or a `long long` parameter for a named dim.
+// per chain the pointwise epilogue ops over its result. Every extent is a
+// number, or the product of one and the parameters carrying named dims.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -31,16 +30,37 @@ struct Source {
   bool operator==(const Source &o) const = default;
 };
 
+/// A size: `factor` times the named dims that kernel arguments `dims`
+/// (indices into Plan::args, each a KernelArg::Dim) carry; static when
+/// there are none.
+struct Extent {
+  int64_t factor = 1;
+  std::vector<unsigned> dims;
+
+  bool isStatic() const { return dims.empty(); }
+  Extent operator*(const Extent &o) const {
+    Extent e{factor * o.factor, dims};
+    e.dims.insert(e.dims.end(), o.dims.begin(), o.dims.end());
+    return e;
+  }
+};
+
+/// One term of a matrix's offset for batch z: (z / outer % size) * stride
+/// elements (size 0: no modulo).
+struct BatchTerm {
+  int64_t outer = 1, size = 0, stride = 0;
+};
+
 /// A matrix operand as laid out in memory, per batch: `outer` rows of
 /// `inner` contiguous elements. A is M x K (kMajor) or K x M; B is N x K
 /// (kMajor: transposed, or linear's weight) or K x N.
 struct Matrix {
   std::vector<Source> sources; ///< one per chain (A: the same for every chain)
   bool kMajor = true;
-  std::string outer;       ///< C expression
-  int64_t inner = 0;       ///< always static
-  std::string batchOffset; ///< elements to the matrix of batch `z`, "0" when none
-  bool async = false;      ///< tensor cores, copied by cp.async (no cast, inner % 8 == 0)
+  Extent outer;
+  int64_t inner = 0;                  ///< always static
+  std::vector<BatchTerm> batchOffset; ///< elements to the matrix of batch `z`; none: 0
+  bool async = false; ///< tensor cores, copied by cp.async (no cast, inner % 8 == 0)
 };
 
 /// One matmul/linear and the epilogue over its result.
@@ -73,21 +93,19 @@ struct Plan {
   DType acc = DType::F32;     ///< F32 or F64
   bool tensorCores = false;   ///< f16/bf16 operands: mma.sync; else SIMT in `acc`
   std::set<const Op *> prologue;
-  std::vector<std::string> dims; ///< the result shape, C expressions
-  std::string rows;              ///< all rows of the result (batches x m)
-  std::string m;                 ///< rows of one product
-  std::string batches;           ///< products ("1LL" when the batch folds into m)
+  std::vector<Extent> dims; ///< the result shape
+  Extent m;                 ///< rows of one product
+  int64_t batches = 1;      ///< products (1 when the batch folds into m)
   int64_t n = 0, k = 0;
   bool staticShapes = true;
   TileConfig tile;
-  std::vector<std::string> params;  ///< the signature, in order
-  std::vector<std::string> inputs;  ///< C name of each kernel operand
-  std::vector<std::string> outputs; ///< C name of each kernel result
-  std::vector<KernelArg> args;
+  std::vector<std::string> inputs;  ///< the parameter name of each kernel operand
+  std::vector<std::string> outputs; ///< the parameter name of each kernel result
+  std::vector<KernelArg> args;      ///< inputs, outputs, then the named dims
 };
 
 /// analyzeGemm, then the tiles (the kernel's `config` attribute, or the
-/// defaults of Gemm.cpp): everything either back end renders.
+/// defaults of GemmTiles.cpp): everything the builder needs.
 bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
 
 /// Fills `plan` from `kernel`'s body: anchors, sources, chains, shapes,
@@ -99,57 +117,8 @@ bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnos
 /// error at the first anchor (symbolic dims the template cannot take).
 bool analyzeShapes(Plan &plan, Diagnostics &diags);
 
-/// "4096LL": a C literal of an extent.
-std::string lit(int64_t v);
-/// The product of C extents, its literal factors folded into one.
-std::string productOf(const std::vector<std::string> &exprs);
-/// `x`, of computeType(src.stored), converted through the prologue casts;
-/// with `dropLast`, the last cast (to an f16/bf16 the caller rounds to
-/// anyway) is left out when that changes nothing.
-std::string castChain(const Source &src, const std::string &x, bool dropLast = false);
-
-/// The epilogue device functions of every chain.
-std::string epilogueFunctions(const Plan &plan);
-/// A loop (each line starting with `indent`) over the block's bm x bn
-/// output tile, four columns a thread, that reads the accumulators from the
-/// shared array `tileC` (row stride `ldc`) and runs each element's chain
-/// epilogue, storing the results inside the output; needs tid, m0, n0, z,
-/// rowsM, chain.
-std::string epilogueLoop(const Plan &plan, int ldc, const std::string &indent);
-
-/// Statements computing rowsM, tilesM, tilesN and numTiles.
-std::string tilePrelude(const Plan &plan, const std::string &indent);
-/// Statements that decode `tile` (a long long) into chain, z, m0 and n0,
-/// and set pointers `a` and `b` to the batch's matrices.
-std::string tileDecode(const Plan &plan, const std::string &indent);
-/// One block of plan.tile.threads() per tile (at most 2^31 - 1 blocks)
-/// with `sharedBytes` of dynamic shared memory; nullopt for symbolic rows.
-std::optional<LaunchConfig> staticLaunch(const Plan &plan, int sharedBytes);
-/// The C type of the tile loop's index: int when the static tile count
-/// fits one, else long long (symbolic rows or more than 2^31 - 1 tiles).
-std::string tileIndexType(const Plan &plan);
-/// "// fuses: ..." and the shape line of the kernel's leading comment.
-std::string kernelComment(const Plan &plan, const std::string &how);
-
-/// Per-tile declarations of the operand loaders (source pointers, bounds).
-std::string loaderTileSetup(const Plan &plan, const std::string &indent);
-/// Declarations of the registers `ra`, `rb` of operands staged through them.
-std::string loaderRegisters(const Plan &plan, const std::string &indent);
-/// Statements that start loading the tiles of K step `kt` into the
-/// shared-memory stage at address `stage`: cp.async copies, or fetches
-/// into registers.
-std::string loaderIssue(const Plan &plan, const std::string &stage, const std::string &kt,
-                        const std::string &indent);
-/// Statements that move the fetched registers into the stage.
-std::string loaderStage(const Plan &plan, const std::string &stage, const std::string &indent);
-
-/// The tensor-core kernel (f16/bf16 operands), launch set when static.
-std::string tensorCoreKernel(const Plan &plan, std::optional<LaunchConfig> &launch);
-/// The schedule of a tensor-core or SIMT plan in words ("tile 128x128x32, ..."),
-/// for the kernel's comment and its facts.
-std::string tensorCoreSchedule(const Plan &plan);
-std::string simtSchedule(const Plan &plan);
-/// The SIMT kernel (f32/f64 accumulation), launch set when static.
-std::string simtKernel(const Plan &plan, std::optional<LaunchConfig> &launch);
+/// Output tiles of the whole problem for tiles `t` (chains x batches x
+/// tile rows x tile columns), or nullopt for symbolic rows.
+std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t);
 
 } // namespace fusec::codegen::gemm

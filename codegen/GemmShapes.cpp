@@ -8,44 +8,16 @@
 // Otherwise the product runs once per batch index z, each operand's matrix
 // found by its own strides over L (0 where it broadcasts).
 //
-// Symbolic dims: the rows M' may be named dims (each a `long long`
-// parameter, KernelArg::Dim); N, K, and every dim of an unfolded batched
+// Symbolic dims: the rows M' may be named dims (each an i64 parameter,
+// KernelArg::Dim); N, K, and every dim of an unfolded batched
 // product must be static. A `?` is refused: an operand's `?` may be 1 at
 // run time and broadcast, which the kernel's indexing does not know.
 #include "codegen/GemmPlan.h"
 #include "codegen/PointwiseMath.h"
 
+#include <map>
+
 namespace fusec::codegen::gemm {
-
-std::string lit(int64_t v) { return std::to_string(v) + "LL"; }
-
-std::string castChain(const Source &src, const std::string &x, bool dropLast) {
-  size_t n = src.casts.size();
-  if (dropLast && n > 0 && (n >= 2 ? src.casts[n - 2] : src.stored) != DType::F64)
-    --n;
-  std::string e = x;
-  DType from = src.stored;
-  for (size_t i = 0; i < n; ++i) {
-    e = castExpr(from, src.casts[i], e);
-    from = src.casts[i];
-  }
-  return e;
-}
-
-std::string productOf(const std::vector<std::string> &exprs) {
-  int64_t folded = 1;
-  std::string symbolic;
-  for (const std::string &e : exprs) {
-    if (e.size() > 2 && e.compare(e.size() - 2, 2, "LL") == 0 && std::isdigit(e[0])) {
-      folded *= std::stoll(e);
-      continue;
-    }
-    symbolic += (symbolic.empty() ? "" : " * ") + e;
-  }
-  if (symbolic.empty())
-    return lit(folded);
-  return folded == 1 ? symbolic : symbolic + " * " + lit(folded);
-}
 
 namespace {
 
@@ -58,9 +30,9 @@ public:
   bool run();
 
 private:
-  bool declareDims();
+  void declareDims();
   bool checkSymbolic(bool folded) const;
-  std::string batchOffset(const Shape &operand, int64_t matrixElements) const;
+  std::vector<BatchTerm> batchOffset(const Shape &operand, int64_t matrixElements) const;
   void declareParams();
 
   Plan &plan;
@@ -69,21 +41,23 @@ private:
   const Shape &space;
 };
 
-bool ShapeAnalyzer::declareDims() {
-  std::map<std::string, std::string> byName;
+// The pointers come first (declareParams), so the dims' arguments follow
+// the kernel's operands and results.
+void ShapeAnalyzer::declareDims() {
+  unsigned first = plan.body->numInputs() + plan.kernel->numResults();
+  std::map<std::string, unsigned> byName;
   for (unsigned k = 0; k < space.size(); ++k) {
     const Dim &d = space[k];
     if (d.isStatic()) {
-      plan.dims.push_back(lit(d.size));
+      plan.dims.push_back({d.size, {}});
       continue;
     }
     plan.staticShapes = false;
-    auto [it, fresh] = byName.emplace(d.symbol, "dim_" + cIdentifier(d.symbol));
-    plan.dims.push_back(it->second);
+    auto [it, fresh] = byName.emplace(d.symbol, first + unsigned(plan.args.size()));
+    plan.dims.push_back({1, {it->second}});
     if (fresh && !d.isAnonymous())
-      plan.args.push_back({KernelArg::Kind::Dim, it->second, 0, k, std::nullopt});
+      plan.args.push_back({KernelArg::Kind::Dim, "dim_" + cIdentifier(d.symbol), 0, k, std::nullopt});
   }
-  return true;
 }
 
 bool ShapeAnalyzer::checkSymbolic(bool folded) const {
@@ -106,42 +80,31 @@ bool ShapeAnalyzer::checkSymbolic(bool folded) const {
   return false;
 }
 
-/// Elements from the first matrix of `operand` to the one batch `z` reads.
-std::string ShapeAnalyzer::batchOffset(const Shape &operand, int64_t matrixElements) const {
+/// The terms of the elements from the first matrix of `operand` to the one
+/// batch `z` reads.
+std::vector<BatchTerm> ShapeAnalyzer::batchOffset(const Shape &operand,
+                                                  int64_t matrixElements) const {
   size_t batchRank = space.size() - 2, own = operand.size() - 2;
-  std::string offset;
+  std::vector<BatchTerm> terms;
   int64_t stride = matrixElements, outer = 1;
   for (size_t k = batchRank; k-- > 0;) {
     int64_t size = space[k].size;
     size_t j = k + own - batchRank; // operand axis, when k >= batchRank - own
-    bool moves = k + own >= batchRank && operand[j].size != 1;
-    if (moves) {
-      std::string coord = outer == 1 ? "z" : "z / " + lit(outer);
-      if (k > 0)
-        coord = "(" + coord + " % " + lit(size) + ")";
-      offset += (offset.empty() ? "" : " + ") + coord + " * " + lit(stride);
+    if (k + own >= batchRank && operand[j].size != 1) {
+      terms.push_back({outer, k > 0 ? size : 0, stride});
       stride *= size;
     }
     outer *= size;
   }
-  return offset.empty() ? "0" : offset;
+  return terms;
 }
 
 void ShapeAnalyzer::declareParams() {
-  const Graph &body = *plan.body;
   std::vector<KernelArg> pointers;
-  for (unsigned j = 0; j < body.numInputs(); ++j) {
-    plan.params.push_back("const " + std::string(storageType(body.input(j)->type().dtype)) +
-                          " *__restrict__ " + plan.inputs[j]);
+  for (unsigned j = 0; j < plan.body->numInputs(); ++j)
     pointers.push_back({KernelArg::Kind::Input, plan.inputs[j], j, 0, std::nullopt});
-  }
-  for (unsigned j = 0; j < plan.kernel->numResults(); ++j) {
-    plan.params.push_back(std::string(storageType(plan.kernel->result(j)->type().dtype)) +
-                          " *__restrict__ " + plan.outputs[j]);
+  for (unsigned j = 0; j < plan.kernel->numResults(); ++j)
     pointers.push_back({KernelArg::Kind::Output, plan.outputs[j], j, 0, std::nullopt});
-  }
-  for (const KernelArg &d : plan.args)
-    plan.params.push_back("long long " + d.name);
   plan.args.insert(plan.args.begin(), pointers.begin(), pointers.end());
 }
 
@@ -158,20 +121,23 @@ bool ShapeAnalyzer::run() {
     return false;
   plan.n = space.back().size;
   plan.k = (ta ? sa[sa.size() - 2] : sa.back()).size;
-  std::vector<std::string> rowDims(plan.dims.begin(), plan.dims.end() - 1);
-  plan.rows = productOf(rowDims);
+  Extent rows;
+  for (size_t d = 0; d + 1 < plan.dims.size(); ++d)
+    rows = rows * plan.dims[d];
   bool batched = !folded && space.size() > 2;
-  plan.m = batched ? plan.dims[space.size() - 2] : plan.rows;
-  plan.batches = batched ? productOf({rowDims.begin(), rowDims.end() - 1}) : lit(1);
+  plan.m = batched ? plan.dims[space.size() - 2] : rows;
+  plan.batches = batched ? rows.factor / plan.m.factor : 1;
   int64_t m = ta || batched ? space[space.size() - 2].size : 0; // static then
   plan.a.kMajor = !ta;
-  plan.a.outer = ta ? lit(plan.k) : plan.m;
+  plan.a.outer = ta ? Extent{plan.k, {}} : plan.m;
   plan.a.inner = ta ? m : plan.k;
-  plan.a.batchOffset = batched ? batchOffset(sa, m * plan.k) : "0";
+  if (batched)
+    plan.a.batchOffset = batchOffset(sa, m * plan.k);
   plan.b.kMajor = tb;
-  plan.b.outer = lit(tb ? plan.n : plan.k);
+  plan.b.outer = {tb ? plan.n : plan.k, {}};
   plan.b.inner = tb ? plan.k : plan.n;
-  plan.b.batchOffset = batched ? batchOffset(sb, plan.n * plan.k) : "0";
+  if (batched)
+    plan.b.batchOffset = batchOffset(sb, plan.n * plan.k);
   for (Matrix *x : {&plan.a, &plan.b})
     x->async = plan.tensorCores && x->sources.front().casts.empty() && x->inner % 8 == 0;
   declareParams();

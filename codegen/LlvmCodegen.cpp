@@ -19,17 +19,15 @@ std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &e
                                               Diagnostics &diags) {
   FUSEC_ASSERT(op.kind() == OpKind::Kernel, "plain ops' generic kernels are built in kir");
   switch (*lookupKernelTemplate(op.getString("template"))) {
-  case KernelTemplate::Pointwise:
-    break; // built in kir (Codegen.cpp)
   case KernelTemplate::RowReduction:
     return codegen::emitRowReductionLlvm(op, entry, diags);
+  case KernelTemplate::Pointwise:
   case KernelTemplate::Gemm:
-    return codegen::emitGemmLlvm(op, entry, diags);
   case KernelTemplate::Attention:
     break;
   }
-  FUSEC_ASSERT(false, "pointwise kernels are built in kir, attention has no code generator "
-                      "(Codegen.cpp takes both first)");
+  FUSEC_ASSERT(false, "pointwise and gemm kernels are built in kir, attention has no code "
+                      "generator (Codegen.cpp takes them first)");
 }
 
 namespace {

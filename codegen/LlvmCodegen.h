@@ -1,10 +1,9 @@
 // The entry point of the LLVM back end: renders a kernel op into an LLVM IR
 // module (as text) holding its kernel, from the same plan the CUDA C++ back
 // end renders; compileLlvmToPtx turns such a module into PTX through LLVM's
-// NVPTX back end (Nvptx.h). Renders the pointwise and row_reduction
-// templates, the gemm template's plans that LlvmGemm.cpp takes (others are
-// refused: the runtime then runs the kernel op by op), and every op's
-// generic kernel.
+// NVPTX back end (Nvptx.h). Renders the row_reduction template and every
+// op's generic kernel; the templates built in kir (pointwise, gemm, the
+// elementwise generic kernels) are rendered by codegen/llvm/ instead.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -18,9 +17,8 @@
 namespace fusec {
 
 /// Renders `op` into LLVM IR: GeneratedKernel::source is the textual
-/// module. Reports an error at the op, and returns nullopt, for a gemm plan
-/// the LLVM back end does not render yet (the attention template has no
-/// generator on either back end: emitKernel refuses it first).
+/// module (the attention template has no generator on either back end:
+/// emitKernel refuses it first).
 std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &entry,
                                               Diagnostics &diags);
 
@@ -35,9 +33,6 @@ std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::st
 namespace codegen {
 std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, const std::string &entry,
                                                     Diagnostics &diags);
-/// The gemm template, for the plans LlvmGemm.cpp takes so far.
-std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, const std::string &entry,
-                                            Diagnostics &diags);
 } // namespace codegen
 
 } // namespace fusec

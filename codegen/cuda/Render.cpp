@@ -69,6 +69,12 @@ std::string_view indexOperator(kir::IndexOp op) {
     return " << ";
   case kir::IndexOp::Lt:
     return " < ";
+  case kir::IndexOp::And:
+    return " & ";
+  case kir::IndexOp::Xor:
+    return " ^ ";
+  case kir::IndexOp::Shr:
+    return " >> ";
   }
   FUSEC_ASSERT(false, "unknown index op");
 }
@@ -101,9 +107,24 @@ private:
   std::string expr(const Inst &i);
   const std::string &ref(ValueId v) const { return exprs.at(v); }
   std::string declare(const Inst &i) {
-    return "const " + cType(k.typeOf(i.result)) + " " + names[i.result] + " = " + expr(i) + ";";
+    const kir::Type &t = k.typeOf(i.result);
+    // A pointer value (a select between parameters) is only read through.
+    std::string type = t.isPointer() ? cType(t.elem) + " *const" : cType(t);
+    return "const " + type + " " + names[i.result] + " = " + expr(i) + ";";
   }
-  std::string address(const Inst &i) { return ref(i.operands[0]) + " + " + ref(i.operands[1]); }
+  std::string address(const Inst &i, size_t at = 0) {
+    return ref(i.operands[at]) + " + " + ref(i.operands[at + 1]);
+  }
+  /// The 32-bit shared-window address of operand `at` + operand `at + 1`:
+  /// the array's address (loop-invariant) plus 32-bit byte offsets, not a
+  /// 64-bit generic pointer converted per access.
+  std::string sharedAddress(const Inst &i, size_t at = 0) {
+    unsigned size = dtypeSize(k.typeOf(i.operands[at]).elem);
+    return "(fusec_smem_u32(" + ref(i.operands[at]) + ") + " +
+           (size > 1 ? std::to_string(size) + "u * " : "") + "(unsigned)(" +
+           ref(i.operands[at + 1]) + "))";
+  }
+  std::string async(const Inst &i);
   std::string table(const kir::Table &t) const;
   std::string param(const kir::Param &p) const;
 
@@ -128,7 +149,7 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Param:
     return k.params[i.imm].name;
   case Opcode::Const:
-    return std::to_string(i.imm) + "LL";
+    return std::to_string(i.imm) + (k.typeOf(i.result).elem == DType::I64 ? "LL" : "");
   case Opcode::Literal:
     return codegen::constantLiteral(i.dense, 0);
   case Opcode::Special:
@@ -158,14 +179,42 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Shuffle:
     return std::string(shuffleFunction(i.shuffle)) + "((unsigned)" + ref(i.operands[2]) + ", " +
            ref(i.operands[0]) + ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
+  case Opcode::Matrix: {
+    if (i.matrix == kir::MatrixOp::LoadX4)
+      return std::string(i.imm ? "fusec_ldmatrix_x4_trans(" : "fusec_ldmatrix_x4(") +
+             sharedAddress(i) + ")";
+    return "fusec_mma_m16n8k16_" + std::string(dtypeName(i.dtype)) + "(" + ref(i.operands[0]) +
+           ", " + ref(i.operands[1]) + ", " + ref(i.operands[2]) + ")";
+  }
+  case Opcode::Select:
+    return ref(i.operands[0]) + " ? " + ref(i.operands[1]) + " : " + ref(i.operands[2]);
+  case Opcode::Pack:
+    return "fusec_pack_" + std::string(dtypeName(i.dtype)) + "x2(" + ref(i.operands[0]) + ", " +
+           ref(i.operands[1]) + ")";
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:
   case Opcode::If:
   case Opcode::Barrier:
+  case Opcode::DynamicShared:
+  case Opcode::Async:
     break;
   }
   FUSEC_ASSERT(false, "not an expression");
+}
+
+std::string Renderer::async(const Inst &i) {
+  switch (i.async) {
+  case kir::AsyncOp::Copy:
+    return "fusec_cp_async16(" + sharedAddress(i) + ", " + address(i, 2) + ", " +
+           ref(i.operands[4]) + ");";
+  case kir::AsyncOp::Commit:
+    return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
+  case kir::AsyncOp::Wait:
+    return "asm volatile(\"cp.async.wait_group " + std::to_string(i.imm) +
+           ";\" ::: \"memory\");";
+  }
+  FUSEC_ASSERT(false, "unknown async op");
 }
 
 std::string Renderer::statement(const kir::Block &b, size_t at, const std::string &indent) {
@@ -196,6 +245,13 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   }
   case Opcode::Barrier:
     return "__syncthreads();";
+  case Opcode::Async:
+    return async(i);
+  case Opcode::DynamicShared:
+    // Named for the kernel too: every extern __shared__ array of a module
+    // with one name must have one type.
+    exprs[i.result] = k.name + "_" + names[i.result];
+    return "extern __shared__ __align__(128) " + cType(i.dtype) + " " + exprs[i.result] + "[];";
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
     return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
@@ -206,7 +262,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
     exprs[i.result] = n;
     if (i.imm != 0)
       os << indent << "#pragma unroll" << (i.imm > 0 ? " " + std::to_string(i.imm) : "") << "\n";
-    os << indent << "for (long long " << n << " = " << ref(i.operands[0]) << "; " << n << " < "
+    os << indent << "for (" << cType(k.typeOf(i.result)) << " " << n << " = " << ref(i.operands[0]) << "; " << n << " < "
        << ref(i.operands[1]) << "; " << n << " += " << ref(i.operands[2]) << ") {\n";
     block(i.regions[0], indent + "  ");
     return "}";
@@ -224,6 +280,9 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Math:
   case Opcode::Widen:
   case Opcode::Shuffle:
+  case Opcode::Matrix:
+  case Opcode::Pack:
+  case Opcode::Select:
     break;
   }
   std::string line = declare(i);
@@ -262,7 +321,8 @@ std::string Renderer::run() {
     os << "// " << line << "\n";
   os << "extern \"C\" __global__ void ";
   if (k.maxThreads)
-    os << "__launch_bounds__(" << k.maxThreads << ") ";
+    os << "__launch_bounds__(" << k.maxThreads
+       << (k.minBlocks ? ", " + std::to_string(k.minBlocks) : "") << ") ";
   os << k.name << "(";
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ",\n    " : "\n    ") << param(k.params[p]);

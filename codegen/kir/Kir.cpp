@@ -72,6 +72,27 @@ ValueId Builder::index(int64_t v) {
   return r;
 }
 
+ValueId Builder::constant(DType t, int64_t v) {
+  if (t == DType::I64)
+    return index(v);
+  std::string key = "const " + std::string(dtypeName(t)) + " " + std::to_string(v);
+  if (ValueId known = reuse(key); known != kNoValue)
+    return known;
+  ValueId r = scopes.back().known[key] = define(Type::scalar(t), "");
+  constants[r] = v;
+  append({.op = Opcode::Const, .result = r, .imm = v});
+  return r;
+}
+
+ValueId Builder::convert(DType t, ValueId v, const std::string &name) {
+  DType from = k.typeOf(v).elem;
+  if (from == t)
+    return v;
+  if (std::optional<int64_t> c = constantOf(v); c && (t == DType::I32 || t == DType::I64))
+    return constant(t, t == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(*c)))) : *c);
+  return math(MathOp{OpKind::Cast, from, t}, {v}, name);
+}
+
 ValueId Builder::literal(const DenseData &splat, const std::string &name) {
   ValueId r = define(Type::scalar(computeType(splat.dtype)), name);
   append({.op = Opcode::Literal, .result = r, .dense = splat});
@@ -89,22 +110,29 @@ ValueId Builder::special(Special s) {
 
 namespace {
 
-/// `op` of two index constants (`b` nonzero for div and rem), wrapping as
-/// i64 math does on the GPU.
+/// `op` of two index constants (`b` nonzero for div and rem; shifts below
+/// 64), as i64 math does on the GPU (the caller wraps i32 results).
 int64_t fold(IndexOp op, int64_t a, int64_t b) {
-  auto wrap = [](uint64_t v) { return int64_t(v); };
+  uint64_t x = uint64_t(a), y = uint64_t(b);
   switch (op) {
   case IndexOp::Add:
-    return wrap(uint64_t(a) + uint64_t(b));
+    return int64_t(x + y);
   case IndexOp::Sub:
-    return wrap(uint64_t(a) - uint64_t(b));
+    return int64_t(x - y);
   case IndexOp::Mul:
-    return wrap(uint64_t(a) * uint64_t(b));
+    return int64_t(x * y);
   case IndexOp::Div:
     return a / b;
   case IndexOp::Rem:
     return a % b;
   case IndexOp::Shl:
+    return int64_t(x << y);
+  case IndexOp::And:
+    return int64_t(x & y);
+  case IndexOp::Xor:
+    return int64_t(x ^ y);
+  case IndexOp::Shr:
+    return int64_t(x >> y);
   case IndexOp::Lt:
     break;
   }
@@ -121,12 +149,15 @@ ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name
   bool unit = (op == IndexOp::Mul || op == IndexOp::Div) && cb == 1;
   if (unit || ((op == IndexOp::Add || op == IndexOp::Sub) && cb == 0))
     return a;
+  DType t = k.typeOf(a).elem;
   if (op == IndexOp::Rem && cb == 1)
-    return index(0);
-  if (ca && cb && op != IndexOp::Lt && op != IndexOp::Shl && (*cb != 0 || op == IndexOp::Add ||
-                                                              op == IndexOp::Sub ||
-                                                              op == IndexOp::Mul))
-    return index(fold(op, *ca, *cb));
+    return constant(t, 0);
+  bool divides = op == IndexOp::Div || op == IndexOp::Rem;
+  bool shifts = op == IndexOp::Shl || op == IndexOp::Shr;
+  if (ca && cb && op != IndexOp::Lt && !(divides && *cb == 0) && !(shifts && uint64_t(*cb) > 63)) {
+    int64_t v = fold(op, *ca, *cb);
+    return constant(t, t == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v);
+  }
   if ((op == IndexOp::Mul && ca == 1) || (op == IndexOp::Add && ca == 0))
     return b;
   ValueId r = define(op == IndexOp::Lt ? Type::scalar(DType::Bool) : k.typeOf(a), name);
@@ -194,6 +225,50 @@ ValueId Builder::tableAddress(unsigned table) {
   const Table &t = k.tables[table];
   ValueId r = define(Type::pointer(computeType(t.data.dtype), Space::Global), t.name);
   append({.op = Opcode::Table, .result = r, .imm = table});
+  return r;
+}
+
+ValueId Builder::dynamicShared(DType t, const std::string &name) {
+  ValueId r = define(Type::pointer(t, Space::Shared), name);
+  append({.op = Opcode::DynamicShared, .result = r, .dtype = t});
+  return r;
+}
+
+void Builder::copyAsync(ValueId dst, ValueId dstIndex, ValueId src, ValueId srcIndex,
+                        ValueId valid) {
+  append({.op = Opcode::Async, .operands = {dst, dstIndex, src, srcIndex, valid}, .imm = 16,
+          .async = AsyncOp::Copy});
+}
+
+void Builder::commitAsync() { append({.op = Opcode::Async, .async = AsyncOp::Commit}); }
+
+void Builder::waitAsync(unsigned pending) {
+  append({.op = Opcode::Async, .imm = pending, .async = AsyncOp::Wait});
+}
+
+ValueId Builder::loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name) {
+  ValueId r = define(Type::vector(DType::I32, 4), name);
+  append({.op = Opcode::Matrix, .result = r, .operands = {ptr, index}, .imm = transposed,
+          .matrix = MatrixOp::LoadX4});
+  return r;
+}
+
+ValueId Builder::mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name) {
+  ValueId r = define(Type::vector(DType::F32, 4), name);
+  append({.op = Opcode::Matrix, .result = r, .operands = {a, b, c}, .dtype = t,
+          .matrix = MatrixOp::MmaM16N8K16});
+  return r;
+}
+
+ValueId Builder::select(ValueId cond, ValueId a, ValueId b, const std::string &name) {
+  ValueId r = define(k.typeOf(a), name);
+  append({.op = Opcode::Select, .result = r, .operands = {cond, a, b}});
+  return r;
+}
+
+ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) {
+  ValueId r = define(Type::scalar(DType::I32), name);
+  append({.op = Opcode::Pack, .result = r, .operands = {lo, hi}, .dtype = t});
   return r;
 }
 

@@ -82,15 +82,39 @@ enum class Opcode : uint8_t {
            ///< names by operand 1, within groups of `imm` lanes (a power of
            ///< two <= 32), among the lanes of the warp whose bits are set in
            ///< operand 2 (an i64; every lane named must take part)
+  DynamicShared, ///< the block's dynamic shared memory (the launch's
+                 ///< sharedBytes) as an array of `dtype`; every one aliases
+                 ///< the same bytes, 128-byte aligned
+  Async,   ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
+  Matrix,  ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
+  Select,  ///< operand 1 if predicate operand 0, else operand 2 (any one type)
+  Pack,    ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
+           ///< packed into one i32 word (cvt.rn.f16x2.f32)
 };
 
 enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
 /// Index math; Lt gives a predicate; Shl shifts left by operand 1 (< 64).
-enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Shl, Lt };
+/// And also takes two predicates; Shr is a logical shift (operands are never
+/// negative).
+enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Shl, Lt, And, Xor, Shr };
 /// Which lane a shuffle reads: lane ^ d, lane + d, lane - d, or d itself
 /// (within its group; a lane past the group's end reads its own value).
 enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
-
+/// The asynchronous copies of sm_80 (cp.async):
+/// - Copy: `imm` (16) bytes from global operand 2 + element index operand 3
+///   to shared operand 0 + element index operand 1, zeros instead when
+///   predicate operand 4 is false (the source is then not read);
+/// - Commit: the copies this thread issued since the last commit form a group;
+/// - Wait: until at most `imm` of this thread's groups are in flight.
+enum class AsyncOp : uint8_t { Copy, Commit, Wait };
+/// Warp-wide fragments of the tensor cores (sm_80), every lane taking part:
+/// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose
+///   rows this lane's shared operand 0 + element index operand 1 names (an
+///   i8 array gives byte offsets): i32x4;
+/// - MmaM16N8K16: mma.sync.m16n8k16.row.col, f32x4 operand 2 + the product of
+///   A (i32x4 operand 0, `dtype` pairs) and B (i32x2 operand 1): f32x4.
+/// Hopper's wgmma is the next member (a shape and descriptors).
+enum class MatrixOp : uint8_t { LoadX4, MmaM16N8K16 };
 struct Inst;
 using Block = std::vector<Inst>;
 
@@ -112,12 +136,14 @@ struct Inst {
   ValueId result = kNoValue;
   std::vector<ValueId> operands = {};
   int64_t imm = 0; ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
-                   ///< Shuffle (width)
-  DType dtype = DType::F32; ///< Widen, Narrow, Alloca
+                   ///< Shuffle (width), Async (bytes, groups), Matrix (LoadX4: transposed)
+  DType dtype = DType::F32; ///< Widen, Narrow, Alloca, DynamicShared, Matrix (Mma), Pack
   unsigned lanes = 1;   ///< Load, Store
   Special special = Special::TidX;
   IndexOp indexOp = IndexOp::Add;
   ShuffleMode shuffle = ShuffleMode::Xor;
+  AsyncOp async = AsyncOp::Copy;
+  MatrixOp matrix = MatrixOp::LoadX4;
   MathOp math = {};
   DenseData dense = {}; ///< Literal
   std::vector<Block> regions = {};
@@ -149,6 +175,7 @@ struct Kernel {
   std::vector<ValueInfo> values;
   Block body;
   unsigned maxThreads = 0; ///< threads a block at most (launch bounds); 0: unsaid
+  unsigned minBlocks = 0;  ///< blocks an SM must hold at once (launch bounds); 0: unsaid
 
   const Type &typeOf(ValueId v) const { return values[v].type; }
 };
@@ -166,6 +193,8 @@ public:
   unsigned table(const std::string &name, const DenseData &data);
 
   ValueId index(int64_t v);
+  /// An integer constant of type `t` (i32 or i64; index(v) for i64).
+  ValueId constant(DType t, int64_t v);
   /// The value of `v` when it is an index constant this builder made.
   std::optional<int64_t> constantOf(ValueId v) const {
     auto it = constants.find(v);
@@ -183,6 +212,8 @@ public:
     return arith(IndexOp::Mul, a, b, name);
   }
   ValueId less(ValueId a, ValueId b) { return arith(IndexOp::Lt, a, b); }
+  /// `v` converted to integer type `t` (a cast: wraps when it narrows).
+  ValueId convert(DType t, ValueId v, const std::string &name = "");
   ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
   /// widen/narrow for dtype `t`; the value itself when the two types agree.
   ValueId widen(DType t, ValueId v, const std::string &name);
@@ -197,6 +228,17 @@ public:
   ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32,
                   ValueId mask = kNoValue);
   ValueId tableAddress(unsigned table);
+  ValueId dynamicShared(DType t, const std::string &name);
+  /// cp.async of 16 bytes, zeros where !valid (AsyncOp::Copy).
+  void copyAsync(ValueId dst, ValueId dstIndex, ValueId src, ValueId srcIndex, ValueId valid);
+  void commitAsync();
+  void waitAsync(unsigned pending);
+  ValueId loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name = "");
+  /// c + a * b on the tensor cores, a and b pairs of `t` (f16 or bf16).
+  ValueId mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name = "");
+  /// cond ? a : b.
+  ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
+  ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
                const std::function<void(ValueId)> &body);

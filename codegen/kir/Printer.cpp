@@ -70,6 +70,12 @@ std::string_view indexOpName(IndexOp op) {
     return "shl";
   case IndexOp::Lt:
     return "lt";
+  case IndexOp::And:
+    return "and";
+  case IndexOp::Xor:
+    return "xor";
+  case IndexOp::Shr:
+    return "shr";
   }
   return "?";
 }
@@ -157,6 +163,30 @@ std::string Printer::inst(const Inst &i, const std::string &indent) {
   case Opcode::Shuffle:
     return lhs + "shuffle." + std::string(shuffleName(i.shuffle)) + " " + refs(i.operands) +
            " width " + std::to_string(i.imm) + type;
+  case Opcode::DynamicShared:
+    return lhs + "dynamic_shared " + std::string(dtypeName(i.dtype)) + type;
+  case Opcode::Async:
+    switch (i.async) {
+    case AsyncOp::Copy:
+      return "cp.async " + ref(i.operands[0]) + "[" + ref(i.operands[1]) + "], " +
+             ref(i.operands[2]) + "[" + ref(i.operands[3]) + "], " + std::to_string(i.imm) +
+             " bytes if " + ref(i.operands[4]);
+    case AsyncOp::Commit:
+      return "cp.async.commit_group";
+    case AsyncOp::Wait:
+      return "cp.async.wait_group " + std::to_string(i.imm);
+    }
+    return "?";
+  case Opcode::Matrix:
+    if (i.matrix == MatrixOp::LoadX4)
+      return lhs + "ldmatrix.x4" + (i.imm ? ".trans " : " ") + ref(i.operands[0]) + "[" +
+             ref(i.operands[1]) + "]" + type;
+    return lhs + "mma.m16n8k16." + std::string(dtypeName(i.dtype)) + " " + refs(i.operands) +
+           type;
+  case Opcode::Select:
+    return lhs + "select " + refs(i.operands) + type;
+  case Opcode::Pack:
+    return lhs + "pack." + std::string(dtypeName(i.dtype)) + "x2 " + refs(i.operands) + type;
   case Opcode::If:
     os << indent << "if " << ref(i.operands[0]) << " {\n";
     block(i.regions[0], indent + "  ");
@@ -187,7 +217,8 @@ std::string Printer::run() {
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ", " : "") << "%" << k.params[p].name << ": " << typeName(k.params[p].type)
        << (k.params[p].readOnly ? " readonly" : "");
-  os << ")" << (k.maxThreads ? " maxthreads " + std::to_string(k.maxThreads) : "") << " {\n";
+  os << ")" << (k.maxThreads ? " maxthreads " + std::to_string(k.maxThreads) : "")
+     << (k.minBlocks ? " minblocks " + std::to_string(k.minBlocks) : "") << " {\n";
   block(k.body, "  ");
   os << "}\n";
   return os.str();

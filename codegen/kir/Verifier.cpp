@@ -29,11 +29,19 @@ public:
 private:
   void fail(const Inst &i, const std::string &what) {
     std::string at = i.result != kNoValue ? "%" + names[i.result]
-                     : i.op == Opcode::If ? "an if"
-                                          : "a store";
+                     : i.op == Opcode::If    ? "an if"
+                     : i.op == Opcode::Store ? "a store"
+                                             : "an async copy";
     errors.push_back(at + ": " + what);
   }
   bool isIndex(ValueId v) const { return k.typeOf(v) == Type::index(); }
+  /// An i32 or i64 scalar: what index math, shared-memory offsets and
+  /// element indices take.
+  bool isInteger(ValueId v) const {
+    return k.typeOf(v) == Type::scalar(DType::I32) || isIndex(v);
+  }
+  bool isPredicate(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::Bool); }
+  void tensor(const Inst &i);
   void block(const Block &b);
   bool operands(const Inst &i);
   void types(const Inst &i);
@@ -56,7 +64,16 @@ unsigned arity(const Inst &i) {
   case Opcode::Alloca:
   case Opcode::Table:
   case Opcode::Barrier:
+  case Opcode::DynamicShared:
     return 0;
+  case Opcode::Async:
+    return i.async == AsyncOp::Copy ? 5 : 0;
+  case Opcode::Matrix:
+    return i.matrix == MatrixOp::LoadX4 ? 2 : 3;
+  case Opcode::Pack:
+    return 2;
+  case Opcode::Select:
+    return 3;
   case Opcode::Widen:
   case Opcode::Narrow:
   case Opcode::If:
@@ -93,8 +110,8 @@ bool Verifier::operands(const Inst &i) {
 
 void Verifier::memory(const Inst &i) {
   const Type &ptr = k.typeOf(i.operands[0]);
-  if (!ptr.isPointer() || !isIndex(i.operands[1])) {
-    fail(i, "needs a pointer and an i64 element index");
+  if (!ptr.isPointer() || !isInteger(i.operands[1])) {
+    fail(i, "needs a pointer and an integer element index");
     return;
   }
   Type value = i.op == Opcode::Load ? k.typeOf(i.result) : k.typeOf(i.operands[2]);
@@ -108,9 +125,25 @@ void Verifier::memory(const Inst &i) {
 
 void Verifier::types(const Inst &i) {
   switch (i.op) {
-  case Opcode::Index:
-    if (!isIndex(i.operands[0]) || !isIndex(i.operands[1]))
-      fail(i, "index math takes i64 operands");
+  case Opcode::Index: {
+    ValueId x = i.operands[0], y = i.operands[1];
+    bool predicates = i.indexOp == IndexOp::And && isPredicate(x) && isPredicate(y);
+    if (!predicates && (!isInteger(x) || k.typeOf(x) != k.typeOf(y)))
+      fail(i, "index math takes two i32 or two i64 operands (and: or two predicates)");
+    return;
+  }
+  case Opcode::Async:
+  case Opcode::Matrix:
+  case Opcode::Pack:
+    tensor(i);
+    return;
+  case Opcode::Select:
+    if (!isPredicate(i.operands[0]) || k.typeOf(i.operands[1]) != k.typeOf(i.operands[2]))
+      fail(i, "selects between two values of one type by a predicate");
+    return;
+  case Opcode::DynamicShared:
+    if (k.typeOf(i.result) != Type::pointer(i.dtype, Space::Shared))
+      fail(i, "is a shared pointer to its dtype");
     return;
   case Opcode::Math:
     for (ValueId v : i.operands)
@@ -157,6 +190,36 @@ void Verifier::types(const Inst &i) {
   case Opcode::Special:
   case Opcode::Table:
   case Opcode::Barrier:
+    return;
+  }
+}
+
+/// The operands of the tensor-core primitives, as PTX takes them.
+void Verifier::tensor(const Inst &i) {
+  auto is = [&](size_t o, Type t) { return k.typeOf(i.operands[o]) == t; };
+  auto pointer = [&](size_t o, Space s) {
+    return k.typeOf(i.operands[o]).space == s && isInteger(i.operands[o + 1]);
+  };
+  auto pairOf = [&](DType t) { return t == DType::F16 || t == DType::BF16; };
+  switch (i.op) {
+  case Opcode::Async:
+    if (i.async == AsyncOp::Copy && (!pointer(0, Space::Shared) || !pointer(2, Space::Global) ||
+                                     !isPredicate(i.operands[4]) || i.imm != 16))
+      fail(i, "cp.async copies 16 bytes from a global to a shared address under a predicate");
+    if (i.async == AsyncOp::Wait && (i.imm < 0 || i.imm > 7))
+      fail(i, "cp.async.wait_group waits for 0 to 7 groups");
+    return;
+  case Opcode::Matrix:
+    if (i.matrix == MatrixOp::LoadX4 && !pointer(0, Space::Shared))
+      fail(i, "ldmatrix reads at a shared address");
+    if (i.matrix == MatrixOp::MmaM16N8K16 &&
+        (!is(0, Type::vector(DType::I32, 4)) || !is(1, Type::vector(DType::I32, 2)) ||
+         !is(2, Type::vector(DType::F32, 4)) || !pairOf(i.dtype)))
+      fail(i, "mma.m16n8k16 takes i32x4, i32x2 (f16 or bf16 pairs) and f32x4");
+    return;
+  default: // Pack
+    if (!is(0, Type::scalar(DType::F32)) || !is(1, Type::scalar(DType::F32)) || !pairOf(i.dtype))
+      fail(i, "packs two f32 into an f16 or bf16 pair");
     return;
   }
 }

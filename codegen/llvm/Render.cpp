@@ -56,6 +56,17 @@ private:
   llvm::Value *index(const Inst &i);
   llvm::Value *shuffle(const Inst &i);
   llvm::Value *address(const Inst &i, llvm::Align &align);
+  /// Operand `at` advanced by operand `at + 1` elements.
+  llvm::Value *elementAddress(const Inst &i, size_t at) {
+    return b.CreateGEP(type(k.typeOf(i.operands[at]).elem), get(i.operands[at]),
+                       get(i.operands[at + 1]));
+  }
+  llvm::Value *dynamicShared(const Inst &i);
+  void async(const Inst &i);
+  llvm::Value *matrix(const Inst &i);
+  llvm::Value *pack(const Inst &i);
+  /// The vector of the members of an intrinsic's struct result.
+  llvm::Value *vectorOf(llvm::Value *members, unsigned n);
   void loop(const Inst &i);
   void branch(const Inst &i);
 
@@ -117,6 +128,12 @@ llvm::Value *Renderer::index(const Inst &i) {
     return b.CreateShl(x, y);
   case kir::IndexOp::Lt:
     return b.CreateICmpSLT(x, y);
+  case kir::IndexOp::And:
+    return b.CreateAnd(x, y);
+  case kir::IndexOp::Xor:
+    return b.CreateXor(x, y);
+  case kir::IndexOp::Shr:
+    return b.CreateLShr(x, y);
   }
   FUSEC_ASSERT(false, "unknown index op");
 }
@@ -164,6 +181,75 @@ llvm::Value *Renderer::address(const Inst &i, llvm::Align &align) {
   return b.CreateGEP(type(elem), get(i.operands[0]), get(i.operands[1]));
 }
 
+llvm::Value *Renderer::dynamicShared(const Inst &) {
+  std::string name = k.name + "_dynamic_shared";
+  if (llvm::GlobalVariable *g = m.getNamedGlobal(name))
+    return g;
+  auto *t = llvm::ArrayType::get(b.getInt8Ty(), 0);
+  auto *g = new llvm::GlobalVariable(m, t, false, llvm::GlobalValue::ExternalLinkage, nullptr, name,
+                                     nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(128));
+  return g;
+}
+
+void Renderer::async(const Inst &i) {
+  switch (i.async) {
+  case kir::AsyncOp::Copy: {
+    llvm::Value *dst = elementAddress(i, 0);
+    llvm::Value *src = b.CreateAddrSpaceCast(elementAddress(i, 2), b.getPtrTy(1));
+    llvm::Value *bytes = b.CreateSelect(get(i.operands[4]), b.getInt32(16), b.getInt32(0));
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {}, {dst, src, bytes});
+    return;
+  }
+  case kir::AsyncOp::Commit:
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+    return;
+  case kir::AsyncOp::Wait:
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b.getInt32(i.imm)});
+    return;
+  }
+}
+
+llvm::Value *Renderer::vectorOf(llvm::Value *members, unsigned n) {
+  llvm::Type *t = members->getType()->getStructElementType(0);
+  llvm::Value *v = llvm::PoisonValue::get(llvm::FixedVectorType::get(t, n));
+  for (unsigned q = 0; q < n; ++q)
+    v = b.CreateInsertElement(v, b.CreateExtractValue(members, q), uint64_t(q));
+  return v;
+}
+
+llvm::Value *Renderer::matrix(const Inst &i) {
+  if (i.matrix == kir::MatrixOp::LoadX4) {
+    auto id = i.imm ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                    : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
+    return vectorOf(b.CreateIntrinsic(id, {b.getPtrTy(3)}, {elementAddress(i, 0)}), 4);
+  }
+  // f16 pairs go as <2 x half>, bf16 pairs as i32 words.
+  bool bf16 = i.dtype == DType::BF16;
+  auto *half2 = llvm::FixedVectorType::get(b.getHalfTy(), 2);
+  std::vector<llvm::Value *> args;
+  for (unsigned o = 0; o < 3; ++o) {
+    llvm::Value *v = get(i.operands[o]);
+    auto *vt = llvm::cast<llvm::FixedVectorType>(v->getType());
+    for (unsigned q = 0; q < vt->getNumElements(); ++q) {
+      llvm::Value *e = b.CreateExtractElement(v, uint64_t(q));
+      args.push_back(o < 2 && !bf16 ? b.CreateBitCast(e, half2) : e);
+    }
+  }
+  auto id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+  return vectorOf(b.CreateIntrinsic(id, {}, args), 4);
+}
+
+llvm::Value *Renderer::pack(const Inst &i) {
+  // fptrunc rounds to nearest even, as cvt.rn does.
+  llvm::Type *half = type(i.dtype);
+  llvm::Value *pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(half, 2));
+  for (unsigned q = 0; q < 2; ++q)
+    pair = b.CreateInsertElement(pair, b.CreateFPTrunc(get(i.operands[q]), half), uint64_t(q));
+  return b.CreateBitCast(pair, b.getInt32Ty());
+}
+
 void Renderer::loop(const Inst &i) {
   llvm::BasicBlock *before = b.GetInsertBlock();
   const std::string &name = k.values[i.result].name;
@@ -172,7 +258,7 @@ void Renderer::loop(const Inst &i) {
   auto *exit = llvm::BasicBlock::Create(ctx, name + ".exit", fn);
   b.CreateBr(header);
   b.SetInsertPoint(header);
-  llvm::PHINode *v = b.CreatePHI(b.getInt64Ty(), 2, name);
+  llvm::PHINode *v = b.CreatePHI(get(i.operands[0])->getType(), 2, name);
   v->addIncoming(get(i.operands[0]), before);
   b.CreateCondBr(b.CreateICmpSLT(v, get(i.operands[1])), body, exit);
   b.SetInsertPoint(body);
@@ -211,7 +297,7 @@ void Renderer::inst(const Inst &i) {
   case Opcode::Param:
     return set(i, fn->getArg(unsigned(i.imm)));
   case Opcode::Const:
-    return set(i, b.getInt64(uint64_t(i.imm)));
+    return set(i, llvm::ConstantInt::get(type(k.typeOf(i.result)), uint64_t(i.imm), true));
   case Opcode::Literal:
     return set(i, codegen::llvmConstant(ctx, i.dense, 0));
   case Opcode::Special:
@@ -256,6 +342,16 @@ void Renderer::inst(const Inst &i) {
     return codegen::emitBarrier(b);
   case Opcode::Shuffle:
     return set(i, shuffle(i));
+  case Opcode::DynamicShared:
+    return set(i, dynamicShared(i));
+  case Opcode::Async:
+    return async(i);
+  case Opcode::Matrix:
+    return set(i, matrix(i));
+  case Opcode::Pack:
+    return set(i, pack(i));
+  case Opcode::Select:
+    return set(i, b.CreateSelect(get(i.operands[0]), get(i.operands[1]), get(i.operands[2])));
   }
 }
 
@@ -269,7 +365,7 @@ void Renderer::run() {
     tables.push_back(codegen::emitConstantTable(m, t.data, t.name));
   fn = declare();
   if (k.maxThreads)
-    codegen::setLaunchBounds(*fn, k.maxThreads, 0);
+    codegen::setLaunchBounds(*fn, k.maxThreads, k.minBlocks);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();

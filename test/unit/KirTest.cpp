@@ -122,6 +122,85 @@ TEST(Kir, SharedMemoryBarriersAndShufflesRenderOnBothBackEnds) {
   EXPECT_NE(errors[1].find("within 3 lanes"), std::string::npos);
 }
 
+/// One m16n8k16 step as the gemm template builds it: a cp.async of a tile
+/// into dynamic shared memory, ldmatrix, mma into f32 accumulators kept in a
+/// local array, and the accumulators packed into bf16 pairs.
+TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "mma1";
+  Builder b(k);
+  ValueId in = b.param("in", Type::pointer(DType::BF16, Space::Global), true);
+  ValueId out = b.param("out", Type::pointer(DType::I32, Space::Global));
+  ValueId tile = b.dynamicShared(DType::BF16, "tile");
+  ValueId tid = b.special(Special::TidX);
+  ValueId lane = b.convert(DType::I32, tid, "lane");
+  ValueId chunk = b.arith(IndexOp::Mul, lane, b.constant(DType::I32, 8), "chunk");
+  ValueId swizzled = b.arith(IndexOp::Xor, chunk, b.constant(DType::I32, 16), "swizzled");
+  ValueId first = b.mul(tid, b.index(8), "first");
+  ValueId inside = b.less(tid, b.index(32));
+  b.copyAsync(tile, swizzled, in, first, inside);
+  b.commitAsync();
+  b.waitAsync(0);
+  b.barrier();
+  ValueId a = b.loadMatrix(tile, chunk, false, "a");
+  ValueId bt = b.loadMatrix(tile, chunk, true, "bt");
+  ValueId frag = b.localArray(DType::I32, 4, "frag");
+  ValueId zero = b.constant(DType::I32, 0);
+  b.store(frag, zero, bt, 4);
+  ValueId bPair = b.load(frag, zero, 2, "b_pair");
+  ValueId acc = b.localArray(DType::F32, 4, "acc");
+  DenseData nothing = DenseData::makeSplat(DType::F32, {}, {0, 0, 0, 0});
+  ValueId z = b.literal(nothing, "z");
+  for (int q = 0; q < 4; ++q)
+    b.store(acc, b.index(q), z);
+  ValueId c = b.load(acc, b.index(0), 4, "c");
+  ValueId d = b.mma(DType::BF16, a, bPair, c, "d");
+  b.store(acc, b.index(0), d, 4);
+  ValueId d0 = b.load(acc, b.index(0), 1, "d0");
+  ValueId d1 = b.load(acc, b.index(1), 1, "d1");
+  ValueId packed = b.pack(DType::BF16, d0, d1, "packed");
+  b.store(out, tid, packed);
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+
+  std::string text = print(k);
+  for (const char *line :
+       {"%tile = dynamic_shared bf16 : ptr<shared bf16>", "%swizzled = xor %chunk, %t_2 : i32",
+        "cp.async %tile[%swizzled], %in[%first], 16 bytes if %t_5", "cp.async.commit_group",
+        "cp.async.wait_group 0", "%a = ldmatrix.x4 %tile[%chunk] : i32x4",
+        "%bt = ldmatrix.x4.trans %tile[%chunk] : i32x4",
+        "%d = mma.m16n8k16.bf16 %a, %b_pair, %c : f32x4", "%packed = pack.bf16x2 %d0, %d1 : i32"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+
+  std::string cuda = cuda::render(k);
+  for (const char *line :
+       {"extern __shared__ __align__(128) fusec_bf16 mma1_tile[];",
+        "fusec_cp_async16((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(swizzled)), in + first, ",
+        "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");",
+        "asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");",
+        "const fusec_v16 a = fusec_ldmatrix_x4((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(chunk)));",
+        "fusec_ldmatrix_x4_trans(", "const fusec_v16 d = fusec_mma_m16n8k16_bf16(a, b_pair, c);",
+        "const int packed = fusec_pack_bf16x2(d0, d1);"})
+    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+
+  std::string ir = llvmir::render(k);
+  for (const char *line :
+       {"@mma1_dynamic_shared = external addrspace(3) global [0 x i8], align 128",
+        "@llvm.nvvm.cp.async.cg.shared.global.16.s(", "@llvm.nvvm.cp.async.commit.group()",
+        "@llvm.nvvm.cp.async.wait.group(i32 0)",
+        "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
+        "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3(",
+        "@llvm.nvvm.mma.m16n8k16.row.col.bf16(", "fptrunc"})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+
+  // An mma of f32 pairs and a wait past 7 groups are refused.
+  b.mma(DType::F32, a, bPair, c, "bad");
+  b.waitAsync(9);
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("mma.m16n8k16 takes"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("waits for 0 to 7 groups"), std::string::npos) << errors[1];
+}
+
 TEST(Kir, PrintedFormNamesEveryValueOnce) {
   std::string text = print(doubleKernel());
   EXPECT_NE(text.find("kernel @twice(%in: ptr<global f16> readonly, %out: ptr<global f16>, %n: i64)"),

@@ -1,5 +1,6 @@
-// The gemm template's entry point: analysis (GemmAnalysis.cpp), the choice
-// of tiles, then the tensor-core or the SIMT kernel.
+// The gemm template's plan: analysis (GemmAnalysis.cpp), then the choice of
+// tiles that the kir builder (templates/Gemm.cpp) builds the tensor-core or
+// the SIMT kernel with.
 //
 // Tiles (docs/codegen-gemm.md has the measurements behind them): for each
 // way the operands are staged, a list of block tiles from largest to
@@ -12,8 +13,6 @@
 // with 8 warps of 64x32, leaving registers for the fetched tile. SIMT: 128x128x16 with 8x8 outputs
 // a thread in f32, 64x64x16 with 4x4 in f64. Every default fits sm_80's 163 KiB of shared memory
 // and assembles without spills. A `config` attribute on the kernel op overrides the choice.
-#include "codegen/Gemm.h"
-
 #include "codegen/GemmPlan.h"
 #include "ir/Assert.h"
 
@@ -27,15 +26,6 @@ using namespace codegen::gemm;
 namespace {
 
 constexpr int64_t kWave = 132;
-
-/// Output tiles of `t` in the whole problem, or nullopt for symbolic rows.
-std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
-  if (!plan.staticShapes)
-    return std::nullopt;
-  int64_t m = std::stoll(plan.m), batches = std::stoll(plan.batches);
-  return int64_t(plan.chains.size()) * batches * ((m + t.bm - 1) / t.bm) *
-         ((plan.n + t.bn - 1) / t.bn);
-}
 
 TileConfig chooseTiles(const Plan &plan) {
   if (!plan.tensorCores) {
@@ -163,6 +153,13 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
 
 namespace codegen::gemm {
 
+std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
+  if (!plan.staticShapes)
+    return std::nullopt;
+  return int64_t(plan.chains.size()) * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
+         ((plan.n + t.bn - 1) / t.bn);
+}
+
 bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "gemm", "not a gemm kernel");
@@ -170,18 +167,5 @@ bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostic
 }
 
 } // namespace codegen::gemm
-
-std::optional<GeneratedKernel> emitGemmKernel(const Op &kernel, const std::string &entry,
-                                              Diagnostics &diags) {
-  Plan plan;
-  if (!planGemm(kernel, entry, plan, diags))
-    return std::nullopt;
-  GeneratedKernel out;
-  out.name = plan.entry;
-  out.args = plan.args;
-  out.source = plan.tensorCores ? tensorCoreKernel(plan, out.launch) : simtKernel(plan, out.launch);
-  out.facts.schedule = plan.tensorCores ? tensorCoreSchedule(plan) : simtSchedule(plan);
-  return out;
-}
 
 } // namespace fusec
