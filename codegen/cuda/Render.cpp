@@ -43,6 +43,8 @@ std::string_view specialExpr(kir::Special s) {
   switch (s) {
   case kir::Special::TidX:
     return "(long long)threadIdx.x";
+  case kir::Special::TidY:
+    return "(long long)threadIdx.y";
   case kir::Special::NtidX:
     return "(long long)blockDim.x";
   case kir::Special::CtaidX:
@@ -260,7 +262,8 @@ std::string Renderer::run() {
     os << "// " << line << "\n";
   os << "extern \"C\" __global__ void ";
   if (k.maxThreads)
-    os << "__launch_bounds__(" << k.maxThreads << ") ";
+    os << "__launch_bounds__(" << k.maxThreads
+       << (k.minBlocks ? ", " + std::to_string(k.minBlocks) : "") << ") ";
   os << k.name << "(";
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ",\n    " : "\n    ") << param(k.params[p]);

@@ -83,7 +83,7 @@ enum class Opcode : uint8_t {
            ///< two <= 32); every lane of the warp takes part
 };
 
-enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
+enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
 /// Index math; Lt gives a predicate.
 enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Lt };
 /// Which lane a shuffle reads: lane ^ d, lane + d, lane - d, or d itself
@@ -148,6 +148,7 @@ struct Kernel {
   std::vector<ValueInfo> values;
   Block body;
   unsigned maxThreads = 0; ///< threads a block at most (launch bounds); 0: unsaid
+  unsigned minBlocks = 0;  ///< blocks an SM at least (launch bounds, with maxThreads); 0: unsaid
 
   const Type &typeOf(ValueId v) const { return values[v].type; }
 };

@@ -44,6 +44,8 @@ std::string_view specialName(Special s) {
   switch (s) {
   case Special::TidX:
     return "tid.x";
+  case Special::TidY:
+    return "tid.y";
   case Special::NtidX:
     return "ntid.x";
   case Special::CtaidX:
@@ -185,7 +187,8 @@ std::string Printer::run() {
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ", " : "") << "%" << k.params[p].name << ": " << typeName(k.params[p].type)
        << (k.params[p].readOnly ? " readonly" : "");
-  os << ")" << (k.maxThreads ? " maxthreads " + std::to_string(k.maxThreads) : "") << " {\n";
+  os << ")" << (k.maxThreads ? " maxthreads " + std::to_string(k.maxThreads) : "")
+     << (k.minBlocks ? " minblocks " + std::to_string(k.minBlocks) : "") << " {\n";
   block(k.body, "  ");
   os << "}\n";
   return os.str();

@@ -90,6 +90,8 @@ llvm::Value *Renderer::special(kir::Special s) {
   switch (s) {
   case kir::Special::TidX:
     return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  case kir::Special::TidY:
+    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y);
   case kir::Special::NtidX:
     return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
   case kir::Special::CtaidX:
@@ -266,7 +268,7 @@ void Renderer::run() {
     tables.push_back(codegen::emitConstantTable(m, t.data, t.name));
   fn = declare();
   if (k.maxThreads)
-    codegen::setLaunchBounds(*fn, k.maxThreads, 0);
+    codegen::setLaunchBounds(*fn, k.maxThreads, k.minBlocks);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();

@@ -122,6 +122,28 @@ TEST(Kir, SharedMemoryBarriersAndShufflesRenderOnBothBackEnds) {
   EXPECT_NE(errors[1].find("within 3 lanes"), std::string::npos);
 }
 
+/// A block of several rows: the row is tid.y; launch bounds with a minimum of blocks an SM.
+TEST(Kir, SecondThreadAxisAndMinimumBlocksRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "rows";
+  k.maxThreads = 128;
+  k.minBlocks = 5;
+  Builder b(k);
+  ValueId out = b.param("out", Type::pointer(DType::I64, Space::Global));
+  ValueId row = b.special(Special::TidY);
+  b.store(out, row, row);
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::string text = print(k);
+  EXPECT_NE(text.find("maxthreads 128 minblocks 5"), std::string::npos) << text;
+  EXPECT_NE(text.find("tid.y"), std::string::npos) << text;
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("__launch_bounds__(128, 5)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("(long long)threadIdx.y"), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("@llvm.nvvm.read.ptx.sreg.tid.y()"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("minctasm"), std::string::npos) << ir;
+}
+
 TEST(Kir, PrintedFormNamesEveryValueOnce) {
   std::string text = print(doubleKernel());
   EXPECT_NE(text.find("kernel @twice(%in: ptr<global f16> readonly, %out: ptr<global f16>, %n: i64)"),
