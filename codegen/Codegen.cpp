@@ -1,6 +1,6 @@
 // Dispatch from an op to the builder of its kernel template. A template on
-// kir (pointwise, and the generic kernels of the elementwise and movement
-// ops, so far) builds its kernel once; the kernel is verified and the chosen
+// kir (pointwise, row_reduction, and the generic kernels of the elementwise
+// and movement ops, so far) builds its kernel once; the kernel is verified and the chosen
 // back end renders it (codegen/cuda/, codegen/llvm/). The other templates
 // still have an emitter per back end.
 #include "codegen/Codegen.h"
@@ -8,11 +8,11 @@
 #include "codegen/Gemm.h"
 #include "codegen/Generic.h"
 #include "codegen/LlvmCodegen.h"
-#include "codegen/RowReduction.h"
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
 #include "codegen/templates/GenericElementwise.h"
 #include "codegen/templates/Pointwise.h"
+#include "codegen/templates/RowReduction.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"
 #include "ir/Kernel.h"
@@ -42,8 +42,10 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
                               "' has no code generator yet");
     return std::nullopt;
   }
-  if (kind == KernelTemplate::Pointwise) {
-    std::optional<codegen::KirKernel> k = codegen::buildPointwise(op, entry, diags);
+  if (kind == KernelTemplate::Pointwise || kind == KernelTemplate::RowReduction) {
+    std::optional<codegen::KirKernel> k = kind == KernelTemplate::Pointwise
+                                              ? codegen::buildPointwise(op, entry, diags)
+                                              : codegen::buildRowReduction(op, entry, diags);
     return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
   }
   if (!isKernel && codegen::isGenericElementwise(op)) {
@@ -56,15 +58,14 @@ std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Di
   if (!isKernel)
     return emitGenericKernel(op, entry, diags);
   switch (*kind) {
-  case KernelTemplate::RowReduction:
-    return emitRowReductionKernel(op, entry, diags);
   case KernelTemplate::Gemm:
     return emitGemmKernel(op, entry, diags);
   case KernelTemplate::Pointwise:
+  case KernelTemplate::RowReduction:
   case KernelTemplate::Attention:
     break;
   }
-  FUSEC_ASSERT(false, "pointwise and attention kernels are taken above");
+  FUSEC_ASSERT(false, "pointwise, row_reduction and attention kernels are taken above");
 }
 
 } // namespace

@@ -21,16 +21,15 @@ std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &e
     return codegen::emitGenericLlvm(op, entry, diags);
   switch (*lookupKernelTemplate(op.getString("template"))) {
   case KernelTemplate::Pointwise:
-    break; // built in kir (Codegen.cpp)
   case KernelTemplate::RowReduction:
-    return codegen::emitRowReductionLlvm(op, entry, diags);
+    break; // built in kir (Codegen.cpp)
   case KernelTemplate::Gemm:
     return codegen::emitGemmLlvm(op, entry, diags);
   case KernelTemplate::Attention:
     break;
   }
-  FUSEC_ASSERT(false, "pointwise kernels are built in kir, attention has no code generator "
-                      "(Codegen.cpp takes both first)");
+  FUSEC_ASSERT(false, "pointwise and row_reduction kernels are built in kir, attention has no "
+                      "code generator (Codegen.cpp takes them first)");
 }
 
 namespace {

@@ -33,8 +33,6 @@ std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::st
                                             Diagnostics &diags);
 
 namespace codegen {
-std::optional<GeneratedKernel> emitRowReductionLlvm(const Op &kernel, const std::string &entry,
-                                                    Diagnostics &diags);
 /// The gemm template, for the plans LlvmGemm.cpp takes so far.
 std::optional<GeneratedKernel> emitGemmLlvm(const Op &kernel, const std::string &entry,
                                             Diagnostics &diags);

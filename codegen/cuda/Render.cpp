@@ -146,9 +146,11 @@ std::string Renderer::expr(const Inst &i) {
                                   : "fusec_" + std::string(dtypeName(i.dtype)) + "_to_f32(" +
                                         ref(i.operands[0]) + ")";
   case Opcode::Narrow:
-    return i.dtype == DType::Bool ? "(signed char)" + ref(i.operands[0])
-                                  : "fusec_f32_to_" + std::string(dtypeName(i.dtype)) + "(" +
-                                        ref(i.operands[0]) + ")";
+    if (i.dtype == DType::Bool)
+      return "(signed char)" + ref(i.operands[0]);
+    return "fusec_f32" + std::string(k.typeOf(i.result).lanes > 1 ? "x2" : "") + "_to_" +
+           std::string(dtypeName(i.dtype)) + (k.typeOf(i.result).lanes > 1 ? "x2" : "") + "(" +
+           ref(i.operands[0]) + ")";
   case Opcode::Load:
     if (i.lanes == 1)
       return ref(i.operands[0]) + "[" + ref(i.operands[1]) + "]";

@@ -212,3 +212,17 @@ struct alignas(8) fusec_v8 {
 struct alignas(16) fusec_v16 {
   unsigned a, b, c, d;
 };
+
+// A pair of f32 (a, b) rounded to an f16 or bf16 pair in one instruction
+// (kir's narrow of 2 lanes).
+__device__ __forceinline__ fusec_v4 fusec_f32x2_to_f16x2(fusec_v8 v) {
+  fusec_v4 r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(__uint_as_float(v.b)), "f"(__uint_as_float(v.a)));
+  return r;
+}
+
+__device__ __forceinline__ fusec_v4 fusec_f32x2_to_bf16x2(fusec_v8 v) {
+  fusec_v4 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(__uint_as_float(v.b)), "f"(__uint_as_float(v.a)));
+  return r;
+}

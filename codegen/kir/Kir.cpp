@@ -110,7 +110,7 @@ ValueId Builder::widen(DType t, ValueId v, const std::string &name) {
 ValueId Builder::narrow(DType t, ValueId v) {
   if (storageType(t) == computeType(t))
     return v;
-  ValueId r = define(Type::scalar(storageType(t)), "");
+  ValueId r = define(Type::vector(storageType(t), k.typeOf(v).lanes), "");
   append({.op = Opcode::Narrow, .result = r, .operands = {v}, .dtype = t});
   return r;
 }

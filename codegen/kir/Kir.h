@@ -69,7 +69,8 @@ enum class Opcode : uint8_t {
   Index,   ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
   Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
   Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
-  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`)
+  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); an f16 or
+           ///< bf16 pair (2 lanes) in one instruction
   Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
   Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
   Alloca,  ///< an array of `imm` elements of `dtype` in the result's space
@@ -182,6 +183,7 @@ public:
   ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
   /// widen/narrow for dtype `t`; the value itself when the two types agree.
   ValueId widen(DType t, ValueId v, const std::string &name);
+  /// narrow for dtype `t` of a scalar or (f16, bf16) of a pair.
   ValueId narrow(DType t, ValueId v);
   ValueId load(ValueId ptr, ValueId index, unsigned lanes = 1, const std::string &name = "");
   void store(ValueId ptr, ValueId index, ValueId value, unsigned lanes = 1);

@@ -120,7 +120,9 @@ void Verifier::types(const Inst &i) {
   case Opcode::Widen:
   case Opcode::Narrow: {
     DType from = i.op == Opcode::Widen ? storageType(i.dtype) : computeType(i.dtype);
-    if (k.typeOf(i.operands[0]) != Type::scalar(from))
+    bool pair = i.op == Opcode::Narrow && isNarrowFloat(i.dtype);
+    if (k.typeOf(i.operands[0]) != Type::scalar(from) &&
+        (!pair || k.typeOf(i.operands[0]) != Type::vector(from, 2)))
       fail(i, "converts from " + std::string(dtypeName(from)) + ", not " +
                   typeName(k.typeOf(i.operands[0])));
     return;

@@ -226,6 +226,8 @@ void Renderer::inst(const Inst &i) {
   case Opcode::Widen:
     return set(i, codegen::llvmWiden(b, i.dtype, get(i.operands[0])));
   case Opcode::Narrow:
+    if (k.typeOf(i.result).lanes > 1) // a pair: cvt.rn.f16x2.f32 where the target has it
+      return set(i, b.CreateFPTrunc(get(i.operands[0]), type(k.typeOf(i.result))));
     return set(i, codegen::llvmNarrow(b, i.dtype, get(i.operands[0])));
   case Opcode::Load: {
     llvm::Value *at = address(i, align);
