@@ -142,9 +142,10 @@ std::string Renderer::expr(const Inst &i) {
     return codegen::pointwiseExpr(i.math, args);
   }
   case Opcode::Widen:
-    return i.dtype == DType::Bool ? ref(i.operands[0]) + " != 0"
-                                  : "fusec_" + std::string(dtypeName(i.dtype)) + "_to_f32(" +
-                                        ref(i.operands[0]) + ")";
+    if (i.dtype == DType::Bool)
+      return ref(i.operands[0]) + " != 0";
+    return "fusec_" + std::string(dtypeName(i.dtype)) +
+           (k.typeOf(i.result).lanes > 1 ? "x2_to_f32x2(" : "_to_f32(") + ref(i.operands[0]) + ")";
   case Opcode::Narrow:
     if (i.dtype == DType::Bool)
       return "(signed char)" + ref(i.operands[0]);
@@ -201,7 +202,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
     return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
-           "alignas(16) " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
+           "alignas(" + std::to_string(i.align) + ") " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
            "];";
   case Opcode::For: {
     const std::string &n = names[i.result];

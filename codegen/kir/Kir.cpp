@@ -102,7 +102,7 @@ ValueId Builder::math(const MathOp &m, const std::vector<ValueId> &args, const s
 ValueId Builder::widen(DType t, ValueId v, const std::string &name) {
   if (storageType(t) == computeType(t))
     return v;
-  ValueId r = define(Type::scalar(computeType(t)), name);
+  ValueId r = define(Type::vector(computeType(t), k.typeOf(v).lanes), name);
   append({.op = Opcode::Widen, .result = r, .operands = {v}, .dtype = t});
   return r;
 }
@@ -131,9 +131,9 @@ ValueId Builder::localArray(DType t, unsigned count, const std::string &name) {
   return r;
 }
 
-ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name) {
+ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name, unsigned align) {
   ValueId r = define(Type::pointer(t, Space::Shared), name);
-  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t});
+  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t, .align = align});
   return r;
 }
 

@@ -69,8 +69,8 @@ enum class Opcode : uint8_t {
   Index,   ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
   Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
   Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
-  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); an f16 or
-           ///< bf16 pair (2 lanes) in one instruction
+  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); both
+           ///< convert an f16 or bf16 pair (2 lanes) too, as one 32-bit word
   Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
   Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
   Alloca,  ///< an array of `imm` elements of `dtype` in the result's space
@@ -121,6 +121,7 @@ struct Inst {
   MathOp math = {};
   DenseData dense = {}; ///< Literal
   std::vector<Block> regions = {};
+  unsigned align = 16; ///< Alloca: the array's alignment in bytes
 };
 
 /// A kernel parameter: a global pointer or an index scalar.
@@ -181,14 +182,16 @@ public:
   }
   ValueId less(ValueId a, ValueId b) { return arith(IndexOp::Lt, a, b); }
   ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
-  /// widen/narrow for dtype `t`; the value itself when the two types agree.
+  /// widen/narrow for dtype `t` of a scalar or (f16, bf16) of a pair; the
+  /// value itself when the two types agree.
   ValueId widen(DType t, ValueId v, const std::string &name);
-  /// narrow for dtype `t` of a scalar or (f16, bf16) of a pair.
   ValueId narrow(DType t, ValueId v);
   ValueId load(ValueId ptr, ValueId index, unsigned lanes = 1, const std::string &name = "");
   void store(ValueId ptr, ValueId index, ValueId value, unsigned lanes = 1);
   ValueId localArray(DType t, unsigned count, const std::string &name);
-  ValueId sharedArray(DType t, unsigned count, const std::string &name);
+  /// A shared array, aligned to `align` bytes (16 lets vectors of any width
+  /// through; the element size keeps a back end from merging scalar reads).
+  ValueId sharedArray(DType t, unsigned count, const std::string &name, unsigned align = 16);
   void barrier();
   /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it.
   ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32);

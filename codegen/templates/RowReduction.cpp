@@ -151,7 +151,7 @@ private:
   ValueId need(unsigned i, Element &e);
   ValueId elementValue(unsigned i, Element &e, const std::vector<ValueId> &a);
   void combine(unsigned s);
-  ValueId narrowPairs(DType t, ValueId values);
+  ValueId convertPairs(DType t, ValueId values, bool widen);
   unsigned outArg(const Store &st) const { return kernel.numOperands() + st.result; }
   ValueId combineValues(const Node &n, ValueId a, ValueId c);
   ValueId warpReduce(const Node &n, ValueId v, unsigned width);
@@ -410,10 +410,11 @@ void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
     const Node &n = prog.nodes[i];
     if (n.kind != NodeKind::Load || (n.held && n.level < s))
       continue;
-    vectorIn[i] = b.localArray(kir::storageType(n.dtype), sched.vec, "x_" + stem(n.name));
+    ValueId stored = b.localArray(kir::storageType(n.dtype), sched.vec, "x_" + stem(n.name));
     ValueId at = offsetInRow(n.mask, e.vectorCol);
     ValueId x = b.load(params[n.input], at, sched.vec);
-    b.store(vectorIn[i], b.index(0), x, sched.vec);
+    b.store(stored, b.index(0), x, sched.vec);
+    vectorIn[i] = isNarrowFloat(n.dtype) ? convertPairs(n.dtype, stored, true) : stored;
   }
   for (unsigned j = 0; j < prog.stores.size(); ++j) {
     const Store &st = prog.stores[j];
@@ -431,7 +432,8 @@ void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
     if (!(st.mask & Reduced) || prog.nodes[st.node].level != s)
       continue;
     ValueId at = offsetInRow(st.mask, e.vectorCol);
-    ValueId packed = isNarrowFloat(st.dtype) ? narrowPairs(st.dtype, vectorOut[j]) : vectorOut[j];
+    ValueId packed =
+        isNarrowFloat(st.dtype) ? convertPairs(st.dtype, vectorOut[j], false) : vectorOut[j];
     ValueId y = b.load(packed, b.index(0), sched.vec);
     ValueId out = params[outArg(st)];
     guardLive([&] { b.store(out, at, y, sched.vec); });
@@ -460,7 +462,7 @@ void RowReductionBuilder::elementBody(Element &e) {
     if (!(st.mask & Reduced) || prog.nodes[st.node].level != e.sweep)
       continue;
     ValueId x = need(st.node, e);
-    if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by narrowPairs
+    if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by convertPairs
       b.store(vectorOut[j], e.w, x);
       continue;
     }
@@ -505,6 +507,8 @@ ValueId RowReductionBuilder::elementValue(unsigned i, Element &e, const std::vec
   const Node &n = prog.nodes[i];
   switch (n.kind) {
   case NodeKind::Load: {
+    if (sched.vec > 1 && isNarrowFloat(n.dtype)) // widened in pairs, by convertPairs
+      return b.load(vectorIn[i], e.w, 1, n.name);
     if (sched.vec > 1) {
       ValueId x = b.load(vectorIn[i], e.w);
       return b.widen(n.dtype, x, n.name);
@@ -525,16 +529,20 @@ ValueId RowReductionBuilder::elementValue(unsigned i, Element &e, const std::vec
   }
 }
 
-// The f32 elements of `values` narrowed to f16 or bf16 two at a time (one
-// cvt.rn.f16x2.f32 a pair, where the scalar narrows take two and a move).
-ValueId RowReductionBuilder::narrowPairs(DType t, ValueId values) {
-  ValueId packed = b.localArray(t, sched.vec, k.values[values].name + "_" + std::string(dtypeName(t)));
+// The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or
+// of f32 elements narrowed to `t`, two at a time: a 32-bit word a pair (a
+// bf16 pair widens in two instructions, an f32 pair narrows in one
+// cvt.rn.f16x2.f32, where element by element takes twice as many).
+ValueId RowReductionBuilder::convertPairs(DType t, ValueId values, bool widen) {
+  std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
+  ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
   ValueId two = b.index(2);
   b.forLoop(b.index(0), b.index(sched.vec), two, "p", -1, [&](ValueId p) {
     ValueId pair = b.load(values, p, 2);
-    b.store(packed, p, b.narrow(t, pair), 2);
+    ValueId c = widen ? b.widen(t, pair, "") : b.narrow(t, pair);
+    b.store(converted, p, c, 2);
   });
-  return packed;
+  return converted;
 }
 
 ValueId RowReductionBuilder::combineValues(const Node &n, ValueId a, ValueId c) {
@@ -557,7 +565,9 @@ ValueId RowReductionBuilder::warpReduce(const Node &n, ValueId v, unsigned width
 // combines the partials itself (broadcast reads, in one order, so every
 // thread gets the same total): fewer instructions than a second round of
 // shuffles; more warps (16 or 32) shuffle the slots within groups of as
-// many lanes.
+// many lanes. The slots are aligned to their element only: read as one
+// vector, their four aligned registers spilled the LayerNorm+GeLU f16 8192
+// block (96 registers) on sm_90a.
 ValueId RowReductionBuilder::blockReduce(unsigned i, ValueId v) {
   const Node &n = prog.nodes[i];
   unsigned warps = sched.threads / 32;
@@ -690,7 +700,7 @@ kir::Kernel RowReductionBuilder::run(const std::string &entry) {
     if (n.kind == NodeKind::Table)
       tables[i] = b.table(n.table, *n.constant);
     if (n.kind == NodeKind::Reduce && isRowPath() && sched.threads > 32)
-      scratch[i] = b.sharedArray(n.type, 32, "red_" + stem(n.name));
+      scratch[i] = b.sharedArray(n.type, 32, "red_" + stem(n.name), dtypeSize(n.type));
   }
   for (unsigned i = 0; i < prog.nodes.size(); ++i)
     if (isHoisted(prog.nodes[i]))
