@@ -141,7 +141,7 @@ private:
   ValueId rowValue(unsigned i);
   ValueId exprValue(const Node &n, const std::vector<ValueId> &a);
   void rowScope(unsigned level);
-  void storeRowResult(const Store &s);
+  void storeRowResult(const Store &s, ValueId first);
   void guardLive(const std::function<void()> &store);
   void sweep(unsigned s);
   void passLoop(const std::function<void(ValueId q, ValueId slotBase)> &vector);
@@ -331,15 +331,14 @@ void RowReductionBuilder::guardLive(const std::function<void()> &store) {
   b.ifThenElse(live, store);
 }
 
-// A per-row result: stored once, by the row's first thread.
-void RowReductionBuilder::storeRowResult(const Store &s) {
+// A per-row result: stored once, by the row's first thread (`first`).
+void RowReductionBuilder::storeRowResult(const Store &s, ValueId first) {
   ValueId index = rowIndex(s.mask);
   ValueId y = b.narrow(s.dtype, value[s.node]);
   ValueId out = params[outArg(s)];
   auto store = [&] { b.store(out, index, y); };
-  if (!isRowPath() || sched.threads == 1)
+  if (first == kNoValue)
     return guardLive(store);
-  ValueId first = b.less(lane, b.index(1));
   guardLive([&] { b.ifThenElse(first, store); });
 }
 
@@ -350,9 +349,14 @@ void RowReductionBuilder::rowScope(unsigned level) {
     if (!n.isElementwise() && !isHoisted(n) && n.kind != NodeKind::Reduce && n.level == level)
       value[i] = rowValue(i);
   }
-  for (const Store &s : prog.stores)
-    if (!(s.mask & Reduced) && prog.nodes[s.node].level == level)
-      storeRowResult(s);
+  ValueId first = kNoValue;
+  for (const Store &s : prog.stores) {
+    if ((s.mask & Reduced) || prog.nodes[s.node].level != level)
+      continue;
+    if (first == kNoValue && isRowPath() && sched.threads > 1)
+      first = b.less(lane, b.index(1));
+    storeRowResult(s, first);
+  }
 }
 
 // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
@@ -366,8 +370,9 @@ void RowReductionBuilder::passLoop(const std::function<void(ValueId, ValueId)> &
     return b.forLoop(lane, numVectors, threads, "q", 4, [&](ValueId q) { vector(q, kNoValue); });
   bool overrun = int64_t(sched.vectors) * sched.threads != sched.numVectors;
   auto thread = [&](ValueId v) {
-    ValueId q = sched.threads == 1 ? v : b.add(b.mul(v, threads), lane, "q");
-    ValueId slotBase = sched.vec == 1 ? v : b.mul(v, b.index(sched.vec));
+    bool first = b.constantOf(v) == 0;
+    ValueId q = sched.threads == 1 ? v : first ? lane : b.add(b.mul(v, threads), lane, "q");
+    ValueId slotBase = sched.vec == 1 || first ? v : b.mul(v, b.index(sched.vec));
     if (!overrun)
       return vector(q, slotBase);
     ValueId inRow = b.less(q, numVectors);
