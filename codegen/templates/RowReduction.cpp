@@ -305,7 +305,8 @@ ValueId RowReductionBuilder::rowValue(unsigned i) {
   std::vector<ValueId> a;
   switch (n.kind) {
   case NodeKind::Load: {
-    ValueId x = b.load(params[n.input], rowIndex(n.mask));
+    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
+    ValueId x = b.load(params[n.input], rowIndex(n.mask), 1, name);
     return b.widen(n.dtype, x, n.name);
   }
   case NodeKind::Table: {
@@ -514,12 +515,14 @@ ValueId RowReductionBuilder::elementValue(unsigned i, Element &e, const std::vec
   case NodeKind::Load: {
     if (sched.vec > 1 && isNarrowFloat(n.dtype)) // widened in pairs, by convertPairs
       return b.load(vectorIn[i], e.w, 1, n.name);
+    // A load that needs no widening carries the value's name.
+    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
     if (sched.vec > 1) {
-      ValueId x = b.load(vectorIn[i], e.w);
+      ValueId x = b.load(vectorIn[i], e.w, 1, name);
       return b.widen(n.dtype, x, n.name);
     }
     ValueId at = offsetInRow(n.mask, elementIndex(n.mask, e));
-    ValueId x = b.load(params[n.input], at);
+    ValueId x = b.load(params[n.input], at, 1, name);
     return b.widen(n.dtype, x, n.name);
   }
   case NodeKind::Table: {
