@@ -37,7 +37,9 @@
 // registers twice (LayerNorm+GeLU f16 rows of 1024: 96 registers and a
 // spill on sm_90a, 16% slower than NVRTC's; unguarded, 56 registers). A row
 // past the last takes part in its own group's shuffles only, so it changes
-// no live row.
+// no live row. (Skipping a whole warp-row past the last instead, one guard
+// around the row: LLVM's strength reduction then kept a 64-bit pointer per
+// access across the row loop, and f16 rows of 1024 spilled on sm_90a.)
 //
 // Limits: vector access needs f32/f16/bf16 operands and results (others go
 // element by element); a row of up to 2^31 - 1 elements; the column path
@@ -680,12 +682,7 @@ void RowReductionBuilder::loopOverRows(const std::function<void()> &body) {
   ValueId step = b.mul(blocks, rows);
   b.forLoop(start, numRows, step, "first", 0, [&](ValueId first) {
     ValueId rowId = b.add(first, b.special(kir::Special::TidY), "row_id");
-    ValueId inTensor = b.arith(kir::IndexOp::Lt, rowId, numRows, "live");
-    if (false && sched.threads == 32) { // a row is a warp: one past the last skips it whole
-      row = rowId;
-      return b.ifThenElse(inTensor, body);
-    }
-    live = inTensor;
+    live = b.arith(kir::IndexOp::Lt, rowId, numRows, "live");
     ValueId last = b.arith(kir::IndexOp::Sub, numRows, b.index(1));
     row = b.math({OpKind::Min, DType::I64, DType::I64}, {rowId, last}, "row");
     body();
