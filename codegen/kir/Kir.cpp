@@ -3,6 +3,8 @@
 
 #include "ir/Assert.h"
 
+#include <cstring>
+
 namespace fusec::kir {
 
 DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
@@ -76,6 +78,20 @@ ValueId Builder::literal(const DenseData &splat, const std::string &name) {
   ValueId r = define(Type::scalar(computeType(splat.dtype)), name);
   append({.op = Opcode::Literal, .result = r, .dense = splat});
   return r;
+}
+
+ValueId Builder::literal(DType t, double v, const std::string &name) {
+  FUSEC_ASSERT(t == DType::F32 || t == DType::F64 || isInteger(t), "a literal of f32, f64 or ints");
+  std::vector<uint8_t> bytes(dtypeSize(t));
+  float f = float(v);
+  int64_t i = int64_t(v);
+  if (t == DType::F32)
+    std::memcpy(bytes.data(), &f, 4);
+  else if (t == DType::F64)
+    std::memcpy(bytes.data(), &v, 8);
+  else // the low bytes: data is little-endian
+    std::memcpy(bytes.data(), &i, bytes.size());
+  return literal(DenseData::makeSplat(t, {}, bytes), name);
 }
 
 ValueId Builder::special(Special s) {

@@ -172,6 +172,8 @@ public:
     return it == constants.end() ? std::nullopt : std::optional(it->second);
   }
   ValueId literal(const DenseData &splat, const std::string &name);
+  /// `v` as a literal of f32, f64 or an integer type (an integer `v` exact).
+  ValueId literal(DType t, double v, const std::string &name);
   ValueId special(Special s);
   ValueId arith(IndexOp op, ValueId a, ValueId b, const std::string &name = "");
   ValueId add(ValueId a, ValueId b, const std::string &name = "") {

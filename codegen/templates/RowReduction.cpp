@@ -132,7 +132,9 @@ private:
     return n.mask == 0 && n.level == 0 && n.kind != NodeKind::Reduce;
   }
   bool isRowPath() const { return sched.mode != Mode::Column; }
-  ValueId constant(DType t, double v, const std::string &name = "");
+  ValueId constant(DType t, double v, const std::string &name = "") {
+    return b.literal(t, v, name);
+  }
   ValueId identity(const Node &n);
   void declareParams();
   void loopOverRows(const std::function<void()> &body);
@@ -178,20 +180,6 @@ private:
   std::vector<ValueId> vectorOut; // elementwise stores: the current vector's elements
   std::map<unsigned, unsigned> tables; // table nodes: their kir table
 };
-
-ValueId RowReductionBuilder::constant(DType t, double v, const std::string &name) {
-  std::vector<uint8_t> bytes(dtypeSize(t));
-  if (t == DType::F64) {
-    std::memcpy(bytes.data(), &v, 8);
-  } else if (t == DType::F32) {
-    float f = float(v);
-    std::memcpy(bytes.data(), &f, 4);
-  } else {
-    int64_t i = int64_t(v);
-    std::memcpy(bytes.data(), &i, bytes.size()); // little-endian: the low bytes
-  }
-  return b.literal(DenseData::makeSplat(t, {}, bytes), name);
-}
 
 // Sum from 0; max from -inf (the least i64), min from +inf (the greatest).
 ValueId RowReductionBuilder::identity(const Node &n) {

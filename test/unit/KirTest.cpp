@@ -156,8 +156,12 @@ TEST(Kir, PairConversionsAndSharedAlignmentRenderOnBothBackEnds) {
   ValueId wide = b.widen(DType::F16, b.load(in, zero, 2), "wide");
   b.store(out, zero, b.narrow(DType::F16, wide), 2);
   b.sharedArray(DType::F32, 32, "slots", 4);
+  b.literal(DType::F64, 0.5, "half");
+  b.literal(DType::I32, -3, "minus3");
   ASSERT_TRUE(verify(k).empty()) << verify(k).front();
   std::string text = print(k);
+  EXPECT_NE(text.find("%half = literal 0.5 : f64"), std::string::npos) << text;
+  EXPECT_NE(text.find("%minus3 = literal -3 : i32"), std::string::npos) << text;
   EXPECT_NE(text.find("widen f16 %t_1 : f32x2"), std::string::npos) << text;
   EXPECT_NE(text.find("narrow f16 %wide : f16x2"), std::string::npos) << text;
   EXPECT_NE(text.find("alloca f32[32] align 4 : ptr<shared f32>"), std::string::npos) << text;
