@@ -8,6 +8,7 @@
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
+#include "codegen/kir/Kir.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
@@ -37,9 +38,6 @@ struct View {
 
 enum class NodeKind { Load, Table, Splat, Expr, Reduce };
 
-/// The register type of a value of dtype `t`, as a dtype: f16 and bf16
-/// math runs in f32.
-inline DType registerType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 enum class ReduceKind { Sum, Max, Min };
 
 /// What an Expr node computes (its kir math: exprValue in
