@@ -1,17 +1,15 @@
-// Dispatch from an op to the builder of its kernel template. A template on
-// kir (pointwise, gemm, and the generic kernels of the elementwise and
-// movement ops, so far) builds its kernel once; the kernel is verified and the chosen
-// back end renders it (codegen/cuda/, codegen/llvm/). The other templates
-// still have an emitter per back end.
+// Dispatch from an op to the builder of its kernel template, one table: a
+// kernel op by its template, any other op to its generic kernel. Every
+// template builds its kernel once, in kir; the kernel is verified and the
+// chosen back end renders it (codegen/cuda/, codegen/llvm/).
 #include "codegen/Codegen.h"
 
-#include "codegen/LlvmCodegen.h"
-#include "codegen/RowReduction.h"
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
 #include "codegen/templates/Gemm.h"
 #include "codegen/templates/Generic.h"
 #include "codegen/templates/Pointwise.h"
+#include "codegen/templates/RowReduction.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"
 #include "ir/Kernel.h"
@@ -31,37 +29,31 @@ GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
   return out;
 }
 
-std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
-                                      Backend backend) {
-  bool isKernel = op.kind() == OpKind::Kernel;
-  const std::string &name = isKernel ? op.getString("template") : std::string();
-  std::optional<KernelTemplate> kind = isKernel ? lookupKernelTemplate(name) : std::nullopt;
-  if (kind == KernelTemplate::Attention) {
-    diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
-                              "' has no code generator yet");
-    return std::nullopt;
-  }
-  if (kind == KernelTemplate::Pointwise || kind == KernelTemplate::Gemm) {
-    std::optional<codegen::KirKernel> k = kind == KernelTemplate::Gemm
-                                              ? codegen::buildGemm(op, entry, diags)
-                                              : codegen::buildPointwise(op, entry, diags);
-    return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
-  }
-  if (!isKernel) {
-    std::optional<codegen::KirKernel> k = codegen::buildGeneric(op, entry, diags);
-    return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
-  }
-  if (backend == Backend::Llvm)
-    return emitKernelLlvm(op, entry, diags);
-  switch (*kind) {
-  case KernelTemplate::RowReduction:
-    return emitRowReductionKernel(op, entry, diags);
+/// The kir kernel of `op`'s template (a kernel op) or generic kernel.
+std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
+                                        Diagnostics &diags) {
+  if (op.kind() != OpKind::Kernel)
+    return codegen::buildGeneric(op, entry, diags);
+  const std::string &name = op.getString("template");
+  switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:
+    return codegen::buildPointwise(op, entry, diags);
+  case KernelTemplate::RowReduction:
+    return codegen::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
+    return codegen::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:
     break;
   }
-  FUSEC_ASSERT(false, "pointwise, gemm and attention kernels are taken above");
+  diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
+                            "' has no code generator yet");
+  return std::nullopt;
+}
+
+std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
+                                      Backend backend) {
+  std::optional<codegen::KirKernel> k = build(op, entry, diags);
+  return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
 }
 
 } // namespace

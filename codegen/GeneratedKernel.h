@@ -77,7 +77,7 @@ struct GeneratedKernel {
   Backend backend = Backend::Nvrtc;
   KernelFacts facts = {};
   /// The kernel in kir (codegen/kir/), printed only when asked
-  /// (--emit=kir); null for a template that is not built in kir yet.
+  /// (--emit=kir).
   std::shared_ptr<const kir::Kernel> kir = {};
 };
 

@@ -1,10 +1,9 @@
-// Dispatch from an op to the LLVM IR emitter of its kernel template, and
-// the LLVM IR -> PTX step of the LLVM back end.
+// The LLVM back end's steps after rendering (codegen/llvm/Render.cpp):
+// kernels' modules linked into one, and LLVM IR -> PTX.
 #include "codegen/LlvmCodegen.h"
 
 #include "codegen/Nvptx.h"
 #include "ir/Assert.h"
-#include "ir/Kernel.h"
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
@@ -15,24 +14,9 @@
 
 namespace fusec {
 
-std::optional<GeneratedKernel> emitKernelLlvm(const Op &op, const std::string &entry,
-                                              Diagnostics &diags) {
-  FUSEC_ASSERT(op.kind() == OpKind::Kernel, "plain ops' generic kernels are built in kir");
-  switch (*lookupKernelTemplate(op.getString("template"))) {
-  case KernelTemplate::RowReduction:
-    return codegen::emitRowReductionLlvm(op, entry, diags);
-  case KernelTemplate::Pointwise:
-  case KernelTemplate::Gemm:
-  case KernelTemplate::Attention:
-    break;
-  }
-  FUSEC_ASSERT(false, "pointwise and gemm kernels are built in kir, attention has no code "
-                      "generator (Codegen.cpp takes them first)");
-}
-
 namespace {
 
-/// A module of emitKernelLlvm's text (never the user's: a failure is a bug).
+/// A module of llvm/Render.cpp's text (never the user's: a failure is a bug).
 std::unique_ptr<llvm::Module> parse(const std::string &ir, llvm::LLVMContext &ctx) {
   llvm::SMDiagnostic error;
   std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, error, ctx);

@@ -1,13 +1,14 @@
 // The row_reduction template's intermediate form, internal to codegen/: the
 // body of a `kernel` op rewritten as a small dataflow program over one view
-// of the anchor's input, and the schedule that runs it. RowReduction.cpp
-// holds the algorithm's description; RowReductionProgram.cpp and
+// of the anchor's input, and the schedule that runs it.
+// templates/RowReduction.cpp holds the algorithm's description and builds
+// the kernel in kir from both; RowReductionProgram.cpp and
 // RowReductionReduce.cpp build the program, RowReductionSchedule.cpp
-// chooses the schedule, RowReduction.cpp and RowReductionSweep.cpp render
-// both as CUDA C++, LlvmRowReduction.cpp as LLVM IR.
+// chooses the schedule.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
+#include "codegen/kir/Kir.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
@@ -37,13 +38,10 @@ struct View {
 
 enum class NodeKind { Load, Table, Splat, Expr, Reduce };
 
-/// The register type of a value of dtype `t`, as a dtype: f16 and bf16
-/// math runs in f32.
-inline DType registerType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 enum class ReduceKind { Sum, Max, Min };
 
-/// What an Expr node computes, for a back end to render (the CUDA C++ of
-/// each is Writer::exprText in RowReductionSweep.cpp).
+/// What an Expr node computes (its kir math: exprValue in
+/// templates/RowReduction.cpp).
 enum class ExprKind {
   Pointwise,     ///< `op`, a pointwise op of the body, over args
   Convert,       ///< args[0], an accumulator, in the node's type
@@ -68,8 +66,8 @@ struct Node {
   /// F32 (f32/f16/bf16 math), F64, I32, I64, I8 or Bool; a Reduce node's is
   /// its accumulator's (F32, F64 or I64).
   DType type = DType::F32;
-  std::string name;  ///< C identifier of the value
-  std::string table; ///< Table: C identifier of the __device__ table (not `name`)
+  std::string name;  ///< the kir name hint of the value
+  std::string table; ///< Table: the name of the kir table (unique in the module, not `name`)
   std::vector<unsigned> args;
   ExprKind expr = ExprKind::Pointwise; ///< Expr: what it computes
   const Op *op = nullptr;              ///< Expr Pointwise: the op
@@ -138,7 +136,7 @@ Schedule chooseSchedule(Program &prog);
 std::string describeSchedule(const Schedule &sched);
 
 /// The kernel's parameters, in order: one pointer per kernel operand, one
-/// per result, then num_rows (RowReduction.cpp). Both back ends take them.
+/// per result, then num_rows (templates/RowReduction.cpp).
 std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog);
 
 /// The launch of a kernel with static rows; nullopt when rows are symbolic.

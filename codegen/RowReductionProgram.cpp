@@ -130,7 +130,7 @@ std::optional<unsigned> ProgramBuilder::leaf(const Value *v, bool inRows, const 
   if (def && def->getDense("value").isSplat()) {
     Node n;
     n.kind = NodeKind::Splat;
-    n.type = registerType(v->type().dtype);
+    n.type = kir::computeType(v->type().dtype);
     n.constant = &def->getDense("value");
     id = add(std::move(n), v->name());
   } else if (def) {
@@ -138,7 +138,7 @@ std::optional<unsigned> ProgramBuilder::leaf(const Value *v, bool inRows, const 
   } else {
     Node n;
     n.kind = NodeKind::Load;
-    n.type = registerType(v->type().dtype);
+    n.type = kir::computeType(v->type().dtype);
     n.mask = *mask;
     n.input = v->index();
     n.dtype = v->type().dtype;
@@ -153,7 +153,7 @@ unsigned ProgramBuilder::tableLeaf(const Value *v, unsigned mask) {
   const DenseData &d = v->definingOp()->getDense("value");
   Node n;
   n.kind = NodeKind::Table;
-  n.type = registerType(d.dtype);
+  n.type = kir::computeType(d.dtype);
   n.mask = mask;
   n.dtype = d.dtype;
   n.constant = &d;
@@ -193,7 +193,7 @@ bool ProgramBuilder::visitPointwise(const Op &op) {
   what.expr = ExprKind::Pointwise;
   what.op = &op;
   computed[op.result()] =
-      expr(registerType(op.result()->type().dtype), std::move(args), what, op.result()->name());
+      expr(kir::computeType(op.result()->type().dtype), std::move(args), what, op.result()->name());
   if (inRows)
     inRowSpace.insert(op.result());
   return true;

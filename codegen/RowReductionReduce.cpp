@@ -51,7 +51,7 @@ bool ProgramBuilder::visitReduce(const Op &op) {
   std::optional<unsigned> x = operand(op, 0, false);
   if (!x)
     return false;
-  DType acc = accumulatorType(t), type = registerType(op.result()->type().dtype);
+  DType acc = accumulatorType(t), type = kir::computeType(op.result()->type().dtype);
   ReduceKind kind = op.kind() == OpKind::ReduceMax   ? ReduceKind::Max
                     : op.kind() == OpKind::ReduceMin ? ReduceKind::Min
                                                      : ReduceKind::Sum;
@@ -106,7 +106,7 @@ bool ProgramBuilder::visitNorm(const Op &op) {
       return false;
   if (!x)
     return false;
-  DType t = registerType(op.result()->type().dtype);
+  DType t = kir::computeType(op.result()->type().dtype);
   if (op.kind() == OpKind::Softmax)
     softmax(op, *x, t);
   else

@@ -43,6 +43,8 @@ std::string_view specialExpr(kir::Special s) {
   switch (s) {
   case kir::Special::TidX:
     return "(long long)threadIdx.x";
+  case kir::Special::TidY:
+    return "(long long)threadIdx.y";
   case kir::Special::NtidX:
     return "(long long)blockDim.x";
   case kir::Special::CtaidX:
@@ -163,13 +165,16 @@ std::string Renderer::expr(const Inst &i) {
     return codegen::pointwiseExpr(i.math, args);
   }
   case Opcode::Widen:
-    return i.dtype == DType::Bool ? ref(i.operands[0]) + " != 0"
-                                  : "fusec_" + std::string(dtypeName(i.dtype)) + "_to_f32(" +
-                                        ref(i.operands[0]) + ")";
+    if (i.dtype == DType::Bool)
+      return ref(i.operands[0]) + " != 0";
+    return "fusec_" + std::string(dtypeName(i.dtype)) +
+           (k.typeOf(i.result).lanes > 1 ? "x2_to_f32x2(" : "_to_f32(") + ref(i.operands[0]) + ")";
   case Opcode::Narrow:
-    return i.dtype == DType::Bool ? "(signed char)" + ref(i.operands[0])
-                                  : "fusec_f32_to_" + std::string(dtypeName(i.dtype)) + "(" +
-                                        ref(i.operands[0]) + ")";
+    if (i.dtype == DType::Bool)
+      return "(signed char)" + ref(i.operands[0]);
+    return "fusec_f32" + std::string(k.typeOf(i.result).lanes > 1 ? "x2" : "") + "_to_" +
+           std::string(dtypeName(i.dtype)) + (k.typeOf(i.result).lanes > 1 ? "x2" : "") + "(" +
+           ref(i.operands[0]) + ")";
   case Opcode::Load:
     if (i.lanes == 1)
       return ref(i.operands[0]) + "[" + ref(i.operands[1]) + "]";
@@ -177,8 +182,12 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Table:
     return k.tables[i.imm].name;
   case Opcode::Shuffle:
-    return std::string(shuffleFunction(i.shuffle)) + "((unsigned)" + ref(i.operands[2]) + ", " +
-           ref(i.operands[0]) + ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
+  {
+    const std::string &mask = ref(i.operands[2]);
+    std::string lanes = mask == "4294967295LL" ? "0xffffffffu" : "(unsigned)" + mask;
+    return std::string(shuffleFunction(i.shuffle)) + "(" + lanes + ", " + ref(i.operands[0]) +
+           ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
+  }
   case Opcode::Matrix: {
     if (i.matrix == kir::MatrixOp::LoadX4)
       return std::string(i.imm ? "fusec_ldmatrix_x4_trans(" : "fusec_ldmatrix_x4(") +
@@ -255,7 +264,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
     return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
-           "alignas(16) " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
+           "alignas(" + std::to_string(i.align) + ") " + cType(i.dtype) + " " + names[i.result] + "[" + std::to_string(i.imm) +
            "];";
   case Opcode::For: {
     const std::string &n = names[i.result];

@@ -212,3 +212,30 @@ struct alignas(8) fusec_v8 {
 struct alignas(16) fusec_v16 {
   unsigned a, b, c, d;
 };
+
+// Pairs (kir's widen and narrow of 2 lanes): an f16 or bf16 pair in one
+// 32-bit word to two f32 (a, b), and back, rounded, in one instruction.
+__device__ __forceinline__ fusec_v8 fusec_f16x2_to_f32x2(fusec_v4 w) {
+  float lo, hi;
+  asm("{\n\t.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\t"
+      "cvt.f32.f16 %1, hi;\n\t}"
+      : "=f"(lo), "=f"(hi)
+      : "r"(w));
+  return {__float_as_uint(lo), __float_as_uint(hi)};
+}
+
+__device__ __forceinline__ fusec_v8 fusec_bf16x2_to_f32x2(fusec_v4 w) {
+  return {w << 16, w & 0xffff0000u};
+}
+
+__device__ __forceinline__ fusec_v4 fusec_f32x2_to_f16x2(fusec_v8 v) {
+  fusec_v4 r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(__uint_as_float(v.b)), "f"(__uint_as_float(v.a)));
+  return r;
+}
+
+__device__ __forceinline__ fusec_v4 fusec_f32x2_to_bf16x2(fusec_v8 v) {
+  fusec_v4 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(__uint_as_float(v.b)), "f"(__uint_as_float(v.a)));
+  return r;
+}

@@ -3,6 +3,8 @@
 
 #include "ir/Assert.h"
 
+#include <cstring>
+
 namespace fusec::kir {
 
 DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
@@ -99,6 +101,20 @@ ValueId Builder::literal(const DenseData &splat, const std::string &name) {
   return r;
 }
 
+ValueId Builder::literal(DType t, double v, const std::string &name) {
+  FUSEC_ASSERT(t == DType::F32 || t == DType::F64 || isInteger(t), "a literal of f32, f64 or ints");
+  std::vector<uint8_t> bytes(dtypeSize(t));
+  float f = float(v);
+  int64_t i = int64_t(v);
+  if (t == DType::F32)
+    std::memcpy(bytes.data(), &f, 4);
+  else if (t == DType::F64)
+    std::memcpy(bytes.data(), &v, 8);
+  else // the low bytes: data is little-endian
+    std::memcpy(bytes.data(), &i, bytes.size());
+  return literal(DenseData::makeSplat(t, {}, bytes), name);
+}
+
 ValueId Builder::special(Special s) {
   std::string key = "special " + std::to_string(unsigned(s));
   if (ValueId known = reuse(key); known != kNoValue)
@@ -174,7 +190,7 @@ ValueId Builder::math(const MathOp &m, const std::vector<ValueId> &args, const s
 ValueId Builder::widen(DType t, ValueId v, const std::string &name) {
   if (storageType(t) == computeType(t))
     return v;
-  ValueId r = define(Type::scalar(computeType(t)), name);
+  ValueId r = define(Type::vector(computeType(t), k.typeOf(v).lanes), name);
   append({.op = Opcode::Widen, .result = r, .operands = {v}, .dtype = t});
   return r;
 }
@@ -182,7 +198,7 @@ ValueId Builder::widen(DType t, ValueId v, const std::string &name) {
 ValueId Builder::narrow(DType t, ValueId v) {
   if (storageType(t) == computeType(t))
     return v;
-  ValueId r = define(Type::scalar(storageType(t)), "");
+  ValueId r = define(Type::vector(storageType(t), k.typeOf(v).lanes), "");
   append({.op = Opcode::Narrow, .result = r, .operands = {v}, .dtype = t});
   return r;
 }
@@ -203,9 +219,9 @@ ValueId Builder::localArray(DType t, unsigned count, const std::string &name) {
   return r;
 }
 
-ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name) {
+ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name, unsigned align) {
   ValueId r = define(Type::pointer(t, Space::Shared), name);
-  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t});
+  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t, .align = align});
   return r;
 }
 

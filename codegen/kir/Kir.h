@@ -69,7 +69,8 @@ enum class Opcode : uint8_t {
   Index,   ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
   Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
   Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
-  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`)
+  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); both
+           ///< convert an f16 or bf16 pair (2 lanes) too, as one 32-bit word
   Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
   Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
   Alloca,  ///< an array of `imm` elements of `dtype` in the result's space
@@ -92,7 +93,7 @@ enum class Opcode : uint8_t {
            ///< packed into one i32 word (cvt.rn.f16x2.f32)
 };
 
-enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX };
+enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
 /// Index math; Lt gives a predicate; Shl shifts left by operand 1 (< 64).
 /// And also takes two predicates; Shr is a logical shift (operands are never
 /// negative).
@@ -147,6 +148,7 @@ struct Inst {
   MathOp math = {};
   DenseData dense = {}; ///< Literal
   std::vector<Block> regions = {};
+  unsigned align = 16; ///< Alloca: the array's alignment in bytes
 };
 
 /// A kernel parameter: a global pointer or an index scalar.
@@ -201,6 +203,8 @@ public:
     return it == constants.end() ? std::nullopt : std::optional(it->second);
   }
   ValueId literal(const DenseData &splat, const std::string &name);
+  /// `v` as a literal of f32, f64 or an integer type (an integer `v` exact).
+  ValueId literal(DType t, double v, const std::string &name);
   ValueId special(Special s);
   /// `op` of a and b; x * 1, x / 1, x + 0 and x - 0 give x itself, x % 1
   /// the constant 0, and two constants (div and rem by nonzero) a constant.
@@ -215,13 +219,16 @@ public:
   /// `v` converted to integer type `t` (a cast: wraps when it narrows).
   ValueId convert(DType t, ValueId v, const std::string &name = "");
   ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
-  /// widen/narrow for dtype `t`; the value itself when the two types agree.
+  /// widen/narrow for dtype `t` of a scalar or (f16, bf16) of a pair; the
+  /// value itself when the two types agree.
   ValueId widen(DType t, ValueId v, const std::string &name);
   ValueId narrow(DType t, ValueId v);
   ValueId load(ValueId ptr, ValueId index, unsigned lanes = 1, const std::string &name = "");
   void store(ValueId ptr, ValueId index, ValueId value, unsigned lanes = 1);
   ValueId localArray(DType t, unsigned count, const std::string &name);
-  ValueId sharedArray(DType t, unsigned count, const std::string &name);
+  /// A shared array, aligned to `align` bytes (16 lets vectors of any width
+  /// through; the element size keeps a back end from merging scalar reads).
+  ValueId sharedArray(DType t, unsigned count, const std::string &name, unsigned align = 16);
   void barrier();
   /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it,
   /// among the lanes of `mask` (kNoValue: the whole warp).

@@ -44,6 +44,8 @@ std::string_view specialName(Special s) {
   switch (s) {
   case Special::TidX:
     return "tid.x";
+  case Special::TidY:
+    return "tid.y";
   case Special::NtidX:
     return "ntid.x";
   case Special::CtaidX:
@@ -146,7 +148,7 @@ std::string Printer::inst(const Inst &i, const std::string &indent) {
            " : " + typeName(k.typeOf(i.operands[2]));
   case Opcode::Alloca:
     return lhs + "alloca " + std::string(dtypeName(i.dtype)) + "[" + std::to_string(i.imm) + "]" +
-           type;
+           (i.align != 16 ? " align " + std::to_string(i.align) : "") + type;
   case Opcode::Table:
     return lhs + "table @" + k.tables[i.imm].name + type;
   case Opcode::For: {

@@ -153,7 +153,9 @@ void Verifier::types(const Inst &i) {
   case Opcode::Widen:
   case Opcode::Narrow: {
     DType from = i.op == Opcode::Widen ? storageType(i.dtype) : computeType(i.dtype);
-    if (k.typeOf(i.operands[0]) != Type::scalar(from))
+    bool pair = isNarrowFloat(i.dtype);
+    if (k.typeOf(i.operands[0]) != Type::scalar(from) &&
+        (!pair || k.typeOf(i.operands[0]) != Type::vector(from, 2)))
       fail(i, "converts from " + std::string(dtypeName(from)) + ", not " +
                   typeName(k.typeOf(i.operands[0])));
     return;
@@ -183,6 +185,8 @@ void Verifier::types(const Inst &i) {
     if (i.imm < 1 || (k.typeOf(i.result).space != Space::Local &&
                       k.typeOf(i.result).space != Space::Shared))
       fail(i, "allocates a local or shared array of at least one element");
+    if ((i.align & (i.align - 1)) || i.align < dtypeSize(i.dtype))
+      fail(i, "aligns to " + std::to_string(i.align) + " bytes, not a power of two >= its element");
     return;
   case Opcode::Param:
   case Opcode::Const:

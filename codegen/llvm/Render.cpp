@@ -101,6 +101,8 @@ llvm::Value *Renderer::special(kir::Special s) {
   switch (s) {
   case kir::Special::TidX:
     return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  case kir::Special::TidY:
+    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y);
   case kir::Special::NtidX:
     return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
   case kir::Special::CtaidX:
@@ -311,8 +313,12 @@ void Renderer::inst(const Inst &i) {
     return set(i, codegen::llvmPointwiseValue(b, i.math, args));
   }
   case Opcode::Widen:
+    if (k.typeOf(i.result).lanes > 1) // an f16 or bf16 pair
+      return set(i, b.CreateFPExt(get(i.operands[0]), type(k.typeOf(i.result))));
     return set(i, codegen::llvmWiden(b, i.dtype, get(i.operands[0])));
   case Opcode::Narrow:
+    if (k.typeOf(i.result).lanes > 1) // a pair: cvt.rn.f16x2.f32 where the target has it
+      return set(i, b.CreateFPTrunc(get(i.operands[0]), type(k.typeOf(i.result))));
     return set(i, codegen::llvmNarrow(b, i.dtype, get(i.operands[0])));
   case Opcode::Load: {
     llvm::Value *at = address(i, align);
@@ -326,10 +332,10 @@ void Renderer::inst(const Inst &i) {
   case Opcode::Alloca: {
     if (k.typeOf(i.result).space == kir::Space::Shared)
       return set(i, codegen::emitSharedArray(m, type(i.dtype), uint64_t(i.imm),
-                                             k.name + "_" + k.values[i.result].name, 16));
+                                             k.name + "_" + k.values[i.result].name, i.align));
     llvm::AllocaInst *a = codegen::emitEntryAlloca(
         b, llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm)), k.values[i.result].name);
-    a->setAlignment(llvm::Align(16));
+    a->setAlignment(llvm::Align(i.align));
     return set(i, a);
   }
   case Opcode::Table:

@@ -23,7 +23,6 @@
 #include "ir/Assert.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace fusec::codegen::generic {
 
@@ -140,15 +139,7 @@ void ElementwiseBuilder::batchNorm(ValueId i) {
     return b.math({kind, t, t}, args, name);
   };
   DType wide = t == DType::F64 ? DType::F64 : DType::F32;
-  double eps = op.getFloat("epsilon");
-  std::vector<uint8_t> bytes(dtypeSize(wide));
-  if (wide == DType::F64)
-    std::memcpy(bytes.data(), &eps, 8);
-  else {
-    float e = float(eps);
-    std::memcpy(bytes.data(), &e, 4);
-  }
-  ValueId epsilon = b.literal(DenseData::makeSplat(wide, {}, bytes), "eps");
+  ValueId epsilon = b.literal(wide, op.getFloat("epsilon"), "eps");
   ValueId centered = math(OpKind::Sub, {v[0], v[3]});
   ValueId deviation = math(OpKind::Sqrt, {math(OpKind::Add, {v[4], epsilon})});
   ValueId scaled = math(OpKind::Mul, {math(OpKind::Div, {centered, deviation}), v[1]});

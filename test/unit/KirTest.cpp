@@ -101,7 +101,7 @@ TEST(Kir, SharedMemoryBarriersAndShufflesRenderOnBothBackEnds) {
   std::string cuda = cuda::render(k);
   EXPECT_NE(cuda.find("__shared__ alignas(16) float scratch[32];"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("__syncthreads();"), std::string::npos) << cuda;
-  EXPECT_NE(cuda.find("__shfl_xor_sync((unsigned)4294967295LL, x, (int)16LL, 32)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("__shfl_xor_sync(0xffffffffu, x, (int)16LL, 32)"), std::string::npos) << cuda;
   std::string ir = llvmir::render(k);
   EXPECT_NE(ir.find("@warpsum_scratch = internal addrspace(3) global [32 x float] undef, align 16"),
             std::string::npos)
@@ -199,6 +199,70 @@ TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_NE(errors[0].find("mma.m16n8k16 takes"), std::string::npos) << errors[0];
   EXPECT_NE(errors[1].find("waits for 0 to 7 groups"), std::string::npos) << errors[1];
+}
+
+/// A block of several rows: the row is tid.y; launch bounds with a minimum of blocks an SM.
+TEST(Kir, SecondThreadAxisAndMinimumBlocksRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "rows";
+  k.maxThreads = 128;
+  k.minBlocks = 5;
+  Builder b(k);
+  ValueId out = b.param("out", Type::pointer(DType::I64, Space::Global));
+  ValueId row = b.special(Special::TidY);
+  b.store(out, row, row);
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::string text = print(k);
+  EXPECT_NE(text.find("maxthreads 128 minblocks 5"), std::string::npos) << text;
+  EXPECT_NE(text.find("tid.y"), std::string::npos) << text;
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("__launch_bounds__(128, 5)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("(long long)threadIdx.y"), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("@llvm.nvvm.read.ptx.sreg.tid.y()"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("minctasm"), std::string::npos) << ir;
+}
+
+/// f16 pairs widened and narrowed as one 32-bit word; a shared array aligned
+/// to its element.
+TEST(Kir, PairConversionsAndSharedAlignmentRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "pairs";
+  Builder b(k);
+  ValueId in = b.param("in", Type::pointer(DType::F16, Space::Global), true);
+  ValueId out = b.param("out", Type::pointer(DType::F16, Space::Global));
+  ValueId zero = b.index(0);
+  ValueId wide = b.widen(DType::F16, b.load(in, zero, 2), "wide");
+  b.store(out, zero, b.narrow(DType::F16, wide), 2);
+  b.sharedArray(DType::F32, 32, "slots", 4);
+  b.literal(DType::F64, 0.5, "half");
+  b.literal(DType::I32, -3, "minus3");
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::string text = print(k);
+  EXPECT_NE(text.find("%half = literal 0.5 : f64"), std::string::npos) << text;
+  EXPECT_NE(text.find("%minus3 = literal -3 : i32"), std::string::npos) << text;
+  EXPECT_NE(text.find("widen f16 %t_1 : f32x2"), std::string::npos) << text;
+  EXPECT_NE(text.find("narrow f16 %wide : f16x2"), std::string::npos) << text;
+  EXPECT_NE(text.find("alloca f32[32] align 4 : ptr<shared f32>"), std::string::npos) << text;
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("const fusec_v8 wide = fusec_f16x2_to_f32x2("), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("fusec_f32x2_to_f16x2(wide)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("__shared__ alignas(4) float slots[32];"), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("fpext <2 x half> %"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("fptrunc <2 x float> %wide to <2 x half>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("@pairs_slots = internal addrspace(3) global [32 x float] undef, align 4"),
+            std::string::npos)
+      << ir;
+
+  // Narrowing what is not f32 (4 halves), or aligning below the element,
+  // is refused.
+  b.narrow(DType::F16, b.load(in, zero, 4));
+  b.sharedArray(DType::F32, 32, "loose", 2);
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 2u) << errors.front();
+  EXPECT_NE(errors[0].find("converts from f32, not f16x4"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("aligns to 2 bytes"), std::string::npos) << errors[1];
 }
 
 TEST(Kir, PrintedFormNamesEveryValueOnce) {

@@ -219,14 +219,11 @@ std::string report(const std::vector<GeneratedKernel> &kernels) {
   return os.str();
 }
 
-/// Each kernel's kir, or for a template not built in kir yet a line that
-/// says so.
+/// Each kernel's kir.
 std::string kirText(const std::vector<GeneratedKernel> &kernels) {
   std::string out;
   for (const GeneratedKernel &k : kernels)
-    out += (out.empty() ? "" : "\n") +
-           (k.kir ? kir::print(*k.kir)
-                  : "// " + k.name + ": " + k.facts.templateName + " kernel, not built in kir yet\n");
+    out += (out.empty() ? "" : "\n") + kir::print(*k.kir);
   return out;
 }
 
