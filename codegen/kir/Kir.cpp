@@ -3,6 +3,8 @@
 
 #include "ir/Assert.h"
 
+#include <cmath>
+
 #include <cstring>
 
 namespace fusec::kir {
@@ -104,14 +106,19 @@ ValueId Builder::literal(const DenseData &splat, const std::string &name) {
 ValueId Builder::literal(DType t, double v, const std::string &name) {
   FUSEC_ASSERT(t == DType::F32 || t == DType::F64 || isInteger(t), "a literal of f32, f64 or ints");
   std::vector<uint8_t> bytes(dtypeSize(t));
-  float f = float(v);
-  int64_t i = int64_t(v);
-  if (t == DType::F32)
+  if (t == DType::F32) {
+    float f = float(v);
     std::memcpy(bytes.data(), &f, 4);
-  else if (t == DType::F64)
+  } else if (t == DType::F64) {
     std::memcpy(bytes.data(), &v, 8);
-  else // the low bytes: data is little-endian
+  } else { // ±inf is the type's lowest or highest value; the low bytes (little-endian)
+    unsigned bits = 8 * dtypeSize(t);
+    int64_t highest = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+    int64_t i = std::isnan(v) ? 0 : v <= double(-highest) ? -highest - 1
+                                  : v >= double(highest)  ? highest
+                                                          : int64_t(v);
     std::memcpy(bytes.data(), &i, bytes.size());
+  }
   return literal(DenseData::makeSplat(t, {}, bytes), name);
 }
 

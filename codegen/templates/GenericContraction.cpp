@@ -328,7 +328,17 @@ ValueId AttentionBuilder::score(ValueId j, ValueId live) {
     scores.push_back(shape.sq);
     scores.push_back(shape.sk);
     int64_t colStride = broadcastStrides(sizesOf(*op.operand(3)), scores).back();
-    ValueId at = colStride != 0 && shape.sk > 1 ? b.add(mask, b.mul(j, f.index(colStride))) : mask;
+    // A lane past the last key (live false) still reads the mask, at the
+    // last key's column: its score is replaced by -inf below, and the read
+    // must stay inside the mask.
+    ValueId column = j;
+    if (live != kir::kNoValue) {
+      ValueId last = f.index(shape.sk - 1);
+      column = b.math({OpKind::Min, DType::I64, DType::I64}, {j, last}, "column");
+    }
+    ValueId at = mask;
+    if (colStride != 0 && shape.sk > 1)
+      at = b.add(mask, f.arith(kir::IndexOp::Mul, column, colStride));
     s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
   }
   if (live != kir::kNoValue)

@@ -123,20 +123,7 @@ void Frame::storeAcc(ValueId at, ValueId v) {
   b.store(output, at, stored);
 }
 
-ValueId Frame::constant(double v, const std::string &name) {
-  std::vector<uint8_t> bytes(dtypeSize(acc));
-  if (acc == DType::F64) {
-    std::memcpy(bytes.data(), &v, 8);
-  } else if (acc == DType::F32) {
-    float f = float(v);
-    std::memcpy(bytes.data(), &f, 4);
-  } else {
-    FUSEC_ASSERT(acc == DType::I64, "accumulators are f32, f64 or i64");
-    int64_t i = std::isinf(v) ? (v < 0 ? INT64_MIN : INT64_MAX) : int64_t(v);
-    std::memcpy(bytes.data(), &i, 8);
-  }
-  return b.literal(DenseData::makeSplat(acc, {}, bytes), name);
-}
+ValueId Frame::constant(double v, const std::string &name) { return b.literal(acc, v, name); }
 
 ValueId Frame::lowest() { return constant(-HUGE_VAL, "lowest"); }
 
