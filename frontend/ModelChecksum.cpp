@@ -58,12 +58,17 @@ bool rootHasGap(std::span<const uint8_t> bytes) {
 bool resealModelBuffer(std::span<uint8_t> bytes, std::optional<uint64_t> dataChecksum) {
   if (!modelfile::hasModelIdentifier(bytes.data(), bytes.size()) || !modelfile::verifyModel(bytes))
     return false;
+  // Both fields are found before either is written: in a damaged file the
+  // root's vtable may lie under a checksum field, and writing one would
+  // move the other.
   fb::Model *model = fb::GetMutableModel(bytes.data());
-  if (!model->checksum())
+  fb::Checksum *file = model->mutable_checksum();
+  fb::Checksum *data = model->mutable_external_data_checksum();
+  if (!file)
     return false;
-  if (dataChecksum && model->external_data_checksum())
-    model->mutable_external_data_checksum()->mutate_blake3(*dataChecksum);
-  model->mutable_checksum()->mutate_blake3(fileChecksum(bytes, model->checksum()));
+  if (dataChecksum && data)
+    data->mutate_blake3(*dataChecksum);
+  file->mutate_blake3(fileChecksum(bytes, file));
   return true;
 }
 
