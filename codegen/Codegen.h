@@ -4,7 +4,7 @@
 // fusion pass left alone, or one of the body of a kernel that its template
 // could not take) to the generic emitter, so that every op that verifies has
 // a kernel; the LLVM back end renders the templates and generic kernels of
-// LlvmCodegen.h.
+// llvm/Compile.h.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"

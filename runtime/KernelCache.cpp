@@ -17,7 +17,7 @@
 // PTX size, cubin size, xxh3 of PTX followed by cubin; then the two payloads.
 #include "runtime/KernelCache.h"
 
-#include "codegen/LlvmCodegen.h"
+#include "codegen/llvm/Compile.h"
 #include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
 #include "runtime/Nvtx.h"

@@ -6,7 +6,7 @@
 // can come between the two).
 #include "codegen/cuda/Render.h"
 
-#include "codegen/PointwiseMath.h"
+#include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
 #include <map>

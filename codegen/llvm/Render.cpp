@@ -5,9 +5,9 @@
 // Math goes through LlvmMath.h, the pointwise ops' semantics in LLVM IR.
 #include "codegen/llvm/Render.h"
 
-#include "codegen/LlvmKernel.h"
-#include "codegen/LlvmMath.h"
-#include "codegen/Nvptx.h"
+#include "codegen/llvm/Kernel.h"
+#include "codegen/llvm/Math.h"
+#include "codegen/llvm/Nvptx.h"
 #include "ir/Assert.h"
 
 #include "llvm/IR/IRBuilder.h"

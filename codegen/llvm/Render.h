@@ -1,5 +1,5 @@
 // The LLVM IR renderer: builds a kir kernel as an LLVM 19 module for the
-// NVPTX back end (codegen/Nvptx.h compiles it to PTX). It knows kir, not
+// NVPTX back end (codegen/llvm/Nvptx.h compiles it to PTX). It knows kir, not
 // kernel families.
 #pragma once
 

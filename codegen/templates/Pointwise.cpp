@@ -14,7 +14,7 @@
 // Not done here: reporting an integer division by zero (it gives 0).
 #include "codegen/templates/Pointwise.h"
 
-#include "codegen/PointwisePlan.h"
+#include "codegen/templates/PointwisePlan.h"
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 

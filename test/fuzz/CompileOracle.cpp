@@ -2,11 +2,11 @@
 // equivalence check and kernel generation on both back ends, driven through
 // the entry points `fusec-opt --check-equivalence` and `fusec compile` use
 // (runtime/CompilePipeline.h, runtime/Equivalence.h, codegen/Codegen.h,
-// runtime/Lowering.h, codegen/LlvmCodegen.h, runtime/Nvrtc.h).
+// runtime/Lowering.h, codegen/llvm/Compile.h, runtime/Nvrtc.h).
 #include "test/fuzz/CompileOracle.h"
 
 #include "codegen/Codegen.h"
-#include "codegen/LlvmCodegen.h"
+#include "codegen/llvm/Compile.h"
 #include "ir/Assert.h"
 #include "ir/Verifier.h"
 #include "runtime/ConstantFolder.h"

@@ -1,7 +1,7 @@
 // The NVPTX driver of the LLVM back end: a kernel built with IRBuilder that
 // calls libdevice comes out as PTX for the requested GPU, with libdevice
 // linked and inlined, and ptxas (where the toolkit has it) assembles it.
-#include "codegen/Nvptx.h"
+#include "codegen/llvm/Nvptx.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"

@@ -9,7 +9,7 @@
 // (kernels that need bound shapes, kernels that run op by op) is listed in notes, never faked.
 // --dim binds symbolic dims, so that everything is generated.
 #include "codegen/Codegen.h"
-#include "codegen/LlvmCodegen.h"
+#include "codegen/llvm/Compile.h"
 #include "codegen/kir/Kir.h"
 #include "ir/Dot.h"
 #include "ir/Kernel.h"

@@ -10,7 +10,7 @@
 // input. Pooling: the window clipped to the input; max propagates NaN and
 // padding never wins it; avg divides by the window's size with
 // count_include_pad, else by the number of input elements it covers.
-#include "codegen/templates/GenericKernel.h"
+#include "codegen/templates/generic/Kernel.h"
 
 #include "codegen/templates/Index.h"
 

@@ -4,7 +4,7 @@
 // times strides, literals for static shapes and parameters otherwise (0
 // where the operand broadcasts at run time), so one kernel serves every
 // binding of the symbolic sizes.
-#include "codegen/PointwisePlan.h"
+#include "codegen/templates/PointwisePlan.h"
 
 #include <algorithm>
 

@@ -46,10 +46,10 @@
 // does one thread's loop per position, so few positions with a long
 // reduced extent run slowly. NVRTC time grows with the unrolled elements a
 // thread (Note [Row reduction unrolling] in RowReductionSchedule.cpp).
-#include "codegen/templates/RowReduction.h"
+#include "codegen/templates/rowred/RowReduction.h"
 
-#include "codegen/RowReductionPlan.h"
-#include "codegen/RowReductionView.h"
+#include "codegen/templates/rowred/Plan.h"
+#include "codegen/templates/rowred/View.h"
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 

@@ -1,4 +1,4 @@
-#include "codegen/Nvptx.h"
+#include "codegen/llvm/Nvptx.h"
 
 #include "ir/Assert.h"
 

@@ -10,7 +10,7 @@
 // value varies along the group) or every axis is 1 or absent (it does not);
 // a value that matches part of a group is refused, because one flat
 // coordinate per group could not index it.
-#include "codegen/RowReductionView.h"
+#include "codegen/templates/rowred/View.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The math of the pointwise ops in LLVM IR, for the LLVM back end: the
 // counterpart of PointwiseMath.h with the same semantics (docs/ir.md; Note
-// [Math of f16 and bf16 values] in device/Pointwise.cuh). Float math runs in
+// [Math of f16 and bf16 values] in cuda/device/Pointwise.cuh). Float math runs in
 // f32 (f64 for f64), integers in their own width with wrapping, bool as i1.
 // libdevice functions are declared (__nv_expf, ...) and linked by emitPtx.
 // Internal to codegen/.

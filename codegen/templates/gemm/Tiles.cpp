@@ -13,7 +13,7 @@
 // with 8 warps of 64x32, leaving registers for the fetched tile. SIMT: 128x128x16 with 8x8 outputs
 // a thread in f32, 64x64x16 with 4x4 in f64. Every default fits sm_80's 163 KiB of shared memory
 // and assembles without spills. A `config` attribute on the kernel op overrides the choice.
-#include "codegen/GemmPlan.h"
+#include "codegen/templates/gemm/Plan.h"
 #include "ir/Assert.h"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // and strides, the accumulator dtype, the group layout of reductions, and
 // the frame (parameters, accumulator math in kir, group reductions through
 // shared memory, the launch).
-#include "codegen/templates/GenericKernel.h"
+#include "codegen/templates/generic/Kernel.h"
 
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"

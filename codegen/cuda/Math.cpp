@@ -4,7 +4,7 @@
 // casts round to nearest even, truncate and saturate (NaN -> 0), and
 // anything -> bool is `x != 0`. Float math runs in f32 registers (f64 for
 // f64), the precision the IR promises for stored f16/bf16/f32 values.
-#include "codegen/PointwiseMath.h"
+#include "codegen/cuda/Math.h"
 
 #include "ir/Assert.h"
 #include "ir/TextLiterals.h"

@@ -18,7 +18,7 @@
 //    the strides of broadcast axes; concat copies from the operand whose
 //    range along the axis holds the coordinate (one flat `if` an operand,
 //    operands of extent 0 skipped) shifted back by the operand's offset.
-#include "codegen/templates/GenericKernel.h"
+#include "codegen/templates/generic/Kernel.h"
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 

@@ -25,7 +25,7 @@
 // 16384 elements with one held value. Rows longer still re-read the row
 // from memory in every pass (256 threads a row). Column path: one thread
 // per (outer, inner) position, 256 a block.
-#include "codegen/RowReductionPlan.h"
+#include "codegen/templates/rowred/Plan.h"
 
 #include <algorithm>
 #include <optional>

@@ -4,7 +4,7 @@
 // normalizations into Reduce nodes and the expressions of their formulas.
 #pragma once
 
-#include "codegen/RowReductionPlan.h"
+#include "codegen/templates/rowred/Plan.h"
 
 #include <map>
 #include <set>

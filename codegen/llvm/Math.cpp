@@ -1,10 +1,10 @@
 // The math of the pointwise ops in LLVM IR (see LlvmMath.h). Each case
 // matches the CUDA C++ of PointwiseMath.cpp and its helpers in
-// device/Pointwise.cuh: max/min propagate NaN (llvm.maximum, max.NaN),
+// cuda/device/Pointwise.cuh: max/min propagate NaN (llvm.maximum, max.NaN),
 // integer ops wrap and divide toward zero with x / 0 = 0, float -> integer
 // casts truncate and saturate with NaN -> 0 (llvm.fptosi.sat), and f64
 // narrows to f16/bf16 through an f32 rounded to odd, so once.
-#include "codegen/LlvmMath.h"
+#include "codegen/llvm/Math.h"
 
 #include "ir/Assert.h"
 #include "ir/TextLiterals.h"

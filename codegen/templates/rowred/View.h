@@ -4,7 +4,7 @@
 // broadcasts against that view.
 #pragma once
 
-#include "codegen/RowReductionPlan.h"
+#include "codegen/templates/rowred/Plan.h"
 
 #include <optional>
 #include <string>

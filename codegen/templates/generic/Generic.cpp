@@ -10,9 +10,9 @@
 // 256-thread blocks over a grid-stride or tile loop. This is the fallback
 // that makes every verified graph run, correct first; the templates are the
 // fast paths.
-#include "codegen/templates/Generic.h"
+#include "codegen/templates/generic/Generic.h"
 
-#include "codegen/templates/GenericKernel.h"
+#include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
 namespace fusec::codegen {

@@ -1,8 +1,8 @@
 // The LLVM back end's steps after rendering (codegen/llvm/Render.cpp):
 // kernels' modules linked into one, and LLVM IR -> PTX.
-#include "codegen/LlvmCodegen.h"
+#include "codegen/llvm/Compile.h"
 
-#include "codegen/Nvptx.h"
+#include "codegen/llvm/Nvptx.h"
 #include "ir/Assert.h"
 
 #include "llvm/AsmParser/Parser.h"

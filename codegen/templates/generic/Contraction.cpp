@@ -35,7 +35,7 @@
 //
 // Accumulation: f32 for f32/f16/bf16 (or `acc`), f64 for f64, wrapping i64
 // for integers.
-#include "codegen/templates/GenericKernel.h"
+#include "codegen/templates/generic/Kernel.h"
 
 #include "codegen/templates/Index.h"
 

@@ -1,7 +1,7 @@
 // The building blocks of the LLVM back end's kernels (see LlvmKernel.h).
-#include "codegen/LlvmKernel.h"
+#include "codegen/llvm/Kernel.h"
 
-#include "codegen/LlvmMath.h"
+#include "codegen/llvm/Math.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Metadata.h"

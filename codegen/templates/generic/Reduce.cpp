@@ -23,7 +23,7 @@
 //
 // Floats accumulate in f32 (f64 for f64), integers in wrapping i64; max and
 // min propagate NaN.
-#include "codegen/templates/GenericKernel.h"
+#include "codegen/templates/generic/Kernel.h"
 
 #include "ir/Assert.h"
 

@@ -31,10 +31,10 @@
 // adjacent columns a thread, each element rounded to the anchor's dtype
 // (after linear's bias), the chain's pointwise ops in registers, the four
 // results stored at once when N % 4 == 0.
-#include "codegen/templates/Gemm.h"
+#include "codegen/templates/gemm/Gemm.h"
 
-#include "codegen/GemmPlan.h"
-#include "codegen/PointwiseMath.h"
+#include "codegen/templates/gemm/Plan.h"
+#include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
 #include <algorithm>

@@ -7,8 +7,8 @@
 // than casts, integer contractions, an epilogue op that is not pointwise,
 // reads a prologue value, mixes two chains or computes in another shape,
 // and results no chain computes.
-#include "codegen/GemmPlan.h"
-#include "codegen/PointwiseMath.h"
+#include "codegen/templates/gemm/Plan.h"
+#include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
 #include <algorithm>

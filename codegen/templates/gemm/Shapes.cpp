@@ -12,8 +12,8 @@
 // KernelArg::Dim); N, K, and every dim of an unfolded batched
 // product must be static. A `?` is refused: an operand's `?` may be 1 at
 // run time and broadcast, which the kernel's indexing does not know.
-#include "codegen/GemmPlan.h"
-#include "codegen/PointwiseMath.h"
+#include "codegen/templates/gemm/Plan.h"
+#include "codegen/cuda/Math.h"
 
 #include <map>
 
