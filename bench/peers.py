@@ -2,7 +2,7 @@
 
 - Timing as triton.testing.do_bench does: L2 flushed before each run, CUDA
   events, the median; fusec bench times its kernels the same way
-  (runtime/DeviceTimer.cpp).
+  (runtime/gpu/DeviceTimer.cpp).
 - torch.compile is compiled fresh for every shape: `torch._dynamo.reset()`
   first and `dynamic=False`, so a second shape through the same Python
   function never recompiles with dynamic shapes (which once ran up to 2x

@@ -19,7 +19,7 @@ Four families of rows:
 
 Peers are timed as peers.py says (fresh static compiles per shape, every
 mode, the best named). fusec is timed by `fusec bench` the same way
-(runtime/DeviceTimer.cpp) and checked by `fusec run --device=gpu`.
+(runtime/gpu/DeviceTimer.cpp) and checked by `fusec run --device=gpu`.
 
 Usage:
   bench/run.py --fusec dist/bin/fusec --out DIR [--only NAME|FAMILY,...]

@@ -6,9 +6,9 @@
 
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
+#include "codegen/templates/Pointwise.h"
 #include "codegen/templates/gemm/Gemm.h"
 #include "codegen/templates/generic/Generic.h"
-#include "codegen/templates/Pointwise.h"
 #include "codegen/templates/rowred/RowReduction.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"

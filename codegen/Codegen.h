@@ -17,9 +17,9 @@
 namespace fusec {
 
 /// Renders `op` with `backend` into a kernel whose entry point is `entry`
-/// (an EntryNamer's name, unique in its program). Returns nullopt after reporting an error at the op when its
-/// template (or the generic emitter) cannot take it; the caller may then run
-/// a kernel op's body op by op instead (see runtime/Lowering.h).
+/// (an EntryNamer's name, unique in its program). Returns nullopt after reporting an error at the
+/// op when its template (or the generic emitter) cannot take it; the caller may then run a kernel
+/// op's body op by op instead (see runtime/gpu/Lowering.h).
 std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
                                           Diagnostics &diags, Backend backend = Backend::Nvrtc);
 

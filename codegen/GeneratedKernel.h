@@ -69,7 +69,7 @@ struct KernelFacts {
 /// for the LLVM back end a textual LLVM IR module holding its kernel.
 struct GeneratedKernel {
   std::string name;   ///< the extern "C" entry point
-  std::string source; ///< CUDA C++: the kernel alone (cudaTranslationUnit adds the
+  std::string source; ///< CUDA C++: the kernel alone (cuda::translationUnit adds the
                       ///< helpers); LLVM: the module
   std::vector<KernelArg> args;
   /// Set when every shape the kernel sees is static.
@@ -122,9 +122,5 @@ public:
 private:
   Namer names;
 };
-
-/// One self-contained CUDA C++ translation unit (no #include) holding the
-/// device helpers once and then every kernel: what NVRTC compiles.
-std::string cudaTranslationUnit(const std::vector<GeneratedKernel> &kernels);
 
 } // namespace fusec

@@ -5,7 +5,7 @@
 #include "ir/Specialize.h"
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
-#include "runtime/ConstantFolder.h"
+#include "runtime/reference/ConstantFolder.h"
 
 #include <chrono>
 #include <iomanip>
@@ -33,8 +33,8 @@ std::string_view stageName(Stage s) {
 
 namespace {
 
-constexpr Stage kStages[] = {Stage::Verify,  Stage::Passes,  Stage::Specialize,
-                             Stage::Lower,   Stage::Compile, Stage::Load};
+constexpr Stage kStages[] = {Stage::Verify, Stage::Passes,  Stage::Specialize,
+                             Stage::Lower,  Stage::Compile, Stage::Load};
 
 void banner(std::ostream &os, std::string_view what) {
   os << "// -----// IR after " << what << " //----- //\n";
@@ -49,10 +49,9 @@ bool StageTrace::stage(Stage s, const std::function<bool()> &body,
   auto start = std::chrono::steady_clock::now();
   bool ok = body();
   if (time)
-    times.push_back({std::string(stageName(s)),
-                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                               start)
-                         .count()});
+    times.push_back({std::string(stageName(s)), std::chrono::duration<double, std::milli>(
+                                                    std::chrono::steady_clock::now() - start)
+                                                    .count()});
   if (ok && print && printAfter.count(std::string(stageName(s)))) {
     banner(stream(), stageName(s));
     print(stream());
@@ -110,7 +109,8 @@ bool prepareModule(Module &m, PrecisionChoice precision, Diagnostics &diags, Lay
     for (const auto &g : m.graphs)
       printGraph(*g, os);
   };
-  if (!t.stage(Stage::Verify, [&] { return verify(m, diags); }, print))
+  if (!t.stage(
+          Stage::Verify, [&] { return verify(m, diags); }, print))
     return false;
   return t.stage(
       Stage::Passes,
@@ -151,10 +151,30 @@ std::optional<LoweredProgram> lowerProgram(const Graph &g,
     for (const LoweredStep &s : p.steps.steps)
       os << "\n" << kir::print(*s.kernel.kir);
   };
-  if (!t.stage(Stage::Lower,
-               [&] { return lowerForGpu(*p.graph, p.steps, names, diags, fallback, backend); },
-               printSteps))
+  if (!t.stage(
+          Stage::Lower,
+          [&] { return lowerForGpu(*p.graph, p.steps, names, diags, fallback, backend); },
+          printSteps))
     return std::nullopt;
+  return p;
+}
+
+std::unique_ptr<GpuProgram> buildGpuProgram(const Graph &g,
+                                            const std::vector<std::vector<int64_t>> &inputShapes,
+                                            const GpuBuildOptions &opts, Diagnostics &diags) {
+  EntryNamer names;
+  std::optional<LoweredProgram> lowered =
+      lowerProgram(g, inputShapes, names, true, opts.backend, opts.trace, diags);
+  if (!lowered)
+    return nullptr;
+  std::unique_ptr<GpuProgram> p = GpuProgram::create(std::move(*lowered), opts, diags);
+  if (!p)
+    return nullptr;
+  StageTrace none;
+  StageTrace &t = opts.trace ? *opts.trace : none;
+  if (!t.stage(Stage::Compile, [&] { return p->compile(diags); }) ||
+      !t.stage(Stage::Load, [&] { return p->load(diags); }))
+    return nullptr;
   return p;
 }
 

@@ -1,5 +1,5 @@
 // One compile, as a flat list of named stages that every user runs in the
-// same order: the embedding API and `fusec run`/`bench` (GpuProgram::build),
+// same order: the embedding API and `fusec run`/`bench` (buildGpuProgram),
 // the artifact writer (compileArtifact) and `fusec compile`.
 //
 //   verify      the module is well formed (ir/Verifier.h)
@@ -7,7 +7,7 @@
 //               reference (each pass is a name for --print-after too)
 //   specialize  symbolic dims bound to the input shapes (ir/Specialize.h)
 //   lower       the graph as launched steps, each with its generated kernel
-//               (runtime/Lowering.h: templates, generic kernels, fallbacks)
+//               (runtime/gpu/Lowering.h: templates, generic kernels, fallbacks)
 //   compile     each kernel to PTX (and a cubin) through the kernel cache
 //   load        modules loaded, constants uploaded (the GPU paths; the
 //               arena is planned before compile, on the lowered graph)
@@ -21,7 +21,8 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "passes/PassManager.h"
-#include "runtime/Lowering.h"
+#include "runtime/gpu/GpuProgram.h"
+#include "runtime/gpu/Lowering.h"
 
 #include <functional>
 #include <iosfwd>
@@ -40,9 +41,9 @@ std::string_view stageName(Stage s);
 
 /// What a compile shows besides its diagnostics.
 struct StageTrace {
-  std::set<std::string> printAfter; ///< stage and pass names
-  bool time = false;                ///< collect each stage's wall time
-  std::ostream *out = nullptr;      ///< where both go; null: stderr
+  std::set<std::string> printAfter;                  ///< stage and pass names
+  bool time = false;                                 ///< collect each stage's wall time
+  std::ostream *out = nullptr;                       ///< where both go; null: stderr
   std::vector<std::pair<std::string, double>> times; ///< (stage, ms), in order
 
   /// Runs stage `s`: timed when asked; then, when printAfter names it,
@@ -65,12 +66,6 @@ private:
 bool prepareModule(Module &m, PrecisionChoice precision, Diagnostics &diags,
                    LayoutChoice layout = LayoutChoice::Auto, StageTrace *trace = nullptr);
 
-/// What specialize and lower make of a graph for one set of input shapes.
-struct LoweredProgram {
-  std::unique_ptr<Graph> graph; ///< specialized and lowered; the steps point into it
-  LoweredGraph steps;
-};
-
 /// specialize, lower: `g` for `inputShapes` as launched steps, entry points
 /// named by `names`. A kernel a template refuses runs op by op when
 /// `fallback` (noted in steps.fallbacks), else is an error.
@@ -78,5 +73,13 @@ std::optional<LoweredProgram> lowerProgram(const Graph &g,
                                            const std::vector<std::vector<int64_t>> &inputShapes,
                                            EntryNamer &names, bool fallback, Backend backend,
                                            StageTrace *trace, Diagnostics &diags);
+
+/// specialize, lower, compile, load: `g` (optimized; symbolic dims allowed)
+/// as a GPU program for `inputShapes`, its kernels compiled in parallel
+/// through the kernel cache and loaded, its constants uploaded (the stages
+/// shown as `opts.trace` asks). Null after reporting an error.
+std::unique_ptr<GpuProgram> buildGpuProgram(const Graph &g,
+                                            const std::vector<std::vector<int64_t>> &inputShapes,
+                                            const GpuBuildOptions &opts, Diagnostics &diags);
 
 } // namespace fusec

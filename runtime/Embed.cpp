@@ -9,8 +9,8 @@
 #include "ir/Specialize.h"
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
-#include "runtime/GpuProgram.h"
 #include "runtime/CompilePipeline.h"
+#include "runtime/gpu/GpuProgram.h"
 
 #include <list>
 #include <mutex>
@@ -92,7 +92,7 @@ GpuProgram *CompiledGraph::Impl::programFor(const std::vector<std::vector<int64_
       return it->second.get();
     }
   GpuBuildOptions opts{options.target, nullptr, options.cudaGraphs, options.backend};
-  std::unique_ptr<GpuProgram> p = GpuProgram::build(graph(), shapes, opts, diags);
+  std::unique_ptr<GpuProgram> p = buildGpuProgram(graph(), shapes, opts, diags);
   if (!p)
     return nullptr;
   programs.emplace_front(shapes, std::move(p));

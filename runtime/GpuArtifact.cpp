@@ -5,6 +5,7 @@
 #include "runtime/GpuArtifact.h"
 
 #include "codegen/GeneratedKernel.h"
+#include "codegen/cuda/Render.h"
 #include "include/fusec/fusec.h"
 #include "ir/MemoryPlan.h"
 #include "ir/Specialize.h"
@@ -38,7 +39,7 @@ std::optional<Artifact> compileArtifact(const Graph &g,
     diags.note(d.loc, d.message);
   std::vector<PtxRequest> requests;
   for (const LoweredStep &s : steps.steps)
-    requests.push_back({cudaTranslationUnit({s.kernel}), s.kernel.name, target});
+    requests.push_back({cuda::translationUnit({s.kernel}), s.kernel.name, target});
   std::vector<CacheLookup> lookups;
   std::vector<double> ms;
   std::vector<std::optional<CompiledCuda>> code;

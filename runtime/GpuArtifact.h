@@ -9,8 +9,8 @@
 #include "frontend/Artifact.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
-#include "runtime/CudaDriver.h"
-#include "runtime/KernelCache.h"
+#include "runtime/gpu/CudaDriver.h"
+#include "runtime/gpu/KernelCache.h"
 
 #include <memory>
 #include <optional>

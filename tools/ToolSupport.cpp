@@ -5,9 +5,9 @@
 #include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
-#include "runtime/GpuHost.h"
-#include "runtime/Nvrtc.h"
-#include "runtime/Reference.h"
+#include "runtime/gpu/GpuHost.h"
+#include "runtime/gpu/Nvrtc.h"
+#include "runtime/reference/Reference.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
@@ -61,8 +61,8 @@ bool parseDimFlags(const std::vector<std::string> &values, DimBindings &dims, Di
       return false;
     int64_t size;
     if (llvm::StringRef(value).getAsInteger(10, size) || size < 0) {
-      diags.error(Loc{}, "--dim " + name + " needs a decimal size from 0 to 2^63-1, got '" +
-                             value + "'");
+      diags.error(Loc{},
+                  "--dim " + name + " needs a decimal size from 0 to 2^63-1, got '" + value + "'");
       return false;
     }
     dims[name] = size;

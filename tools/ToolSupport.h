@@ -7,7 +7,7 @@
 #include "ir/Graph.h"
 #include "passes/PassManager.h"
 #include "runtime/CompilePipeline.h"
-#include "runtime/Reference.h"
+#include "runtime/reference/Reference.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -62,8 +62,9 @@ inline llvm::cl::ValuesClass layoutValues() {
 
 /// The values of every tool's --backend option.
 inline llvm::cl::ValuesClass backendValues() {
-  return llvm::cl::values(clEnumValN(Backend::Nvrtc, "nvrtc", "CUDA C++ through NVRTC"),
-                          clEnumValN(Backend::Llvm, "llvm", "LLVM IR through LLVM's NVPTX back end"));
+  return llvm::cl::values(
+      clEnumValN(Backend::Nvrtc, "nvrtc", "CUDA C++ through NVRTC"),
+      clEnumValN(Backend::Llvm, "llvm", "LLVM IR through LLVM's NVPTX back end"));
 }
 
 /// --print-after=STAGE|PASS and --time-stages (runtime/CompilePipeline.h)

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace fusec::codegen {
+namespace fusec::cuda {
 
 namespace {
 
@@ -245,8 +245,9 @@ std::string castExpr(DType from, DType to, const std::string &x) {
 
 std::string constantLiteral(const DenseData &d, size_t i) {
   if (d.numElements() == 0) // a kernel reading an empty constant runs over no elements
-    return isFloat(d.dtype) ? floatLiteral(0, d.dtype == DType::F64)
-                            : d.dtype == DType::Bool ? "false" : intLiteral(0);
+    return isFloat(d.dtype)         ? floatLiteral(0, d.dtype == DType::F64)
+           : d.dtype == DType::Bool ? "false"
+                                    : intLiteral(0);
   if (isFloat(d.dtype))
     return floatLiteral(d.elementAsDouble(i), d.dtype == DType::F64);
   if (d.dtype == DType::Bool)
@@ -296,4 +297,4 @@ std::string floatLiteral(double v, bool isDouble) {
   return isDouble ? s : s + "f";
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::cuda

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fusec::codegen {
+namespace fusec::cuda {
 
 /// The register type math runs in: float for f32/f16/bf16, double for f64,
 /// the integer's own type for integers (so each result wraps), bool.
@@ -35,4 +35,4 @@ std::string pointwiseExpr(const kir::MathOp &op, const std::vector<std::string> 
 /// The value of pointwise `op` over `args` (its operands as computeType).
 std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args);
 
-} // namespace fusec::codegen
+} // namespace fusec::cuda

@@ -12,7 +12,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace fusec {
+namespace fusec::llvmir {
 
 namespace {
 
@@ -31,10 +31,10 @@ std::unique_ptr<llvm::Module> parse(const std::string &ir, llvm::LLVMContext &ct
 
 } // namespace
 
-std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels) {
+std::string linkKernels(const std::vector<GeneratedKernel> &kernels) {
   llvm::LLVMContext ctx;
   auto all = std::make_unique<llvm::Module>("fusec", ctx);
-  codegen::prepareNvptxModule(*all);
+  prepareNvptxModule(*all);
   for (const GeneratedKernel &k : kernels) {
     bool clash = llvm::Linker::linkModules(*all, parse(k.source, ctx));
     FUSEC_ASSERT(!clash, ("cannot link the LLVM IR of kernel " + k.name).c_str());
@@ -45,11 +45,11 @@ std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels) {
   return text;
 }
 
-std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::string &target,
-                                            Diagnostics &diags) {
+std::optional<std::string> compileToPtx(const std::string &ir, const std::string &target,
+                                        Diagnostics &diags) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = parse(ir, ctx);
-  return codegen::emitPtx(*m, target, diags);
+  return emitPtx(*m, target, diags);
 }
 
-} // namespace fusec
+} // namespace fusec::llvmir

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-namespace fusec {
+namespace fusec::llvmir {
 
 /// One module (as text) holding the kernels (each an LLVM IR module) given.
-std::string linkLlvmKernels(const std::vector<GeneratedKernel> &kernels);
+std::string linkKernels(const std::vector<GeneratedKernel> &kernels);
 
-/// PTX for `target` of the module text `ir` (a kernel's or linkLlvmKernels').
-std::optional<std::string> compileLlvmToPtx(const std::string &ir, const std::string &target,
-                                            Diagnostics &diags);
+/// PTX for `target` of the module text `ir` (a kernel's or linkKernels').
+std::optional<std::string> compileToPtx(const std::string &ir, const std::string &target,
+                                        Diagnostics &diags);
 
-} // namespace fusec
+} // namespace fusec::llvmir

@@ -7,7 +7,7 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace fusec::codegen {
+namespace fusec::llvmir {
 
 llvm::Value *readSpecialRegister(llvm::IRBuilder<> &b, llvm::Intrinsic::ID id, bool wide) {
   llvm::Value *v = b.CreateIntrinsic(id, {}, {});
@@ -66,4 +66,4 @@ std::string printModule(const llvm::Module &m) {
   return text;
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::llvmir

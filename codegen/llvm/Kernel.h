@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace fusec::codegen {
+namespace fusec::llvmir {
 
 /// The value of special register `id` (tid.x, ctaid.x, ...), widened to i64
 /// when `wide`.
@@ -42,4 +42,4 @@ void setLaunchBounds(llvm::Function &f, unsigned maxThreads, unsigned minBlocks)
 /// The module as text, for GeneratedKernel::source.
 std::string printModule(const llvm::Module &m);
 
-} // namespace fusec::codegen
+} // namespace fusec::llvmir

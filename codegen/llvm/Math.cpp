@@ -12,7 +12,7 @@
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Module.h"
 
-namespace fusec::codegen {
+namespace fusec::llvmir {
 
 namespace {
 
@@ -408,4 +408,4 @@ llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
   return llvmPointwiseValue(b, kir::mathOf(op), args);
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::llvmir

@@ -13,7 +13,7 @@
 
 #include <vector>
 
-namespace fusec::codegen {
+namespace fusec::llvmir {
 
 /// The register type of dtype `t`: float for f32/f16/bf16, double, iN, i1.
 llvm::Type *llvmComputeType(llvm::LLVMContext &ctx, DType t);
@@ -40,4 +40,4 @@ llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
                                 const std::vector<llvm::Value *> &args);
 
-} // namespace fusec::codegen
+} // namespace fusec::llvmir

@@ -28,7 +28,7 @@ void LLVMInitializeNVPTXTargetMC();
 void LLVMInitializeNVPTXAsmPrinter();
 }
 
-namespace fusec::codegen {
+namespace fusec::llvmir {
 
 namespace {
 
@@ -212,4 +212,4 @@ std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target, D
   return std::string(ptx.str());
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::llvmir

@@ -15,7 +15,7 @@ namespace llvm {
 class Module;
 } // namespace llvm
 
-namespace fusec::codegen {
+namespace fusec::llvmir {
 
 /// The LLVM triple of every module this back end emits.
 inline constexpr const char *kNvptxTriple = "nvptx64-nvidia-cuda";
@@ -27,7 +27,6 @@ void prepareNvptxModule(llvm::Module &m);
 /// Optimizes `m` (prepared as above) for `target` (sm_80, sm_90, sm_90a,
 /// ...), links the libdevice functions it declares and returns its PTX;
 /// nullopt after reporting an error (an unknown target, ...).
-std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target,
-                                   Diagnostics &diags);
+std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target, Diagnostics &diags);
 
-} // namespace fusec::codegen
+} // namespace fusec::llvmir

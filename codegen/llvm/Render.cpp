@@ -35,7 +35,7 @@ private:
       return b.getHalfTy();
     if (t == DType::BF16)
       return b.getBFloatTy();
-    return codegen::llvmComputeType(ctx, t);
+    return llvmComputeType(ctx, t);
   }
   llvm::Type *type(kir::Type t) const {
     if (t.isPointer()) // shared memory is addrspace(3), the rest generic
@@ -100,15 +100,15 @@ llvm::Function *Renderer::declare() {
 llvm::Value *Renderer::special(kir::Special s) {
   switch (s) {
   case kir::Special::TidX:
-    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   case kir::Special::TidY:
-    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y);
+    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y);
   case kir::Special::NtidX:
-    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
   case kir::Special::CtaidX:
-    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   case kir::Special::NctaidX:
-    return codegen::readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
   }
   FUSEC_ASSERT(false, "unknown special register");
 }
@@ -285,7 +285,8 @@ void Renderer::branch(const Inst &i) {
   auto *otherwise = llvm::BasicBlock::Create(ctx, "else", fn);
   auto *join = llvm::BasicBlock::Create(ctx, "join", fn);
   b.CreateCondBr(get(i.operands[0]), then, otherwise);
-  for (auto [block, region] : {std::pair(then, &i.regions[0]), std::pair(otherwise, &i.regions[1])}) {
+  for (auto [block, region] :
+       {std::pair(then, &i.regions[0]), std::pair(otherwise, &i.regions[1])}) {
     b.SetInsertPoint(block);
     this->block(*region);
     b.CreateBr(join);
@@ -301,7 +302,7 @@ void Renderer::inst(const Inst &i) {
   case Opcode::Const:
     return set(i, llvm::ConstantInt::get(type(k.typeOf(i.result)), uint64_t(i.imm), true));
   case Opcode::Literal:
-    return set(i, codegen::llvmConstant(ctx, i.dense, 0));
+    return set(i, llvmConstant(ctx, i.dense, 0));
   case Opcode::Special:
     return set(i, special(i.special));
   case Opcode::Index:
@@ -310,16 +311,16 @@ void Renderer::inst(const Inst &i) {
     std::vector<llvm::Value *> args;
     for (ValueId v : i.operands)
       args.push_back(get(v));
-    return set(i, codegen::llvmPointwiseValue(b, i.math, args));
+    return set(i, llvmPointwiseValue(b, i.math, args));
   }
   case Opcode::Widen:
     if (k.typeOf(i.result).lanes > 1) // an f16 or bf16 pair
       return set(i, b.CreateFPExt(get(i.operands[0]), type(k.typeOf(i.result))));
-    return set(i, codegen::llvmWiden(b, i.dtype, get(i.operands[0])));
+    return set(i, llvmWiden(b, i.dtype, get(i.operands[0])));
   case Opcode::Narrow:
     if (k.typeOf(i.result).lanes > 1) // a pair: cvt.rn.f16x2.f32 where the target has it
       return set(i, b.CreateFPTrunc(get(i.operands[0]), type(k.typeOf(i.result))));
-    return set(i, codegen::llvmNarrow(b, i.dtype, get(i.operands[0])));
+    return set(i, llvmNarrow(b, i.dtype, get(i.operands[0])));
   case Opcode::Load: {
     llvm::Value *at = address(i, align);
     return set(i, b.CreateAlignedLoad(type(k.typeOf(i.result)), at, align));
@@ -331,10 +332,10 @@ void Renderer::inst(const Inst &i) {
   }
   case Opcode::Alloca: {
     if (k.typeOf(i.result).space == kir::Space::Shared)
-      return set(i, codegen::emitSharedArray(m, type(i.dtype), uint64_t(i.imm),
-                                             k.name + "_" + k.values[i.result].name, i.align));
-    llvm::AllocaInst *a = codegen::emitEntryAlloca(
-        b, llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm)), k.values[i.result].name);
+      return set(i, emitSharedArray(m, type(i.dtype), uint64_t(i.imm),
+                                    k.name + "_" + k.values[i.result].name, i.align));
+    llvm::AllocaInst *a = emitEntryAlloca(b, llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm)),
+                                          k.values[i.result].name);
     a->setAlignment(llvm::Align(i.align));
     return set(i, a);
   }
@@ -345,7 +346,7 @@ void Renderer::inst(const Inst &i) {
   case Opcode::If:
     return branch(i);
   case Opcode::Barrier:
-    return codegen::emitBarrier(b);
+    return emitBarrier(b);
   case Opcode::Shuffle:
     return set(i, shuffle(i));
   case Opcode::DynamicShared:
@@ -368,10 +369,10 @@ void Renderer::block(const kir::Block &blk) {
 
 void Renderer::run() {
   for (const kir::Table &t : k.tables)
-    tables.push_back(codegen::emitConstantTable(m, t.data, t.name));
+    tables.push_back(emitConstantTable(m, t.data, t.name));
   fn = declare();
   if (k.maxThreads)
-    codegen::setLaunchBounds(*fn, k.maxThreads, k.minBlocks);
+    setLaunchBounds(*fn, k.maxThreads, k.minBlocks);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();
@@ -382,9 +383,9 @@ void Renderer::run() {
 std::string render(const kir::Kernel &k) {
   llvm::LLVMContext ctx;
   llvm::Module m(k.name, ctx);
-  codegen::prepareNvptxModule(m);
+  prepareNvptxModule(m);
   Renderer(k, m).run();
-  return codegen::printModule(m);
+  return printModule(m);
 }
 
 } // namespace fusec::llvmir

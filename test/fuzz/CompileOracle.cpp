@@ -1,20 +1,21 @@
 // The compile-path oracle (see CompileOracle.h): the pipeline, the
 // equivalence check and kernel generation on both back ends, driven through
 // the entry points `fusec-opt --check-equivalence` and `fusec compile` use
-// (runtime/CompilePipeline.h, runtime/Equivalence.h, codegen/Codegen.h,
-// runtime/Lowering.h, codegen/llvm/Compile.h, runtime/Nvrtc.h).
+// (runtime/CompilePipeline.h, runtime/reference/Equivalence.h, codegen/Codegen.h,
+// runtime/gpu/Lowering.h, codegen/llvm/Compile.h, runtime/gpu/Nvrtc.h).
 #include "test/fuzz/CompileOracle.h"
 
 #include "codegen/Codegen.h"
+#include "codegen/cuda/Render.h"
 #include "codegen/llvm/Compile.h"
 #include "ir/Assert.h"
 #include "ir/Verifier.h"
-#include "runtime/ConstantFolder.h"
-#include "runtime/Equivalence.h"
-#include "runtime/Lowering.h"
-#include "runtime/Nvrtc.h"
 #include "runtime/CompilePipeline.h"
-#include "runtime/Reference.h"
+#include "runtime/gpu/Lowering.h"
+#include "runtime/gpu/Nvrtc.h"
+#include "runtime/reference/ConstantFolder.h"
+#include "runtime/reference/Equivalence.h"
+#include "runtime/reference/Reference.h"
 #include "test/fuzz/FuzzCommon.h"
 #include "test/fuzz/Reproducer.h"
 
@@ -90,7 +91,7 @@ void checkKernels(const std::vector<GeneratedKernel> &kernels, const std::string
 }
 
 bool referenceRuns(const Graph &g, const GeneratedModule &gen, size_t gi) {
-  // The inputs checkEquivalence makes (runtime/Equivalence.cpp, makeInputs).
+  // The inputs checkEquivalence makes (runtime/reference/Equivalence.cpp, makeInputs).
   std::vector<Tensor> inputs, outputs;
   Diagnostics diags;
   for (unsigned i = 0; i < g.numInputs(); ++i) {
@@ -247,7 +248,7 @@ void compileWithNvrtc(const std::vector<GeneratedKernel> &kernels, const std::st
   if (!haveNvrtc || kernels.empty())
     return;
   Diagnostics diags;
-  if (!compileCuda({cudaTranslationUnit(kernels), "fusec_fuzz", kTarget, Backend::Nvrtc}, diags))
+  if (!compileCuda({cuda::translationUnit(kernels), "fusec_fuzz", kTarget, Backend::Nvrtc}, diags))
     failed(where + ": NVRTC rejected the generated CUDA C++", diags);
 }
 
@@ -278,7 +279,8 @@ void checkBackend(const Module &m, const GeneratedModule &gen, Backend backend,
     if (!opts.ptx || kernels.empty())
       continue;
     Diagnostics diags;
-    std::optional<std::string> ptx = compileLlvmToPtx(linkLlvmKernels(kernels), kTarget, diags);
+    std::optional<std::string> ptx =
+        llvmir::compileToPtx(llvmir::linkKernels(kernels), kTarget, diags);
     if (!ptx)
       failed(where + ": the NVPTX back end failed", diags);
     assemble(*ptx, where);

@@ -6,7 +6,7 @@
 //  2. the default pipeline runs (verifying after every pass) and, when it
 //     does not autocast to f16/bf16, each graph is equivalent to the
 //     original on seeded random inputs under the CPU reference
-//     (runtime/Equivalence.h, what `fusec-opt --check-equivalence` runs); a
+//     (runtime/reference/Equivalence.h, what `fusec-opt --check-equivalence` runs); a
 //     module whose original graph the reference cannot run (an integer
 //     division by zero) is skipped;
 //  3. kernels are generated on both back ends (CUDA C++ and LLVM IR) for the
@@ -20,7 +20,7 @@
 //     shared memory; each LLVM kernel's module passes LLVM's verifier;
 //  5. with `ptx` (slow, see run-fuzzers.sh): NVRTC compiles the translation
 //     unit to a cubin (which also catches names that clash inside a kernel's
-//     source), the LLVM kernels link into one module (linkLlvmKernels, as
+//     source), the LLVM kernels link into one module (llvmir::linkKernels, as
 //     `fusec compile --emit=llvm`), LLVM's NVPTX back end compiles it to PTX,
 //     and ptxas assembles it. Each is skipped, once with a note, where the CUDA
 //     toolkit does not have it.

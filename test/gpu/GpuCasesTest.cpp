@@ -12,7 +12,7 @@
 // both back ends (on LLVM a gemm kernel runs op by op until the LLVM back
 // end renders the gemm template).
 // The tolerance is gpuToleranceFor the lowest float precision of the
-// optimized graph (runtime/Equivalence.h).
+// optimized graph (runtime/reference/Equivalence.h).
 //
 // Inputs are fresh on every run: the seed is $FUSEC_GPU_TEST_SEED when set,
 // else drawn at start; a failure names it, so that it can be reproduced.
@@ -21,9 +21,10 @@
 // The sources are found under $FUSEC_SOURCE_DIR (default: the source tree
 // this binary was built from), so an installed copy can run elsewhere.
 #include "frontend/ModelFile.h"
-#include "runtime/Equivalence.h"
-#include "runtime/GpuHost.h"
-#include "runtime/Reference.h"
+#include "runtime/CompilePipeline.h"
+#include "runtime/gpu/GpuHost.h"
+#include "runtime/reference/Equivalence.h"
+#include "runtime/reference/Reference.h"
 #include "tools/ToolSupport.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -209,7 +210,7 @@ TEST_P(GpuCases, MatchesReference) {
   ASSERT_TRUE(prepareModule(optimized, c.precision, diags)) << diags.str();
   GpuBuildOptions opts;
   opts.backend = c.backend;
-  std::unique_ptr<GpuProgram> p = GpuProgram::build(*optimized.graphs[0], shapes, opts, diags);
+  std::unique_ptr<GpuProgram> p = buildGpuProgram(*optimized.graphs[0], shapes, opts, diags);
   ASSERT_TRUE(p) << diags.str();
   ASSERT_TRUE(runOnHostTensors(*p, inputs, got, diags)) << diags.str();
   EquivalenceResult r;
@@ -219,7 +220,7 @@ TEST_P(GpuCases, MatchesReference) {
   EXPECT_LE(r.worstError, r.tolerance)
       << r.worstWhere << " (FUSEC_GPU_TEST_SEED=" << runSeed() << ")";
   if (c.backend == Backend::Llvm) { // and against the NVRTC back end's kernels
-    std::unique_ptr<GpuProgram> nvrtc = GpuProgram::build(*optimized.graphs[0], shapes, {}, diags);
+    std::unique_ptr<GpuProgram> nvrtc = buildGpuProgram(*optimized.graphs[0], shapes, {}, diags);
     ASSERT_TRUE(nvrtc) << diags.str();
     std::vector<Tensor> other;
     ASSERT_TRUE(runOnHostTensors(*nvrtc, inputs, other, diags)) << diags.str();

@@ -1,5 +1,6 @@
 // Attributes and types: coercion, equality, spellings, axis normalization.
 #include "ir/Attribute.h"
+
 #include "ir/OpTable.h"
 #include "ir/Types.h"
 

@@ -3,7 +3,7 @@
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
-#include "runtime/ConstantFolder.h"
+#include "runtime/reference/ConstantFolder.h"
 
 #include <gtest/gtest.h>
 

@@ -47,14 +47,14 @@ TEST(Cost, ContractionFlopsCountTwoPerMultiplyAdd) {
 })");
   ASSERT_TRUE(m);
   std::vector<const Op *> o = ops(*m);
-  EXPECT_EQ(contractionFlops(*o[0]), 2u * 3 * 5 * 11 * 7);  // matmul
-  EXPECT_EQ(contractionFlops(*o[2]), 2u * 3 * 11 * 5 * 7);  // K from transposed A
-  EXPECT_EQ(contractionFlops(*o[3]), 0u);                   // movement
-  EXPECT_EQ(contractionFlops(*o[6]), 2u * 2 * 6 * 7 * 4 * 4 * 3 * 3); // conv2d, strided
+  EXPECT_EQ(contractionFlops(*o[0]), 2u * 3 * 5 * 11 * 7);                  // matmul
+  EXPECT_EQ(contractionFlops(*o[2]), 2u * 3 * 11 * 5 * 7);                  // K from transposed A
+  EXPECT_EQ(contractionFlops(*o[3]), 0u);                                   // movement
+  EXPECT_EQ(contractionFlops(*o[6]), 2u * 2 * 6 * 7 * 4 * 4 * 3 * 3);       // conv2d, strided
   EXPECT_EQ(contractionFlops(*o[9]), 2u * 2 * 8 * 4 * 33 * 47 * (64 + 32)); // attention
-  EXPECT_EQ(contractionFlops(*o[10]), contractionFlops(*o[9]) / 2);       // causal
-  EXPECT_EQ(contractionFlops(*o[11]), 2u * 13 * 10 * 9);                  // linear
-  EXPECT_EQ(contractionFlops(*o[12]), 0u);                                // pointwise
+  EXPECT_EQ(contractionFlops(*o[10]), contractionFlops(*o[9]) / 2);         // causal
+  EXPECT_EQ(contractionFlops(*o[11]), 2u * 13 * 10 * 9);                    // linear
+  EXPECT_EQ(contractionFlops(*o[12]), 0u);                                  // pointwise
   EXPECT_EQ(mustMoveBytes(*o[0]), 2u * (3 * 5 * 7 + 7 * 11 + 3 * 5 * 11));
 }
 

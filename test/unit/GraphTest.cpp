@@ -1,7 +1,8 @@
 // The graph mutation API: use lists, replace-all-uses, insert, erase, move,
 // outputs, unique names and cloning.
-#include "ir/Builder.h"
 #include "ir/Graph.h"
+
+#include "ir/Builder.h"
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
 

@@ -3,7 +3,7 @@
 // costs a warning and compiling still works; many threads and two processes
 // compiling the same kernels into one directory leave whole, valid entries.
 // Needs NVRTC (skipped, with the reason, without it); no GPU.
-#include "runtime/KernelCache.h"
+#include "runtime/gpu/KernelCache.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -1,8 +1,9 @@
 // The kernel IR (codegen/kir/Kir.h): what the verifier refuses, the builder's
 // reuse of constants within their scope, and that both renderers take a
 // hand-built kernel (the templates' kernels are checked by lit and GPU tests).
-#include "codegen/cuda/Render.h"
 #include "codegen/kir/Kir.h"
+
+#include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
 
 #include <gtest/gtest.h>
@@ -38,8 +39,9 @@ TEST(Kir, AWellFormedKernelVerifiesAndRendersOnBothBackEnds) {
   EXPECT_NE(cuda.find("for (long long i = 0LL; i < n; i += 1LL) {"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("const float y = x * two;"), std::string::npos) << cuda;
   std::string ir = llvmir::render(k);
-  EXPECT_NE(ir.find("define ptx_kernel void @twice(ptr noalias readonly %in, ptr noalias %out, i64 %n)"),
-            std::string::npos)
+  EXPECT_NE(
+      ir.find("define ptx_kernel void @twice(ptr noalias readonly %in, ptr noalias %out, i64 %n)"),
+      std::string::npos)
       << ir;
   EXPECT_NE(ir.find("fmul float %x, 2.0"), std::string::npos) << ir;
 }
@@ -97,7 +99,8 @@ TEST(Kir, SharedMemoryBarriersAndShufflesRenderOnBothBackEnds) {
   ValueId sum = b.math({OpKind::Add, DType::F32, DType::F32}, {x, y}, "sum");
   b.store(out, lane, sum);
   ASSERT_TRUE(verify(k).empty()) << verify(k).front();
-  EXPECT_NE(print(k).find("shuffle.xor %x, %t_1, %t_2 width 32 : f32"), std::string::npos) << print(k);
+  EXPECT_NE(print(k).find("shuffle.xor %x, %t_1, %t_2 width 32 : f32"), std::string::npos)
+      << print(k);
   std::string cuda = cuda::render(k);
   EXPECT_NE(cuda.find("__shared__ alignas(16) float scratch[32];"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("__syncthreads();"), std::string::npos) << cuda;
@@ -177,7 +180,8 @@ TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
         "fusec_cp_async16((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(swizzled)), in + first, ",
         "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");",
         "asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");",
-        "const fusec_v16 a = fusec_ldmatrix_x4((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(chunk)));",
+        "const fusec_v16 a = fusec_ldmatrix_x4((fusec_smem_u32(mma1_tile) + 2u * "
+        "(unsigned)(chunk)));",
         "fusec_ldmatrix_x4_trans(", "const fusec_v16 d = fusec_mma_m16n8k16_bf16(a, b_pair, c);",
         "const int packed = fusec_pack_bf16x2(d0, d1);"})
     EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
@@ -186,8 +190,7 @@ TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
   for (const char *line :
        {"@mma1_dynamic_shared = external addrspace(3) global [0 x i8], align 128",
         "@llvm.nvvm.cp.async.cg.shared.global.16.s(", "@llvm.nvvm.cp.async.commit.group()",
-        "@llvm.nvvm.cp.async.wait.group(i32 0)",
-        "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
+        "@llvm.nvvm.cp.async.wait.group(i32 0)", "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
         "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3(",
         "@llvm.nvvm.mma.m16n8k16.row.col.bf16(", "fptrunc"})
     EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
@@ -267,8 +270,9 @@ TEST(Kir, PairConversionsAndSharedAlignmentRenderOnBothBackEnds) {
 
 TEST(Kir, PrintedFormNamesEveryValueOnce) {
   std::string text = print(doubleKernel());
-  EXPECT_NE(text.find("kernel @twice(%in: ptr<global f16> readonly, %out: ptr<global f16>, %n: i64)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("kernel @twice(%in: ptr<global f16> readonly, %out: ptr<global f16>, %n: i64)"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("  for %i = %t to %n step %t_1 {"), std::string::npos) << text;
   EXPECT_NE(text.find("    %y = math mul(%x, %two) f16 -> f16 : f32"), std::string::npos) << text;

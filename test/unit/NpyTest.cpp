@@ -1,7 +1,7 @@
-// .npy reading and writing (runtime/Npy.h): round trips of every dtype,
+// .npy reading and writing (runtime/reference/Npy.h): round trips of every dtype,
 // NumPy-written headers of each format version, and one test per kind of
 // bad file, each of which must be a diagnostic naming the file.
-#include "runtime/Npy.h"
+#include "runtime/reference/Npy.h"
 
 #include <cstdio>
 #include <gtest/gtest.h>

@@ -40,9 +40,9 @@ void buildExpKernel(llvm::Module &m) {
 std::optional<std::string> ptxFor(const std::string &target, Diagnostics &diags) {
   llvm::LLVMContext ctx;
   llvm::Module m("exp", ctx);
-  codegen::prepareNvptxModule(m);
+  llvmir::prepareNvptxModule(m);
   buildExpKernel(m);
-  return codegen::emitPtx(m, target, diags);
+  return llvmir::emitPtx(m, target, diags);
 }
 
 } // namespace

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "ir/Builder.h"
-#include "runtime/Reference.h"
+#include "runtime/reference/Reference.h"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -8,8 +8,8 @@
 // taking the machine's memory.
 #include "frontend/ModelFile.h"
 #include "ir/TextFormat.h"
-#include "runtime/Lowering.h"
 #include "runtime/CompilePipeline.h"
+#include "runtime/gpu/Lowering.h"
 
 #include <fstream>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// Host tensors (runtime/Tensor.h): the conversion rules of element access,
+// Host tensors (runtime/reference/Tensor.h): the conversion rules of element access,
 // the reproducible random fill, and the printed form of --print-values.
-#include "runtime/Tensor.h"
+#include "runtime/reference/Tensor.h"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -4,8 +4,8 @@
 // Exit codes: 0 success, 1 bad input (diagnostics on stderr), 2 bad usage.
 #include "ir/TextFormat.h"
 #include "passes/PassManager.h"
-#include "runtime/ConstantFolder.h"
-#include "runtime/Equivalence.h"
+#include "runtime/reference/ConstantFolder.h"
+#include "runtime/reference/Equivalence.h"
 #include "tools/ToolSupport.h"
 
 #include "llvm/IR/PrintPasses.h"
@@ -106,8 +106,8 @@ bool checkPrintAfterNames(Diagnostics &diags) {
     std::string valid;
     for (const PassInfo &p : allPasses())
       valid += (valid.empty() ? "" : ", ") + std::string(p.name);
-    diags.error(Loc{}, "--print-after names unknown pass '" + name + "' (valid passes: " + valid +
-                           ")");
+    diags.error(Loc{},
+                "--print-after names unknown pass '" + name + "' (valid passes: " + valid + ")");
   }
   return !diags.hasErrors();
 }

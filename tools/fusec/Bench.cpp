@@ -5,15 +5,16 @@
 // written once); then the end-to-end device time of a run replayed as a CUDA
 // graph and of direct launches, and the host time per kernel of a graph
 // replay. Device times are medians of runs timed as triton.testing.do_bench
-// times PyTorch, each after an L2 flush (runtime/DeviceTimer.h). --trace
+// times PyTorch, each after an L2 flush (runtime/gpu/DeviceTimer.h). --trace
 // writes one run's kernels on a timeline (Chrome trace JSON). Cold compiles
 // (the median of three) are timed after a warm-up build with the same back
 // end, so they exclude its first use in the process, reported on its own. --json writes it
 // all for the benchmark scripts (bench/).
 #include "codegen/GeneratedKernel.h"
 #include "ir/TextFormat.h"
-#include "runtime/GpuHost.h"
-#include "runtime/Reference.h"
+#include "runtime/CompilePipeline.h"
+#include "runtime/gpu/GpuHost.h"
+#include "runtime/reference/Reference.h"
 #include "tools/ToolSupport.h"
 #include "tools/fusec/Commands.h"
 
@@ -158,8 +159,8 @@ double warmUp() {
       llvm::sys::fs::createUniqueDirectory("fusec-bench-warm-up", dir))
     return msSince(start);
   KernelCache cache{std::string(dir.str())};
-  GpuProgram::build(*m->graphs[0], {{8, 1024}, {1024}}, GpuBuildOptions{"", &cache, true, backend},
-                    ignored);
+  buildGpuProgram(*m->graphs[0], {{8, 1024}, {1024}}, GpuBuildOptions{"", &cache, true, backend},
+                  ignored);
   double ms = msSince(start);
   llvm::sys::fs::remove_directories(dir);
   return ms;
@@ -189,7 +190,7 @@ std::unique_ptr<GpuProgram> buildForTiming(const Graph &g, const std::vector<Ten
   auto build = [&](KernelCache &cache) {
     GpuBuildOptions opts{"", &cache, true, backend, first ? &trace : nullptr};
     first = false;
-    std::unique_ptr<GpuProgram> p = GpuProgram::build(g, shapes, opts, diags);
+    std::unique_ptr<GpuProgram> p = buildGpuProgram(g, shapes, opts, diags);
     if (p) {
       times.perKernel.emplace_back();
       for (const GpuKernelReport &k : p->kernels())

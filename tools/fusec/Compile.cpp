@@ -8,14 +8,16 @@
 // back end need NVRTC, the LLVM back end only the toolkit's libdevice. What is left to run time
 // (kernels that need bound shapes, kernels that run op by op) is listed in notes, never faked.
 // --dim binds symbolic dims, so that everything is generated.
-#include "codegen/Codegen.h"
 #include "codegen/llvm/Compile.h"
+
+#include "codegen/Codegen.h"
+#include "codegen/cuda/Render.h"
 #include "codegen/kir/Kir.h"
 #include "ir/Dot.h"
 #include "ir/Kernel.h"
 #include "runtime/CompilePipeline.h"
 #include "runtime/GpuArtifact.h"
-#include "runtime/Nvrtc.h"
+#include "runtime/gpu/Nvrtc.h"
 #include "tools/ToolSupport.h"
 #include "tools/fusec/Commands.h"
 
@@ -46,17 +48,17 @@ cl::opt<Target, false, ChoiceParser<Target>>
                       clEnumValN(Target::Sm90, "sm_90", "Hopper, portable"),
                       clEnumValN(Target::Sm90a, "sm_90a", "Hopper")),
            cl::sub(compileCommand), cl::cat(toolCategory));
-cl::opt<Emit, false, ChoiceParser<Emit>>
-    emit("emit", cl::desc("What to write (default: artifact for -o *.fusec, else cuda)"),
-         cl::init(Emit::Cuda),
-         cl::values(clEnumValN(Emit::Cuda, "cuda", "the generated CUDA C++ (NVRTC back end)"),
-                    clEnumValN(Emit::Llvm, "llvm", "the generated LLVM IR (LLVM back end)"),
-                    clEnumValN(Emit::Ptx, "ptx", "PTX compiled by the back end"),
-                    clEnumValN(Emit::Kir, "kir", "each kernel in the kernel IR both back ends render"),
-                    clEnumValN(Emit::Report, "report", "one line per kernel"),
-                    clEnumValN(Emit::Dot, "dot", "the fused graph for graphviz (kernels as clusters)"),
-                    clEnumValN(Emit::Artifact, "artifact", "a .fusec artifact")),
-         cl::sub(compileCommand), cl::cat(toolCategory));
+cl::opt<Emit, false, ChoiceParser<Emit>> emit(
+    "emit", cl::desc("What to write (default: artifact for -o *.fusec, else cuda)"),
+    cl::init(Emit::Cuda),
+    cl::values(clEnumValN(Emit::Cuda, "cuda", "the generated CUDA C++ (NVRTC back end)"),
+               clEnumValN(Emit::Llvm, "llvm", "the generated LLVM IR (LLVM back end)"),
+               clEnumValN(Emit::Ptx, "ptx", "PTX compiled by the back end"),
+               clEnumValN(Emit::Kir, "kir", "each kernel in the kernel IR both back ends render"),
+               clEnumValN(Emit::Report, "report", "one line per kernel"),
+               clEnumValN(Emit::Dot, "dot", "the fused graph for graphviz (kernels as clusters)"),
+               clEnumValN(Emit::Artifact, "artifact", "a .fusec artifact")),
+    cl::sub(compileCommand), cl::cat(toolCategory));
 cl::opt<Backend, false, ChoiceParser<Backend>>
     backend("backend", cl::desc("Code generator (default: llvm for --emit=llvm, else nvrtc)"),
             cl::init(Backend::Nvrtc), backendValues(), cl::sub(compileCommand),
@@ -211,8 +213,8 @@ std::string report(const std::vector<GeneratedKernel> &kernels) {
     bool sized = k.launch.has_value();
     std::string what = f.templateName == f.fuses ? "generic " + f.fuses // a plain op
                                                  : f.templateName + " fuses " + f.fuses;
-    os << k.name << ": " << launchStr(k) << "; " << what
-       << "; moves " << (sized ? std::to_string(f.bytes) : "?") << " B, "
+    os << k.name << ": " << launchStr(k) << "; " << what << "; moves "
+       << (sized ? std::to_string(f.bytes) : "?") << " B, "
        << (sized ? std::to_string(f.flops) : "?") << " FLOP"
        << (f.schedule.empty() ? "" : "; " + f.schedule) << "\n";
   }
@@ -236,12 +238,12 @@ std::optional<std::string> render(const Module &module, const std::vector<Genera
   if (emitKind() == Emit::Kir)
     return kirText(kernels);
   if (backendKind() == Backend::Llvm) {
-    std::string ir = linkLlvmKernels(kernels);
+    std::string ir = llvmir::linkKernels(kernels);
     if (emitKind() == Emit::Llvm)
       return ir;
-    return compileLlvmToPtx(ir, targetName(), diags);
+    return llvmir::compileToPtx(ir, targetName(), diags);
   }
-  std::string unit = cudaTranslationUnit(kernels);
+  std::string unit = cuda::translationUnit(kernels);
   if (emitKind() == Emit::Cuda)
     return unit;
   std::string program = "fusec_" + (module.graphs.empty() ? "module" : module.graphs[0]->name());

@@ -10,11 +10,12 @@
 // FILE may be a `.fusec` artifact (fusec compile -o): its kernels run as
 // compiled, nothing is compiled, and one that does not fit this fusec or
 // this GPU is refused; on the CPU its (lowered) graph runs on the reference.
-#include "runtime/Equivalence.h"
+#include "runtime/CompilePipeline.h"
 #include "runtime/GpuArtifact.h"
-#include "runtime/GpuHost.h"
-#include "runtime/Npy.h"
-#include "runtime/Reference.h"
+#include "runtime/gpu/GpuHost.h"
+#include "runtime/reference/Equivalence.h"
+#include "runtime/reference/Npy.h"
+#include "runtime/reference/Reference.h"
 #include "tools/ToolSupport.h"
 #include "tools/fusec/Commands.h"
 
@@ -284,7 +285,7 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
   if (artifact)
     opts = {artifact->target, artifact->cache.get(), true, Backend::Nvrtc};
   opts.trace = &trace;
-  std::unique_ptr<GpuProgram> p = GpuProgram::build(*m.graphs[0], shapes, opts, diags);
+  std::unique_ptr<GpuProgram> p = buildGpuProgram(*m.graphs[0], shapes, opts, diags);
   trace.printTimes();
   if (!p)
     return false;
@@ -297,8 +298,8 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
       std::cerr << "cache: " << k.name << " [" << k.lookup.key << "]: " << explainLookup(k.lookup)
                 << "\n";
   for (const Value *v : p->graph().outputs())
-    if (!memory.reserve(v->type().dtype, staticSizes(v->type().shape), "output '%" + v->name() + "'",
-                        g.loc(), diags))
+    if (!memory.reserve(v->type().dtype, staticSizes(v->type().shape),
+                        "output '%" + v->name() + "'", g.loc(), diags))
       return false;
   start = std::chrono::steady_clock::now();
   if (!runOnHostTensors(*p, inputs, outputs, diags))

@@ -8,7 +8,6 @@
 // reads a prologue value, mixes two chains or computes in another shape,
 // and results no chain computes.
 #include "codegen/templates/gemm/Plan.h"
-#include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
 #include <algorithm>

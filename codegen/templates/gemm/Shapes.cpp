@@ -13,7 +13,6 @@
 // product must be static. A `?` is refused: an operand's `?` may be 1 at
 // run time and broadcast, which the kernel's indexing does not know.
 #include "codegen/templates/gemm/Plan.h"
-#include "codegen/cuda/Math.h"
 
 #include <map>
 

@@ -1,0 +1,144 @@
+// Reference kernels of `const` and the movement ops. They copy element bytes
+// (so every dtype moves exactly) through one strided gather: transpose
+// permutes the input's strides, slice offsets and scales one of them,
+// broadcast zeroes the broadcast ones.
+//
+// Target shapes written in attributes (reshape, broadcast) may name symbolic
+// dims; those are looked up in the run's bindings. A dim that is neither
+// static nor bound (`?`, -1, or a name nothing bound yet) is inferred: for
+// reshape from the element count (at most one such dim), for broadcast from
+// the input's dim at the same position.
+#include "ir/Assert.h"
+#include "runtime/reference/Ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fusec::ref {
+
+namespace {
+
+std::string opPrefix(const OpContext &ctx) { return "'" + std::string(ctx.op.name()) + "' "; }
+
+/// A target-shape dim's size, or nullopt when it is to be inferred.
+std::optional<int64_t> targetDim(const Dim &d, const DimBindings &bindings) {
+  if (d.isStatic())
+    return d.size >= 0 ? std::optional<int64_t>(d.size) : std::nullopt;
+  auto it = bindings.find(d.symbol);
+  return it == bindings.end() ? std::nullopt : std::optional<int64_t>(it->second);
+}
+
+} // namespace
+
+bool runConst(const OpContext &ctx, Tensor &out) {
+  const DenseData &data = ctx.op.getDense("value");
+  out.dtype = data.dtype;
+  out.shape = data.shape;
+  out.bytes = data.expandedBytes(); // a kernel needs the elements (Note [Splat constants])
+  return true;
+}
+
+bool runReshape(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  const Shape &target = ctx.op.getShape("shape");
+  Sizes sizes;
+  std::optional<size_t> unknown;
+  int64_t known = 1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    std::optional<int64_t> size = targetDim(target[d], ctx.bindings);
+    if (!size && unknown)
+      return ctx.error(opPrefix(ctx) + "target " + shapeStr(target) +
+                       " leaves more than one dim to infer at run time");
+    if (!size)
+      unknown = d;
+    sizes.push_back(size.value_or(1));
+    if (__builtin_mul_overflow(known, sizes.back(), &known))
+      return ctx.error(opPrefix(ctx) + "target " + shapeStr(target) + " is too large");
+  }
+  int64_t count = int64_t(x.numElements());
+  if (unknown && known != 0 && count % known == 0)
+    sizes[*unknown] = count / known;
+  if ((unknown ? sizes[*unknown] * known : known) != count)
+    return ctx.error(opPrefix(ctx) + "cannot reshape " + x.typeStr() + " to " + shapeStr(target));
+  out.dtype = x.dtype;
+  out.shape = sizes;
+  out.bytes = x.bytes;
+  return true;
+}
+
+bool runTranspose(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  Sizes own = contiguousStrides(x.shape), shape, strides;
+  for (int64_t p : ctx.op.getInts("perm")) {
+    shape.push_back(x.shape[size_t(p)]);
+    strides.push_back(own[size_t(p)]);
+  }
+  out = gatherElements(x, shape, strides);
+  return true;
+}
+
+bool runSlice(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), x.shape.size());
+  int64_t dim = x.shape[axis], step = ctx.op.getInt("step");
+  FUSEC_ASSERT(step >= 1, "the verifier rejects slice steps below 1");
+  auto clampIndex = [dim](int64_t i) { return std::clamp(i < 0 ? i + dim : i, int64_t(0), dim); };
+  int64_t start = clampIndex(ctx.op.getInt("start")), end = clampIndex(ctx.op.getInt("end"));
+  int64_t count = end > start ? (end - start - 1) / step + 1 : 0;
+  Sizes strides = contiguousStrides(x.shape), shape = x.shape;
+  int64_t base = start * strides[axis];
+  strides[axis] *= step;
+  shape[axis] = count;
+  out = gatherElements(x, shape, strides, base);
+  return true;
+}
+
+bool runConcat(const OpContext &ctx, Tensor &out) {
+  const Tensor &first = ctx.in(0);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), first.shape.size());
+  Sizes others = first.shape, shape = first.shape;
+  others[axis] = shape[axis] = 0;
+  for (unsigned i = 0; i < ctx.numOperands(); ++i) {
+    Sizes s = ctx.in(i).shape;
+    if (__builtin_add_overflow(shape[axis], s[axis], &shape[axis]))
+      return ctx.error(opPrefix(ctx) + "extent along axis " + std::to_string(axis) + " of " +
+                       operandTypes(ctx) + " overflows");
+    s[axis] = 0;
+    if (s != others)
+      return ctx.error(opPrefix(ctx) + "operand shapes " + operandTypes(ctx) +
+                       " differ outside axis " + std::to_string(axis));
+  }
+  int64_t outer = product(Sizes(shape.begin(), shape.begin() + axis));
+  int64_t inner = product(Sizes(shape.begin() + axis + 1, shape.end()));
+  out = Tensor(first.dtype, shape);
+  uint8_t *dst = out.bytes.data();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor *t : ctx.operands) {
+      size_t chunk = size_t(t->shape[axis] * inner) * dtypeSize(t->dtype);
+      if (chunk > 0)
+        std::memcpy(dst, t->bytes.data() + size_t(o) * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  return true;
+}
+
+bool runBroadcast(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  const Shape &target = ctx.op.getShape("shape");
+  size_t lead = target.size() - std::min(target.size(), x.shape.size());
+  Sizes sizes;
+  for (size_t d = 0; d < target.size(); ++d) {
+    std::optional<int64_t> size = targetDim(target[d], ctx.bindings);
+    if (!size && d < lead)
+      return ctx.error(opPrefix(ctx) + "cannot infer dim " + std::to_string(d) + " of target " +
+                       shapeStr(target) + " from " + x.typeStr());
+    sizes.push_back(size ? *size : x.shape[d - lead]);
+  }
+  if (x.shape.size() > sizes.size() || broadcastSizes({x.shape, sizes}) != sizes)
+    return ctx.error(opPrefix(ctx) + "cannot broadcast " + x.typeStr() + " to " + sizesStr(sizes));
+  out = gatherElements(x, sizes, broadcastStrides(x.shape, sizes));
+  return true;
+}
+
+} // namespace fusec::ref

@@ -1,0 +1,212 @@
+// Reference kernels of the reductions and the normalization composites.
+//
+// Reductions walk the input once, adding each element into its output slot
+// (the output's strides with 0 along reduced axes), in double for floats and
+// wrapped int64 for integers and bool. Max and min propagate NaN. An empty
+// extent gives sum 0 and mean NaN; max/min of one is a run-time error.
+//
+// The normalizations are computed as one formula in double from the stored
+// inputs and rounded once: statistics by two passes (mean, then the biased
+// variance of x − mean), exactly as docs/ir.md writes them.
+#include "ir/Assert.h"
+#include "runtime/reference/Ops.h"
+
+#include <cmath>
+#include <limits>
+
+namespace fusec::ref {
+
+namespace {
+
+using Offsets1 = std::array<int64_t, 1>;
+
+/// Where each input element lands in a reduction's output.
+struct ReduceLayout {
+  Sizes outShape;     // as the result type has it (keepdims or not)
+  Sizes outStrides;   // per input dim, 0 along reduced axes
+  int64_t extent = 1; // elements per output slot
+};
+
+ReduceLayout reduceLayout(const OpContext &ctx) {
+  const Sizes &shape = ctx.in(0).shape;
+  std::vector<bool> reduced(shape.size(), ctx.op.getInts("axes").empty());
+  for (int64_t axis : ctx.op.getInts("axes"))
+    reduced[*normalizeAxis(axis, shape.size())] = true;
+  bool keepdims = ctx.op.getBool("keepdims");
+  ReduceLayout layout;
+  Sizes kept(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    kept[d] = reduced[d] ? 1 : shape[d];
+    layout.extent *= reduced[d] ? shape[d] : 1;
+    if (!reduced[d] || keepdims)
+      layout.outShape.push_back(kept[d]);
+  }
+  layout.outStrides = broadcastStrides(kept, shape);
+  return layout;
+}
+
+template <typename T, typename F>
+std::vector<T> accumulate(const std::vector<T> &x, const Sizes &shape, const ReduceLayout &layout,
+                          T init, F combine) {
+  std::vector<T> acc(size_t(product(layout.outShape)), init);
+  forEachStrided<1>(shape, {&layout.outStrides},
+                    [&](int64_t i, const Offsets1 &at) { acc[at[0]] = combine(acc[at[0]], x[i]); });
+  return acc;
+}
+
+std::vector<double> reduceFloat(OpKind kind, const std::vector<double> &x, const Sizes &shape,
+                                const ReduceLayout &layout) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  auto nanOr = [](double a, double b, bool takeB) { return std::isnan(a) ? a : takeB ? b : a; };
+  switch (kind) {
+  case OpKind::ReduceSum:
+    return accumulate(x, shape, layout, 0.0, [](double a, double b) { return a + b; });
+  case OpKind::ReduceMean: {
+    auto sums = accumulate(x, shape, layout, 0.0, [](double a, double b) { return a + b; });
+    for (double &s : sums)
+      s /= double(layout.extent); // 0/0 = NaN for an empty extent
+    return sums;
+  }
+  case OpKind::ReduceMax:
+    return accumulate(x, shape, layout, -inf,
+                      [&](double a, double b) { return nanOr(a, b, !(b <= a)); });
+  case OpKind::ReduceMin:
+    return accumulate(x, shape, layout, inf,
+                      [&](double a, double b) { return nanOr(a, b, !(b >= a)); });
+  default:
+    FUSEC_ASSERT(false, "not a reduction");
+  }
+}
+
+std::vector<int64_t> reduceInt(OpKind kind, const std::vector<int64_t> &x, const Sizes &shape,
+                               const ReduceLayout &layout) {
+  using Lim = std::numeric_limits<int64_t>;
+  switch (kind) {
+  case OpKind::ReduceSum:
+    return accumulate(x, shape, layout, int64_t(0),
+                      [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); });
+  case OpKind::ReduceMax:
+    return accumulate(x, shape, layout, Lim::min(),
+                      [](int64_t a, int64_t b) { return std::max(a, b); });
+  case OpKind::ReduceMin:
+    return accumulate(x, shape, layout, Lim::max(),
+                      [](int64_t a, int64_t b) { return std::min(a, b); });
+  default:
+    FUSEC_ASSERT(false, "not an integer reduction");
+  }
+}
+
+/// Checks that a parameter operand has exactly the shape `want`.
+bool checkParamShape(const OpContext &ctx, unsigned i, const Sizes &want, const char *what) {
+  if (ctx.in(i).shape == want)
+    return true;
+  return ctx.error("'" + std::string(ctx.op.name()) + "' " + what + " has shape " +
+                   sizesStr(ctx.in(i).shape) + " but needs " + sizesStr(want) + " for input " +
+                   ctx.in(0).typeStr());
+}
+
+/// Mean and biased variance of n values.
+std::pair<double, double> meanVariance(const double *x, int64_t n) {
+  double sum = 0, sq = 0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += x[j];
+  double mean = sum / double(n);
+  for (int64_t j = 0; j < n; ++j)
+    sq += (x[j] - mean) * (x[j] - mean);
+  return {mean, sq / double(n)};
+}
+
+double meanSquare(const double *x, int64_t n) {
+  double sq = 0;
+  for (int64_t j = 0; j < n; ++j)
+    sq += x[j] * x[j];
+  return sq / double(n);
+}
+
+} // namespace
+
+bool runReduce(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  OpKind kind = ctx.op.kind();
+  ReduceLayout layout = reduceLayout(ctx);
+  bool isMaxMin = kind == OpKind::ReduceMax || kind == OpKind::ReduceMin;
+  if (isMaxMin && layout.extent == 0 && product(layout.outShape) > 0)
+    return ctx.error("'" + std::string(ctx.op.name()) + "' of " + x.typeStr() +
+                     " reduces an empty extent");
+  if (isFloat(x.dtype))
+    out = Tensor::fromDoubles(x.dtype, layout.outShape,
+                              reduceFloat(kind, x.toDoubles(), x.shape, layout));
+  else
+    out = fromInt64s(x.dtype, layout.outShape, reduceInt(kind, toInt64s(x), x.shape, layout));
+  return true;
+}
+
+bool runLayerNorm(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), x.shape.size());
+  Sizes normShape(x.shape.begin() + axis, x.shape.end());
+  bool isRms = ctx.op.kind() == OpKind::RmsNorm;
+  for (unsigned i = 1; i < ctx.numOperands(); ++i)
+    if (!checkParamShape(ctx, i, normShape, i == 1 ? "gamma" : "beta"))
+      return false;
+  int64_t cols = product(normShape), rows = cols ? product(x.shape) / cols : 0;
+  double eps = ctx.op.getFloat("epsilon");
+  std::vector<double> v = x.toDoubles(), gamma, beta;
+  if (ctx.numOperands() > 1)
+    gamma = ctx.in(1).toDoubles();
+  if (ctx.numOperands() > 2)
+    beta = ctx.in(2).toDoubles();
+  for (int64_t r = 0; r < rows; ++r) {
+    double *row = v.data() + r * cols;
+    auto [mean, var] = isRms ? std::pair(0.0, meanSquare(row, cols)) : meanVariance(row, cols);
+    double denom = std::sqrt(var + eps);
+    for (int64_t j = 0; j < cols; ++j) {
+      double y = (row[j] - mean) / denom;
+      row[j] = (gamma.empty() ? y : y * gamma[j]) + (beta.empty() ? 0.0 : beta[j]);
+    }
+  }
+  out = Tensor::fromDoubles(x.dtype, x.shape, v);
+  return true;
+}
+
+bool runSoftmax(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), x.shape.size());
+  int64_t n = x.shape[axis];
+  int64_t inner = product(Sizes(x.shape.begin() + axis + 1, x.shape.end()));
+  int64_t outer = product(Sizes(x.shape.begin(), x.shape.begin() + axis));
+  std::vector<double> v = x.toDoubles();
+  if (n == 0) // no lines: an empty axis (v.data() may be null, not to be offset)
+    outer = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in)
+      softmaxLine(v.data() + o * n * inner + in, n, inner);
+  out = Tensor::fromDoubles(x.dtype, x.shape, v);
+  return true;
+}
+
+bool runBatchNorm(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  size_t axis = ctx.op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+  int64_t channels = x.shape[axis];
+  static const char *names[] = {"", "scale", "bias", "mean", "var"};
+  for (unsigned i = 1; i < 5; ++i)
+    if (!checkParamShape(ctx, i, {channels}, names[i]))
+      return false;
+  std::vector<double> scale = ctx.in(1).toDoubles(), bias = ctx.in(2).toDoubles(),
+                      mean = ctx.in(3).toDoubles(), var = ctx.in(4).toDoubles();
+  double eps = ctx.op.getFloat("epsilon");
+  std::vector<double> denom(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c)
+    denom[c] = std::sqrt(var[c] + eps);
+  int64_t inner = product(Sizes(x.shape.begin() + axis + 1, x.shape.end()));
+  std::vector<double> v = x.toDoubles();
+  for (size_t i = 0; i < v.size(); ++i) {
+    size_t c = (i / size_t(inner)) % size_t(channels);
+    v[i] = (v[i] - mean[c]) / denom[c] * scale[c] + bias[c];
+  }
+  out = Tensor::fromDoubles(x.dtype, x.shape, v);
+  return true;
+}
+
+} // namespace fusec::ref
