@@ -6,9 +6,9 @@
 
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
+#include "codegen/templates/Pointwise.h"
 #include "codegen/templates/gemm/Gemm.h"
 #include "codegen/templates/generic/Generic.h"
-#include "codegen/templates/Pointwise.h"
 #include "codegen/templates/rowred/RowReduction.h"
 #include "ir/Assert.h"
 #include "ir/Cost.h"
@@ -39,7 +39,7 @@ std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
   case KernelTemplate::Pointwise:
     return codegen::buildPointwise(op, entry, diags);
   case KernelTemplate::RowReduction:
-    return codegen::buildRowReduction(op, entry, diags);
+    return rowred::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
     return codegen::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:

@@ -16,14 +16,11 @@
 // reduced axes. A node's level counts the reductions it depends on in
 // sequence: it can be computed in the sweep over the row of that number.
 #include "codegen/GeneratedKernel.h"
-#include "codegen/cuda/Math.h"
 #include "codegen/templates/rowred/Builder.h"
 #include "codegen/templates/rowred/View.h"
 #include "ir/Assert.h"
 
 namespace fusec::rowred {
-
-using namespace codegen;
 
 namespace {
 

@@ -4,13 +4,10 @@
 // i64 for integers) and the expression of its result; layer_norm, rms_norm
 // and softmax are the Reduce nodes and expressions of their formulas, in
 // the result's compute type (f32 for f16/bf16).
-#include "codegen/cuda/Math.h"
 #include "codegen/templates/rowred/Builder.h"
 #include "codegen/templates/rowred/View.h"
 
 namespace fusec::rowred {
-
-using namespace codegen;
 
 namespace {
 

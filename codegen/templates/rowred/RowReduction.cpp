@@ -48,9 +48,9 @@
 // thread (Note [Row reduction unrolling] in RowReductionSchedule.cpp).
 #include "codegen/templates/rowred/RowReduction.h"
 
+#include "codegen/templates/Index.h"
 #include "codegen/templates/rowred/Plan.h"
 #include "codegen/templates/rowred/View.h"
-#include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
@@ -59,9 +59,7 @@
 #include <map>
 #include <set>
 
-namespace fusec {
-
-namespace rowred {
+namespace fusec::rowred {
 
 std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog) {
   Namer names;
@@ -91,15 +89,10 @@ std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched)
   return launch;
 }
 
-} // namespace rowred
-
-namespace codegen {
-
 namespace {
 
-using kir::ValueId;
 using kir::kNoValue;
-using namespace rowred;
+using kir::ValueId;
 
 /// "v_x" -> "x": the IR-derived part of a node's name.
 std::string stem(const std::string &name) {
@@ -168,17 +161,17 @@ private:
   const std::vector<KernelArg> &args;
   kir::Kernel k;
   kir::Builder b;
-  std::vector<ValueId> params;    // by KernelArg index
+  std::vector<ValueId> params; // by KernelArg index
   ValueId numRows = kNoValue, lane = kNoValue, live = kNoValue;
   ValueId row = kNoValue, inner = kNoValue;
   std::map<unsigned, ValueId> rowIndices; // by mask, in the row's scope
-  std::vector<ValueId> value;     // hoisted, per-row and reduced nodes
-  std::vector<ValueId> held;      // held nodes: their slots (a local array a row)
-  std::vector<ValueId> acc;       // reductions: the accumulator (a local array of one)
-  std::vector<ValueId> scratch;   // block reductions: 32 shared slots
-  std::vector<ValueId> vectorIn;  // loads: the current vector's elements (a local array)
-  std::vector<ValueId> vectorOut; // elementwise stores: the current vector's elements
-  std::map<unsigned, unsigned> tables; // table nodes: their kir table
+  std::vector<ValueId> value;             // hoisted, per-row and reduced nodes
+  std::vector<ValueId> held;              // held nodes: their slots (a local array a row)
+  std::vector<ValueId> acc;               // reductions: the accumulator (a local array of one)
+  std::vector<ValueId> scratch;           // block reductions: 32 shared slots
+  std::vector<ValueId> vectorIn;          // loads: the current vector's elements (a local array)
+  std::vector<ValueId> vectorOut;         // elementwise stores: the current vector's elements
+  std::map<unsigned, unsigned> tables;    // table nodes: their kir table
 };
 
 // Sum from 0; max from -inf (the least i64), min from +inf (the greatest).
@@ -583,8 +576,8 @@ ValueId RowReductionBuilder::blockReduce(unsigned i, ValueId v) {
       v = combineValues(n, v, partial);
     }
   } else {
-    ValueId slot = warps == 32 ? laneInWarp
-                               : b.arith(kir::IndexOp::Rem, laneInWarp, b.index(warps));
+    ValueId slot =
+        warps == 32 ? laneInWarp : b.arith(kir::IndexOp::Rem, laneInWarp, b.index(warps));
     v = warpReduce(n, b.load(scratch[i], slot), warps);
   }
   // Scratch written again before another barrier needs one after the reads;
@@ -631,8 +624,8 @@ void RowReductionBuilder::rowBody() {
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
     if (n.held)
-      held[i] = b.localArray(kir::storageType(n.type), sched.vectors * sched.vec,
-                             "h_" + stem(n.name));
+      held[i] =
+          b.localArray(kir::storageType(n.type), sched.vectors * sched.vec, "h_" + stem(n.name));
     if (n.kind == NodeKind::Load || n.kind == NodeKind::Table)
       rowIndex(n.mask);
   }
@@ -652,7 +645,7 @@ void RowReductionBuilder::loopOverRows(const std::function<void()> &body) {
   if (sched.mode == Mode::Column) {
     ValueId extent = b.index(prog.view.inner);
     ValueId positions = b.mul(numRows, extent, "num_positions");
-    return gridStrideLoop(b, positions, [&](ValueId pos) {
+    return codegen::gridStrideLoop(b, positions, [&](ValueId pos) {
       row = b.arith(kir::IndexOp::Div, pos, extent, "row");
       inner = b.arith(kir::IndexOp::Rem, pos, extent, "inner");
       body();
@@ -704,8 +697,8 @@ kir::Kernel RowReductionBuilder::run(const std::string &entry) {
 
 } // namespace
 
-std::optional<KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
-                                           Diagnostics &diags) {
+std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
+                                                    Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "row_reduction", "not a row_reduction kernel");
   std::optional<Program> prog = buildProgram(kernel, entry, diags);
@@ -714,9 +707,7 @@ std::optional<KirKernel> buildRowReduction(const Op &kernel, const std::string &
   Schedule sched = chooseSchedule(*prog);
   std::vector<KernelArg> args = kernelArgs(kernel, *prog);
   kir::Kernel k = RowReductionBuilder(kernel, *prog, sched, args).run(entry);
-  return KirKernel{std::move(k), args, launchOf(*prog, sched), describeSchedule(sched)};
+  return codegen::KirKernel{std::move(k), args, launchOf(*prog, sched), describeSchedule(sched)};
 }
 
-} // namespace codegen
-
-} // namespace fusec
+} // namespace fusec::rowred
