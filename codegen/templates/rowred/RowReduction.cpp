@@ -1,28 +1,21 @@
 // The row_reduction template's kir builder: one kernel for a body of
 // pointwise prologue ops, reductions or normalizations over one block of
 // axes (reduce_sum/max/min/mean, layer_norm, rms_norm, softmax) and
-// pointwise epilogue ops, with any number of results.
+// pointwise epilogue ops, with any number of results
+// (docs/codegen-row-reduction.md).
 //
-// The body becomes a program over the view [outer, reduced, inner] of the
-// first reduction's input (RowReductionProgram.cpp): every value is full,
-// per-row, per-column or scalar against it (an operand that broadcasts
-// otherwise is refused: the runtime then runs the body op by op), and a
-// normalization becomes the reductions of its formula, statistics in f32.
-// The schedule (RowReductionSchedule.cpp) picks, for trailing reductions
-// (the row path), a group of threads a row: rows of up to 32 elements a
-// thread on at most 32 threads run a warp (or less) a row with shuffle
-// reductions, several rows a block (tid.y is the row in the block; softmax
-// rows of 128 vectors or more run a block a row instead); longer rows a
-// block of 128 to 1024 threads a row, up to 64 elements a thread, reducing
-// through shared memory and shuffles. The row is loaded once, with 16-byte
-// vector accesses when its length allows, into registers (local arrays
-// indexed by fully unrolled loops, which both back ends promote); each
-// later pass over it (a layer_norm has three: mean, variance, output)
-// works on the registers, and the results are stored with vector stores.
-// Rows too long for registers re-read the row from memory in every pass.
-// Reductions over inner axes (the column path) run a thread per (outer,
-// inner) position, looping over the reduced extent, coalesced across inner
-// positions.
+// The body is a program over the view [outer, reduced, inner] of the first
+// reduction's input (Program.cpp), run as its schedule says (Schedule.cpp).
+// On the row path a group of threads runs a row, from part of a warp to a
+// block of 1024: the row is loaded once, with 16-byte vector accesses when
+// its length allows, into registers (local arrays indexed by fully unrolled
+// loops, which both back ends promote); each later pass over it (a
+// layer_norm has three: mean, variance, output) works on the registers,
+// reductions combine through shuffles (and shared memory across a block),
+// and the results are stored with vector stores. Rows too long for
+// registers re-read the row from memory in every pass. The column path runs
+// a thread per (outer, inner) position, looping over the reduced extent,
+// coalesced across inner positions.
 //
 // Kernel arguments, in order: one read-only pointer per kernel operand, one
 // pointer per result, then `num_rows`, the product of the outer dims (its
@@ -45,21 +38,29 @@
 // element by element); a row of up to 2^31 - 1 elements; the column path
 // does one thread's loop per position, so few positions with a long
 // reduced extent run slowly. NVRTC time grows with the unrolled elements a
-// thread (Note [Row reduction unrolling] in RowReductionSchedule.cpp).
+// thread (Note [Row reduction unrolling] in Schedule.cpp).
 #include "codegen/templates/rowred/RowReduction.h"
 
 #include "codegen/templates/Index.h"
 #include "codegen/templates/rowred/Plan.h"
-#include "codegen/templates/rowred/View.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <set>
 
 namespace fusec::rowred {
+
+namespace {
+
+using kir::kNoValue;
+using kir::ValueId;
+
+/// "v_x" -> "x": the IR-derived part of a node's name.
+std::string stem(const std::string &name) {
+  return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
+}
 
 std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog) {
   Namer names;
@@ -89,16 +90,6 @@ std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched)
   return launch;
 }
 
-namespace {
-
-using kir::kNoValue;
-using kir::ValueId;
-
-/// "v_x" -> "x": the IR-derived part of a node's name.
-std::string stem(const std::string &name) {
-  return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
-}
-
 /// One element of a pass: its place in the current vector, the first
 /// element of that vector, the register slot of the thread's vector, and
 /// the values evaluated for it so far.
@@ -109,10 +100,10 @@ struct Element {
   std::map<unsigned, ValueId> values = {};
 };
 
-class RowReductionBuilder {
+class KernelBuilder {
 public:
-  RowReductionBuilder(const Op &kernel, const Program &prog, const Schedule &sched,
-                      const std::vector<KernelArg> &args)
+  KernelBuilder(const Op &kernel, const Program &prog, const Schedule &sched,
+                const std::vector<KernelArg> &args)
       : kernel(kernel), prog(prog), sched(sched), args(args), b(k),
         value(prog.nodes.size(), kNoValue), held(prog.nodes.size(), kNoValue),
         acc(prog.nodes.size(), kNoValue), scratch(prog.nodes.size(), kNoValue),
@@ -125,20 +116,29 @@ private:
     return n.mask == 0 && n.level == 0 && n.kind != NodeKind::Reduce;
   }
   bool isRowPath() const { return sched.mode != Mode::Column; }
-  ValueId constant(DType t, double v, const std::string &name = "") {
-    return b.literal(t, v, name);
+  /// Whether node `i` is a reduction taking in its elements in sweep `s`.
+  bool reducesIn(unsigned i, unsigned s) const {
+    return prog.nodes[i].kind == NodeKind::Reduce && sweepOf(prog, i) == s;
   }
-  ValueId identity(const Node &n);
+  /// Whether `st` stores an element at a time, in sweep `s`.
+  bool storesIn(const Store &st, unsigned s) const {
+    return (st.mask & Reduced) && prog.nodes[st.node].level == s;
+  }
+  unsigned outArg(const Store &st) const { return kernel.numOperands() + st.result; }
+  /// `x` of compute type `from` cast to `to`.
+  ValueId cast(DType from, DType to, ValueId x, const std::string &name = "") {
+    return from == to ? x : b.math({OpKind::Cast, from, to}, {x}, name);
+  }
   void declareParams();
   void loopOverRows(const std::function<void()> &body);
   void rowBody();
   ValueId rowIndex(unsigned mask);
   ValueId offsetInRow(unsigned mask, ValueId offset);
   ValueId elementIndex(unsigned mask, Element &e);
+  ValueId loadLeaf(unsigned i, ValueId at);
   ValueId rowValue(unsigned i);
   ValueId exprValue(const Node &n, const std::vector<ValueId> &a);
   void rowScope(unsigned level);
-  void storeRowResult(const Store &s, ValueId first);
   void guardLive(const std::function<void()> &store);
   void sweep(unsigned s);
   void passLoop(const std::function<void(ValueId q, ValueId slotBase)> &vector);
@@ -147,13 +147,10 @@ private:
   void elementBody(Element &e);
   ValueId need(unsigned i, Element &e);
   ValueId elementValue(unsigned i, Element &e, const std::vector<ValueId> &a);
-  void combine(unsigned s);
   ValueId convertPairs(DType t, ValueId values, bool widen);
-  unsigned outArg(const Store &st) const { return kernel.numOperands() + st.result; }
   ValueId combineValues(const Node &n, ValueId a, ValueId c);
   ValueId warpReduce(const Node &n, ValueId v, unsigned width);
   ValueId blockReduce(unsigned i, ValueId v);
-  std::vector<std::string> comment() const;
 
   const Op &kernel;
   const Program &prog;
@@ -174,20 +171,7 @@ private:
   std::map<unsigned, unsigned> tables;    // table nodes: their kir table
 };
 
-// Sum from 0; max from -inf (the least i64), min from +inf (the greatest).
-ValueId RowReductionBuilder::identity(const Node &n) {
-  if (n.reduce == ReduceKind::Sum)
-    return constant(n.type, 0, n.name);
-  bool isMax = n.reduce == ReduceKind::Max;
-  if (n.type != DType::I64)
-    return constant(n.type, isMax ? -INFINITY : INFINITY, n.name);
-  int64_t bound = isMax ? INT64_MIN : INT64_MAX;
-  std::vector<uint8_t> bytes(8);
-  std::memcpy(bytes.data(), &bound, 8);
-  return b.literal(DenseData::makeSplat(DType::I64, {}, bytes), n.name);
-}
-
-void RowReductionBuilder::declareParams() {
+void KernelBuilder::declareParams() {
   for (const KernelArg &a : args) {
     if (a.kind == KernelArg::Kind::NumRows) {
       params.push_back(numRows = b.param(a.name, kir::Type::index()));
@@ -201,7 +185,7 @@ void RowReductionBuilder::declareParams() {
 }
 
 // The offset of the row's first element in an operand spanning `mask`.
-ValueId RowReductionBuilder::rowIndex(unsigned mask) {
+ValueId KernelBuilder::rowIndex(unsigned mask) {
   if (!(mask & (Outer | Inner)))
     return b.index(0);
   if (auto it = rowIndices.find(mask); it != rowIndices.end())
@@ -218,14 +202,14 @@ ValueId RowReductionBuilder::rowIndex(unsigned mask) {
 }
 
 /// rowIndex(mask) + `offset`.
-ValueId RowReductionBuilder::offsetInRow(unsigned mask, ValueId offset) {
+ValueId KernelBuilder::offsetInRow(unsigned mask, ValueId offset) {
   ValueId first = rowIndex(mask);
   return b.constantOf(first) == 0 ? offset : b.add(first, offset);
 }
 
 /// The element's offset from its row's first (`mask` has Reduced): the
 /// column, times the inner extent on the column path.
-ValueId RowReductionBuilder::elementIndex(unsigned mask, Element &e) {
+ValueId KernelBuilder::elementIndex(unsigned mask, Element &e) {
   if (e.col == kNoValue)
     e.col = b.add(e.vectorCol, e.w, "col");
   if (!(mask & Inner) || prog.view.inner == 1)
@@ -233,32 +217,38 @@ ValueId RowReductionBuilder::elementIndex(unsigned mask, Element &e) {
   return b.mul(e.col, b.index(prog.view.inner));
 }
 
-ValueId RowReductionBuilder::exprValue(const Node &n, const std::vector<ValueId> &a) {
+// Load or table node `i` at `at`, widened to its compute type.
+ValueId KernelBuilder::loadLeaf(unsigned i, ValueId at) {
+  const Node &n = prog.nodes[i];
+  if (n.kind == NodeKind::Table) {
+    ValueId table = b.tableAddress(tables.at(i));
+    return b.load(table, at, 1, n.name);
+  }
+  // A load that needs no widening carries the value's name.
+  std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
+  ValueId x = b.load(params[n.input], at, 1, name);
+  return b.widen(n.dtype, x, n.name);
+}
+
+ValueId KernelBuilder::exprValue(const Node &n, const std::vector<ValueId> &a) {
   DType t = n.type;
   auto math = [&](OpKind kind, std::vector<ValueId> operands, const std::string &name = "") {
     return b.math({kind, t, t}, operands, name);
   };
   switch (n.expr) {
-  case ExprKind::Pointwise:
-    return b.math(kir::mathOf(*n.op), a, n.name);
-  case ExprKind::Convert: {
-    DType from = prog.nodes[n.args[0]].type;
-    return from == t ? a[0] : b.math({OpKind::Cast, from, t}, {a[0]}, n.name);
-  }
+  case ExprKind::Math:
+    return b.math(n.math, a, n.name);
+  case ExprKind::Convert:
+    return cast(prog.nodes[n.args[0]].type, t, a[0], n.name);
   case ExprKind::Mean: { // an integer mean: the wrapped sum, divided as an integer
-    DType from = prog.nodes[n.args[0]].type;
-    ValueId sum = from == t ? a[0] : b.math({OpKind::Cast, from, t}, {a[0]}, "");
-    return math(OpKind::Div, {sum, constant(t, n.count)}, n.name);
+    ValueId sum = cast(prog.nodes[n.args[0]].type, t, a[0]);
+    return math(OpKind::Div, {sum, b.literal(t, n.count, "")}, n.name);
   }
-  case ExprKind::Difference:
-    return math(OpKind::Sub, {a[0], a[1]}, n.name);
-  case ExprKind::Square:
-    return math(OpKind::Mul, {a[0], a[0]}, n.name);
   case ExprKind::Rstd: { // 1 / sqrt(sum / count + epsilon)
-    ValueId variance = math(OpKind::Div, {a[0], constant(t, n.count)});
-    ValueId shifted = math(OpKind::Add, {variance, constant(t, n.epsilon)});
+    ValueId variance = math(OpKind::Div, {a[0], b.literal(t, n.count, "")});
+    ValueId shifted = math(OpKind::Add, {variance, b.literal(t, n.epsilon, "")});
     ValueId deviation = math(OpKind::Sqrt, {shifted});
-    return math(OpKind::Div, {constant(t, 1), deviation}, n.name);
+    return math(OpKind::Div, {b.literal(t, 1, ""), deviation}, n.name);
   }
   case ExprKind::Normalize:
   case ExprKind::RmsNormalize: {
@@ -275,27 +265,19 @@ ValueId RowReductionBuilder::exprValue(const Node &n, const std::vector<ValueId>
     return b.math({OpKind::Exp, n.dtype, n.dtype}, {d}, n.name);
   }
   case ExprKind::Reciprocal:
-    return math(OpKind::Div, {constant(t, 1), a[0]}, n.name);
-  case ExprKind::Product:
-    return math(OpKind::Mul, {a[0], a[1]}, n.name);
+    return math(OpKind::Div, {b.literal(t, 1, ""), a[0]}, n.name);
   }
   FUSEC_ASSERT(false, "unknown expression kind");
 }
 
 // A value constant along the reduced axes, in the row's scope.
-ValueId RowReductionBuilder::rowValue(unsigned i) {
+ValueId KernelBuilder::rowValue(unsigned i) {
   const Node &n = prog.nodes[i];
   std::vector<ValueId> a;
   switch (n.kind) {
-  case NodeKind::Load: {
-    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
-    ValueId x = b.load(params[n.input], rowIndex(n.mask), 1, name);
-    return b.widen(n.dtype, x, n.name);
-  }
-  case NodeKind::Table: {
-    ValueId table = b.tableAddress(tables.at(i));
-    return b.load(table, rowIndex(n.mask), 1, n.name);
-  }
+  case NodeKind::Load:
+  case NodeKind::Table:
+    return loadLeaf(i, rowIndex(n.mask));
   case NodeKind::Splat:
     return b.literal(*n.constant, n.name);
   case NodeKind::Expr:
@@ -309,25 +291,15 @@ ValueId RowReductionBuilder::rowValue(unsigned i) {
 }
 
 // Rows past the last store nothing (Note [Rows past the last]).
-void RowReductionBuilder::guardLive(const std::function<void()> &store) {
+void KernelBuilder::guardLive(const std::function<void()> &store) {
   if (live == kNoValue)
     return store();
   b.ifThenElse(live, store);
 }
 
-// A per-row result: stored once, by the row's first thread (`first`).
-void RowReductionBuilder::storeRowResult(const Store &s, ValueId first) {
-  ValueId index = rowIndex(s.mask);
-  ValueId y = b.narrow(s.dtype, value[s.node]);
-  ValueId out = params[outArg(s)];
-  auto store = [&] { b.store(out, index, y); };
-  if (first == kNoValue)
-    return guardLive(store);
-  guardLive([&] { b.ifThenElse(first, store); });
-}
-
-// The per-row values of `level` and the per-row results they are.
-void RowReductionBuilder::rowScope(unsigned level) {
+// The per-row values of `level`, and the per-row results among them, stored
+// once, by the row's first thread.
+void KernelBuilder::rowScope(unsigned level) {
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
     if (!n.isElementwise() && !isHoisted(n) && n.kind != NodeKind::Reduce && n.level == level)
@@ -339,13 +311,21 @@ void RowReductionBuilder::rowScope(unsigned level) {
       continue;
     if (first == kNoValue && isRowPath() && sched.threads > 1)
       first = b.less(lane, b.index(1));
-    storeRowResult(s, first);
+    ValueId index = rowIndex(s.mask);
+    ValueId y = b.narrow(s.dtype, value[s.node]);
+    ValueId out = params[outArg(s)];
+    auto store = [&] { b.store(out, index, y); };
+    guardLive([&] {
+      if (first == kNoValue)
+        return store();
+      b.ifThenElse(first, store);
+    });
   }
 }
 
 // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
 // (of the row), slotBase its first register slot (register path only).
-void RowReductionBuilder::passLoop(const std::function<void(ValueId, ValueId)> &vector) {
+void KernelBuilder::passLoop(const std::function<void(ValueId, ValueId)> &vector) {
   ValueId zero = b.index(0), one = b.index(1), numVectors = b.index(sched.numVectors);
   if (sched.mode == Mode::Column) // unrolled 4 times, as long rows of f32 softmax spilled less
     return b.forLoop(zero, numVectors, one, "col", 4, [&](ValueId q) { vector(q, kNoValue); });
@@ -368,7 +348,7 @@ void RowReductionBuilder::passLoop(const std::function<void(ValueId, ValueId)> &
 }
 
 /// Node `i` and what it reads in the element body of sweep `s`.
-void RowReductionBuilder::collect(unsigned i, unsigned s, std::set<unsigned> &needed) const {
+void KernelBuilder::collect(unsigned i, unsigned s, std::set<unsigned> &needed) const {
   const Node &n = prog.nodes[i];
   if (!n.isElementwise() || !needed.insert(i).second || (n.held && n.level < s))
     return;
@@ -378,22 +358,22 @@ void RowReductionBuilder::collect(unsigned i, unsigned s, std::set<unsigned> &ne
 
 // One vector of the row: its operands' vector loads, each of its elements,
 // its results' vector stores.
-void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
-  std::set<unsigned> needed;
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if ((n.kind == NodeKind::Reduce && sweepOf(prog, i) == s) || (n.held && n.level == s))
-      collect(n.kind == NodeKind::Reduce ? n.args[0] : i, s, needed);
-  }
-  for (const Store &st : prog.stores)
-    if ((st.mask & Reduced) && prog.nodes[st.node].level == s)
-      collect(st.node, s, needed);
+void KernelBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
   Element e{.sweep = s, .vectorCol = q, .slotBase = slotBase};
   if (sched.vec == 1) {
     e.col = q;
     e.slot = slotBase;
     return elementBody(e);
   }
+  std::set<unsigned> needed;
+  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+    const Node &n = prog.nodes[i];
+    if (reducesIn(i, s) || (n.held && n.level == s))
+      collect(n.kind == NodeKind::Reduce ? n.args[0] : i, s, needed);
+  }
+  for (const Store &st : prog.stores)
+    if (storesIn(st, s))
+      collect(st.node, s, needed);
   e.vectorCol = b.mul(q, b.index(sched.vec), "col");
   for (unsigned i : needed) {
     const Node &n = prog.nodes[i];
@@ -408,7 +388,7 @@ void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
   for (unsigned j = 0; j < prog.stores.size(); ++j) {
     const Store &st = prog.stores[j];
     DType t = isNarrowFloat(st.dtype) ? DType::F32 : kir::storageType(st.dtype);
-    if ((st.mask & Reduced) && prog.nodes[st.node].level == s)
+    if (storesIn(st, s))
       vectorOut[j] = b.localArray(t, sched.vec, "y_" + stem(args[outArg(st)].name));
   }
   b.forLoop(b.index(0), b.index(sched.vec), b.index(1), "w", -1, [&](ValueId w) {
@@ -418,7 +398,7 @@ void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
   });
   for (unsigned j = 0; j < prog.stores.size(); ++j) {
     const Store &st = prog.stores[j];
-    if (!(st.mask & Reduced) || prog.nodes[st.node].level != s)
+    if (!storesIn(st, s))
       continue;
     ValueId at = offsetInRow(st.mask, e.vectorCol);
     ValueId packed =
@@ -431,14 +411,12 @@ void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
 
 // An element: the reductions of the sweep take it in, held values are
 // kept, results of the sweep stored (vector path: into the vector's array).
-void RowReductionBuilder::elementBody(Element &e) {
+void KernelBuilder::elementBody(Element &e) {
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
-    if (n.kind == NodeKind::Reduce && sweepOf(prog, i) == e.sweep) {
-      DType from = prog.nodes[n.args[0]].type;
+    if (reducesIn(i, e.sweep)) {
       ValueId x = need(n.args[0], e);
-      if (from != n.type)
-        x = b.math({OpKind::Cast, from, n.type}, {x}, "");
+      x = cast(prog.nodes[n.args[0]].type, n.type, x);
       ValueId zero = b.index(0);
       ValueId sum = b.load(acc[i], zero, 1, n.name);
       b.store(acc[i], zero, combineValues(n, sum, x));
@@ -448,7 +426,7 @@ void RowReductionBuilder::elementBody(Element &e) {
   }
   for (unsigned j = 0; j < prog.stores.size(); ++j) {
     const Store &st = prog.stores[j];
-    if (!(st.mask & Reduced) || prog.nodes[st.node].level != e.sweep)
+    if (!storesIn(st, e.sweep))
       continue;
     ValueId x = need(st.node, e);
     if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by convertPairs
@@ -468,7 +446,7 @@ void RowReductionBuilder::elementBody(Element &e) {
 
 // Node `i` for element `e`, after what it reads: a value of an earlier
 // sweep from its register slot, else computed (and kept when held).
-ValueId RowReductionBuilder::need(unsigned i, Element &e) {
+ValueId KernelBuilder::need(unsigned i, Element &e) {
   const Node &n = prog.nodes[i];
   if (!n.isElementwise())
     return value[i];
@@ -492,39 +470,26 @@ ValueId RowReductionBuilder::need(unsigned i, Element &e) {
   return e.values[i] = v;
 }
 
-ValueId RowReductionBuilder::elementValue(unsigned i, Element &e, const std::vector<ValueId> &a) {
+ValueId KernelBuilder::elementValue(unsigned i, Element &e, const std::vector<ValueId> &a) {
   const Node &n = prog.nodes[i];
-  switch (n.kind) {
-  case NodeKind::Load: {
-    if (sched.vec > 1 && isNarrowFloat(n.dtype)) // widened in pairs, by convertPairs
-      return b.load(vectorIn[i], e.w, 1, n.name);
-    // A load that needs no widening carries the value's name.
-    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
-    if (sched.vec > 1) {
-      ValueId x = b.load(vectorIn[i], e.w, 1, name);
-      return b.widen(n.dtype, x, n.name);
-    }
-    ValueId at = offsetInRow(n.mask, elementIndex(n.mask, e));
-    ValueId x = b.load(params[n.input], at, 1, name);
-    return b.widen(n.dtype, x, n.name);
-  }
-  case NodeKind::Table: {
-    ValueId at = offsetInRow(n.mask, elementIndex(n.mask, e));
-    ValueId table = b.tableAddress(tables.at(i));
-    return b.load(table, at, 1, n.name);
-  }
-  case NodeKind::Expr:
+  if (n.kind == NodeKind::Expr)
     return exprValue(n, a);
-  default:
-    FUSEC_ASSERT(false, "not an elementwise node");
+  FUSEC_ASSERT(n.kind == NodeKind::Load || n.kind == NodeKind::Table, "not an elementwise node");
+  if (n.kind == NodeKind::Load && sched.vec > 1) {
+    // A narrow float was widened in pairs, by convertPairs.
+    bool widened = isNarrowFloat(n.dtype);
+    std::string name = widened || kir::storageType(n.dtype) == n.type ? n.name : "";
+    ValueId x = b.load(vectorIn[i], e.w, 1, name);
+    return widened ? x : b.widen(n.dtype, x, n.name);
   }
+  return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, e)));
 }
 
 // The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or
 // of f32 elements narrowed to `t`, two at a time: a 32-bit word a pair (a
 // bf16 pair widens in two instructions, an f32 pair narrows in one
 // cvt.rn.f16x2.f32, where element by element takes twice as many).
-ValueId RowReductionBuilder::convertPairs(DType t, ValueId values, bool widen) {
+ValueId KernelBuilder::convertPairs(DType t, ValueId values, bool widen) {
   std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
   ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
   ValueId two = b.index(2);
@@ -536,7 +501,7 @@ ValueId RowReductionBuilder::convertPairs(DType t, ValueId values, bool widen) {
   return converted;
 }
 
-ValueId RowReductionBuilder::combineValues(const Node &n, ValueId a, ValueId c) {
+ValueId KernelBuilder::combineValues(const Node &n, ValueId a, ValueId c) {
   OpKind kind = n.reduce == ReduceKind::Sum   ? OpKind::Add
                 : n.reduce == ReduceKind::Max ? OpKind::Max
                                               : OpKind::Min;
@@ -544,7 +509,7 @@ ValueId RowReductionBuilder::combineValues(const Node &n, ValueId a, ValueId c) 
 }
 
 // Xor shuffles: every lane of each group of `width` gets the group's total.
-ValueId RowReductionBuilder::warpReduce(const Node &n, ValueId v, unsigned width) {
+ValueId KernelBuilder::warpReduce(const Node &n, ValueId v, unsigned width) {
   for (unsigned offset = width >> 1; offset > 0; offset >>= 1) {
     ValueId other = b.shuffle(kir::ShuffleMode::Xor, v, b.index(offset), 32);
     v = combineValues(n, v, other);
@@ -559,7 +524,7 @@ ValueId RowReductionBuilder::warpReduce(const Node &n, ValueId v, unsigned width
 // many lanes. The slots are aligned to their element only: read as one
 // vector, their four aligned registers spilled the LayerNorm+GeLU f16 8192
 // block (96 registers) on sm_90a.
-ValueId RowReductionBuilder::blockReduce(unsigned i, ValueId v) {
+ValueId KernelBuilder::blockReduce(unsigned i, ValueId v) {
   const Node &n = prog.nodes[i];
   unsigned warps = sched.threads / 32;
   v = warpReduce(n, v, 32);
@@ -582,19 +547,30 @@ ValueId RowReductionBuilder::blockReduce(unsigned i, ValueId v) {
   }
   // Scratch written again before another barrier needs one after the reads;
   // with two or more reductions a row, the barrier of each one orders that.
-  unsigned reductions = 0;
-  for (const Node &x : prog.nodes)
-    reductions += x.kind == NodeKind::Reduce;
-  if (reductions == 1)
+  auto isReduce = [](const Node &x) { return x.kind == NodeKind::Reduce; };
+  if (std::count_if(prog.nodes.begin(), prog.nodes.end(), isReduce) == 1)
     b.barrier();
   return v;
 }
 
-// The reductions of sweep `s` across the row's threads.
-void RowReductionBuilder::combine(unsigned s) {
+// Pass `s` over the row: the accumulators of its reductions start at their
+// identity (0, or -inf and +inf: the least and greatest i64), take in every
+// element, and are combined across the row's threads.
+void KernelBuilder::sweep(unsigned s) {
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
-    if (n.kind != NodeKind::Reduce || sweepOf(prog, i) != s)
+    if (!reducesIn(i, s))
+      continue;
+    acc[i] = b.localArray(n.type, 1, n.name);
+    bool isMax = n.reduce == ReduceKind::Max;
+    double identity = n.reduce == ReduceKind::Sum ? 0 : isMax ? -INFINITY : INFINITY;
+    ValueId init = b.literal(n.type, identity, n.name);
+    b.store(acc[i], b.index(0), init);
+  }
+  passLoop([&](ValueId q, ValueId slotBase) { vectorBody(s, q, slotBase); });
+  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+    const Node &n = prog.nodes[i];
+    if (!reducesIn(i, s))
       continue;
     ValueId v = b.load(acc[i], b.index(0), 1, n.name);
     if (isRowPath() && sched.threads > 1)
@@ -603,23 +579,9 @@ void RowReductionBuilder::combine(unsigned s) {
   }
 }
 
-// Pass `s` over the row: the accumulators of its reductions start at their
-// identity, take in every element, and are combined across threads.
-void RowReductionBuilder::sweep(unsigned s) {
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (n.kind != NodeKind::Reduce || sweepOf(prog, i) != s)
-      continue;
-    acc[i] = b.localArray(n.type, 1, n.name);
-    b.store(acc[i], b.index(0), identity(n));
-  }
-  passLoop([&](ValueId q, ValueId slotBase) { vectorBody(s, q, slotBase); });
-  combine(s);
-}
-
 // A row: its held slots, then level by level its per-row values and the
 // pass that runs at the level.
-void RowReductionBuilder::rowBody() {
+void KernelBuilder::rowBody() {
   rowIndices.clear();
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     const Node &n = prog.nodes[i];
@@ -641,7 +603,7 @@ void RowReductionBuilder::rowBody() {
 // Row path: a block a row, or rows of `threads` lanes a block (tid.y the
 // row in the block, clamped: Note [Rows past the last]); column path: a
 // grid-stride loop over (outer, inner) positions.
-void RowReductionBuilder::loopOverRows(const std::function<void()> &body) {
+void KernelBuilder::loopOverRows(const std::function<void()> &body) {
   if (sched.mode == Mode::Column) {
     ValueId extent = b.index(prog.view.inner);
     ValueId positions = b.mul(numRows, extent, "num_positions");
@@ -670,14 +632,10 @@ void RowReductionBuilder::loopOverRows(const std::function<void()> &body) {
   });
 }
 
-std::vector<std::string> RowReductionBuilder::comment() const {
-  return {k.name + ": row_reduction kernel over " + describe(prog.view), "fuses: " + prog.fused,
-          "schedule: " + describeSchedule(sched)};
-}
-
-kir::Kernel RowReductionBuilder::run(const std::string &entry) {
+kir::Kernel KernelBuilder::run(const std::string &entry) {
   k.name = entry;
-  k.comment = comment();
+  k.comment = {entry + ": row_reduction kernel over " + describe(prog.view), "fuses: " + prog.fused,
+               "schedule: " + describeSchedule(sched)};
   k.maxThreads = sched.blockThreads();
   k.minBlocks = sched.minBlocks;
   declareParams();
@@ -706,7 +664,7 @@ std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std:
     return std::nullopt;
   Schedule sched = chooseSchedule(*prog);
   std::vector<KernelArg> args = kernelArgs(kernel, *prog);
-  kir::Kernel k = RowReductionBuilder(kernel, *prog, sched, args).run(entry);
+  kir::Kernel k = KernelBuilder(kernel, *prog, sched, args).run(entry);
   return codegen::KirKernel{std::move(k), args, launchOf(*prog, sched), describeSchedule(sched)};
 }
 
