@@ -62,19 +62,6 @@ std::string stem(const std::string &name) {
   return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
 }
 
-std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog) {
-  Namer names;
-  std::vector<KernelArg> args;
-  for (unsigned j = 0; j < kernel.numOperands(); ++j)
-    args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
-                    std::nullopt});
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    args.push_back({KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j, 0,
-                    std::nullopt});
-  args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
-  return args;
-}
-
 // Static rows: one block per group of rows (per 256 positions on the
 // column path), at most 2^31 - 1 blocks; the kernel loops over the rest.
 std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched) {
@@ -102,14 +89,13 @@ struct Element {
 
 class KernelBuilder {
 public:
-  KernelBuilder(const Op &kernel, const Program &prog, const Schedule &sched,
-                const std::vector<KernelArg> &args)
-      : kernel(kernel), prog(prog), sched(sched), args(args), b(k),
-        value(prog.nodes.size(), kNoValue), held(prog.nodes.size(), kNoValue),
-        acc(prog.nodes.size(), kNoValue), scratch(prog.nodes.size(), kNoValue),
-        vectorIn(prog.nodes.size(), kNoValue), vectorOut(prog.stores.size(), kNoValue) {}
+  KernelBuilder(const Op &kernel, const Program &prog, const Schedule &sched)
+      : kernel(kernel), prog(prog), sched(sched), b(k), value(prog.nodes.size(), kNoValue),
+        held(prog.nodes.size(), kNoValue), acc(prog.nodes.size(), kNoValue),
+        scratch(prog.nodes.size(), kNoValue), vectorIn(prog.nodes.size(), kNoValue),
+        vectorOut(prog.stores.size(), kNoValue) {}
 
-  kir::Kernel run(const std::string &entry) {
+  codegen::KirKernel run(const std::string &entry) {
     k.name = entry;
     k.comment = {entry + ": row_reduction kernel over " + describe(prog.view),
                  "fuses: " + prog.fused, "schedule: " + describeSchedule(sched)};
@@ -126,8 +112,8 @@ public:
     for (unsigned i = 0; i < prog.nodes.size(); ++i)
       if (isHoisted(prog.nodes[i]))
         value[i] = rowValue(i);
-    loopOverRows([&] { rowBody(); });
-    return std::move(k);
+    loopOverRows();
+    return {std::move(k), args, launchOf(prog, sched), describeSchedule(sched)};
   }
 
 private:
@@ -148,30 +134,34 @@ private:
   ValueId cast(DType from, DType to, ValueId x, const std::string &name = "") {
     return from == to ? x : b.math({OpKind::Cast, from, to}, {x}, name);
   }
+
+  // The kernel's arguments and their kir parameters (the file's head).
   void declareParams() {
-    for (const KernelArg &a : args) {
-      if (a.kind == KernelArg::Kind::NumRows) {
-        params.push_back(numRows = b.param(a.name, kir::Type::index()));
-        continue;
-      }
-      bool in = a.kind == KernelArg::Kind::Input;
-      DType t = (in ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
-      params.push_back(
-          b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
-    }
+    Namer names;
+    auto pointer = [&](KernelArg::Kind kind, const Value *v, unsigned j, const char *prefix) {
+      args.push_back({kind, names.fresh(prefix, v->name()), j, 0, std::nullopt});
+      auto type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
+      params.push_back(b.param(args.back().name, type, kind == KernelArg::Kind::Input));
+    };
+    for (unsigned j = 0; j < kernel.numOperands(); ++j)
+      pointer(KernelArg::Kind::Input, kernel.operand(j), j, "in_");
+    for (unsigned j = 0; j < kernel.numResults(); ++j)
+      pointer(KernelArg::Kind::Output, kernel.result(j), j, "out_");
+    args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
+    params.push_back(numRows = b.param("num_rows", kir::Type::index()));
   }
 
   // Row path: a block a row, or rows of `threads` lanes a block (tid.y the
   // row in the block, clamped: Note [Rows past the last]); column path: a
   // grid-stride loop over (outer, inner) positions.
-  void loopOverRows(const std::function<void()> &body) {
+  void loopOverRows() {
     if (sched.mode == Mode::Column) {
       ValueId extent = b.index(prog.view.inner);
       ValueId positions = b.mul(numRows, extent, "num_positions");
       return codegen::gridStrideLoop(b, positions, [&](ValueId pos) {
         row = b.arith(kir::IndexOp::Div, pos, extent, "row");
         inner = b.arith(kir::IndexOp::Rem, pos, extent, "inner");
-        body();
+        rowBody();
       });
     }
     lane = b.special(kir::Special::TidX);
@@ -179,7 +169,7 @@ private:
     if (sched.rowsPerBlock == 1)
       return b.forLoop(block, numRows, blocks, "row", 0, [&](ValueId r) {
         row = r;
-        body();
+        rowBody();
       });
     ValueId rows = b.index(sched.rowsPerBlock);
     ValueId start = b.mul(block, rows);
@@ -189,7 +179,7 @@ private:
       live = b.arith(kir::IndexOp::Lt, rowId, numRows, "live");
       ValueId last = b.arith(kir::IndexOp::Sub, numRows, b.index(1));
       row = b.math({OpKind::Min, DType::I64, DType::I64}, {rowId, last}, "row");
-      body();
+      rowBody();
     });
   }
 
@@ -612,9 +602,9 @@ private:
   const Op &kernel;
   const Program &prog;
   const Schedule &sched;
-  const std::vector<KernelArg> &args;
   kir::Kernel k;
   kir::Builder b;
+  std::vector<KernelArg> args;
   std::vector<ValueId> params; // by KernelArg index
   ValueId numRows = kNoValue, lane = kNoValue, live = kNoValue;
   ValueId row = kNoValue, inner = kNoValue;
@@ -638,9 +628,7 @@ std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std:
   if (!prog)
     return std::nullopt;
   Schedule sched = chooseSchedule(*prog);
-  std::vector<KernelArg> args = kernelArgs(kernel, *prog);
-  kir::Kernel k = KernelBuilder(kernel, *prog, sched, args).run(entry);
-  return codegen::KirKernel{std::move(k), args, launchOf(*prog, sched), describeSchedule(sched)};
+  return KernelBuilder(kernel, *prog, sched).run(entry);
 }
 
 } // namespace fusec::rowred
