@@ -1,21 +1,19 @@
 // The row_reduction template's kir builder: one kernel for a body of
 // pointwise prologue ops, reductions or normalizations over one block of
 // axes (reduce_sum/max/min/mean, layer_norm, rms_norm, softmax) and
-// pointwise epilogue ops, with any number of results
-// (docs/codegen-row-reduction.md).
+// pointwise epilogue ops, with any number of results. The body is a program
+// over the view [outer, reduced, inner] of the first reduction's input
+// (Program.cpp), run as its schedule says (Schedule.cpp); the whole
+// algorithm, with measurements, is docs/codegen-row-reduction.md.
 //
-// The body is a program over the view [outer, reduced, inner] of the first
-// reduction's input (Program.cpp), run as its schedule says (Schedule.cpp).
-// On the row path a group of threads runs a row, from part of a warp to a
-// block of 1024: the row is loaded once, with 16-byte vector accesses when
+// On the row path a row is loaded once, with 16-byte vector accesses when
 // its length allows, into registers (local arrays indexed by fully unrolled
 // loops, which both back ends promote); each later pass over it (a
 // layer_norm has three: mean, variance, output) works on the registers,
 // reductions combine through shuffles (and shared memory across a block),
-// and the results are stored with vector stores. Rows too long for
-// registers re-read the row from memory in every pass. The column path runs
-// a thread per (outer, inner) position, looping over the reduced extent,
-// coalesced across inner positions.
+// and results leave by vector stores. The column path runs a thread per
+// (outer, inner) position, looping over the reduced extent, coalesced
+// across inner positions.
 //
 // Kernel arguments, in order: one read-only pointer per kernel operand, one
 // pointer per result, then `num_rows`, the product of the outer dims (its
@@ -135,7 +133,7 @@ private:
     return from == to ? x : b.math({OpKind::Cast, from, to}, {x}, name);
   }
 
-  // The kernel's arguments and their kir parameters (the file's head).
+  // The kernel's arguments, in the order above, and their kir parameters.
   void declareParams() {
     Namer names;
     auto pointer = [&](KernelArg::Kind kind, const Value *v, unsigned j, const char *prefix) {
