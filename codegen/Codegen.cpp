@@ -39,7 +39,7 @@ std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
   case KernelTemplate::Pointwise:
     return codegen::buildPointwise(op, entry, diags);
   case KernelTemplate::RowReduction:
-    return codegen::buildRowReduction(op, entry, diags);
+    return rowred::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
     return codegen::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:

@@ -1,13 +1,9 @@
-// The row_reduction template's intermediate form, internal to codegen/: the
-// body of a `kernel` op rewritten as a small dataflow program over one view
-// of the anchor's input, and the schedule that runs it.
-// templates/RowReduction.cpp holds the algorithm's description and builds
-// the kernel in kir from both; RowReductionProgram.cpp and
-// RowReductionReduce.cpp build the program, RowReductionSchedule.cpp
-// chooses the schedule.
+// The row_reduction plan: the body of a `kernel` op as a small dataflow
+// program over one view of the anchor's input (Program.cpp), and the
+// schedule that runs it (Schedule.cpp). RowReduction.cpp builds the kernel
+// in kir from both.
 #pragma once
 
-#include "codegen/GeneratedKernel.h"
 #include "codegen/kir/Kir.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
@@ -32,28 +28,22 @@ struct View {
   std::optional<int64_t> outer;
 
   bool isRowPath() const { return end == shape.size(); }
-  /// The group of axis `axis` of `shape`.
-  GroupBit groupOf(unsigned axis) const;
 };
 
 enum class NodeKind { Load, Table, Splat, Expr, Reduce };
 
 enum class ReduceKind { Sum, Max, Min };
 
-/// What an Expr node computes (its kir math: exprValue in
-/// templates/RowReduction.cpp).
+/// What an Expr node computes (its kir: exprValue in RowReduction.cpp).
 enum class ExprKind {
-  Pointwise,     ///< `op`, a pointwise op of the body, over args
+  Math,          ///< `math` over args (a pointwise op of the body, or -, *)
   Convert,       ///< args[0], an accumulator, in the node's type
   Mean,          ///< args[0] / count
-  Difference,    ///< args[0] - args[1]
-  Square,        ///< args[0] * args[0]
   Rstd,          ///< 1 / sqrt(args[0] / count + epsilon)
   Normalize,     ///< layer_norm of (x, mean, rstd[, gamma[, beta]]): (x - mean) * rstd ...
   RmsNormalize,  ///< rms_norm of (x, rstd[, gamma[, beta]]): x * rstd ...
   ExpDifference, ///< exp(args[0] - args[1]) to the precision of `dtype` (softmax)
   Reciprocal,    ///< 1 / args[0]
-  Product,       ///< args[0] * args[1]
 };
 
 /// One value of the program: an operand element, a constant, an expression
@@ -66,17 +56,14 @@ struct Node {
   /// F32 (f32/f16/bf16 math), F64, I32, I64, I8 or Bool; a Reduce node's is
   /// its accumulator's (F32, F64 or I64).
   DType type = DType::F32;
-  std::string name;  ///< the kir name hint of the value
-  std::string table; ///< Table: the name of the kir table (unique in the module, not `name`)
-  std::vector<unsigned> args;
-  ExprKind expr = ExprKind::Pointwise; ///< Expr: what it computes
-  const Op *op = nullptr;              ///< Expr Pointwise: the op
-  double count = 0, epsilon = 0;       ///< Expr Mean, Rstd: the row length, layer_norm's epsilon
-  // Load: kernel operand `input`; Table: the __device__ array `table`;
-  // both indexed by the groups in `mask`. Splat and Table: `constant`. Expr
-  // ExpDifference: `dtype` is the result's.
-  unsigned input = 0;
-  DType dtype = DType::F32;
+  std::string name = {};  ///< the kir name hint of the value
+  std::string table = {}; ///< Table: the name of the kir table (unique in the module, not `name`)
+  std::vector<unsigned> args = {};
+  ExprKind expr = ExprKind::Math; ///< Expr: what it computes
+  kir::MathOp math = {};          ///< Expr Math
+  double count = 0, epsilon = 0;  ///< Expr Mean, Rstd: the row length, layer_norm's epsilon
+  unsigned input = 0;             ///< Load: the kernel operand, indexed by the groups in `mask`
+  DType dtype = DType::F32;       ///< Load, Table: the element's; ExpDifference: the result's
   const DenseData *constant = nullptr; ///< Splat (element 0), Table: the const op's value
   ReduceKind reduce = ReduceKind::Sum; ///< Reduce: how args[0] combines
   bool held = false;                   ///< schedule: kept in registers from its sweep to later ones
@@ -107,6 +94,9 @@ struct Program {
 /// view, a symbolic reduced or inner extent, or max/min of an empty extent.
 std::optional<Program> buildProgram(const Op &kernel, const std::string &entry, Diagnostics &diags);
 
+/// "f16[4,1024] reduced over axes [1, 2)", for messages.
+std::string describe(const View &view);
+
 /// How the rows are mapped onto threads.
 enum class Mode {
   Registers, ///< a row in registers: 1-32 threads a row (warp) or a block a row
@@ -134,13 +124,6 @@ Schedule chooseSchedule(Program &prog);
 /// The schedule in words ("32 thread(s) a row, ..."), for the kernel's
 /// comment and its facts.
 std::string describeSchedule(const Schedule &sched);
-
-/// The kernel's parameters, in order: one pointer per kernel operand, one
-/// per result, then num_rows (templates/RowReduction.cpp).
-std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog);
-
-/// The launch of a kernel with static rows; nullopt when rows are symbolic.
-std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched);
 
 /// The sweep that evaluates an elementwise node at `level`, and each root:
 /// a reduction runs in the sweep of its input's level.

@@ -1,28 +1,19 @@
 // The row_reduction template's kir builder: one kernel for a body of
 // pointwise prologue ops, reductions or normalizations over one block of
 // axes (reduce_sum/max/min/mean, layer_norm, rms_norm, softmax) and
-// pointwise epilogue ops, with any number of results.
+// pointwise epilogue ops, with any number of results. The body is a program
+// over the view [outer, reduced, inner] of the first reduction's input
+// (Program.cpp), run as its schedule says (Schedule.cpp); the whole
+// algorithm, with measurements, is docs/codegen-row-reduction.md.
 //
-// The body becomes a program over the view [outer, reduced, inner] of the
-// first reduction's input (RowReductionProgram.cpp): every value is full,
-// per-row, per-column or scalar against it (an operand that broadcasts
-// otherwise is refused: the runtime then runs the body op by op), and a
-// normalization becomes the reductions of its formula, statistics in f32.
-// The schedule (RowReductionSchedule.cpp) picks, for trailing reductions
-// (the row path), a group of threads a row: rows of up to 32 elements a
-// thread on at most 32 threads run a warp (or less) a row with shuffle
-// reductions, several rows a block (tid.y is the row in the block; softmax
-// rows of 128 vectors or more run a block a row instead); longer rows a
-// block of 128 to 1024 threads a row, up to 64 elements a thread, reducing
-// through shared memory and shuffles. The row is loaded once, with 16-byte
-// vector accesses when its length allows, into registers (local arrays
-// indexed by fully unrolled loops, which both back ends promote); each
-// later pass over it (a layer_norm has three: mean, variance, output)
-// works on the registers, and the results are stored with vector stores.
-// Rows too long for registers re-read the row from memory in every pass.
-// Reductions over inner axes (the column path) run a thread per (outer,
-// inner) position, looping over the reduced extent, coalesced across inner
-// positions.
+// On the row path a row is loaded once, with 16-byte vector accesses when
+// its length allows, into registers (local arrays indexed by fully unrolled
+// loops, which both back ends promote); each later pass over it (a
+// layer_norm has three: mean, variance, output) works on the registers,
+// reductions combine through shuffles (and shared memory across a block),
+// and results leave by vector stores. The column path runs a thread per
+// (outer, inner) position, looping over the reduced extent, coalesced
+// across inner positions.
 //
 // Kernel arguments, in order: one read-only pointer per kernel operand, one
 // pointer per result, then `num_rows`, the product of the outer dims (its
@@ -45,35 +36,28 @@
 // element by element); a row of up to 2^31 - 1 elements; the column path
 // does one thread's loop per position, so few positions with a long
 // reduced extent run slowly. NVRTC time grows with the unrolled elements a
-// thread (Note [Row reduction unrolling] in RowReductionSchedule.cpp).
+// thread (Note [Row reduction unrolling] in Schedule.cpp).
 #include "codegen/templates/rowred/RowReduction.h"
 
-#include "codegen/templates/rowred/Plan.h"
-#include "codegen/templates/rowred/View.h"
 #include "codegen/templates/Index.h"
+#include "codegen/templates/rowred/Plan.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <set>
 
-namespace fusec {
+namespace fusec::rowred {
 
-namespace rowred {
+namespace {
 
-std::vector<KernelArg> kernelArgs(const Op &kernel, const Program &prog) {
-  Namer names;
-  std::vector<KernelArg> args;
-  for (unsigned j = 0; j < kernel.numOperands(); ++j)
-    args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
-                    std::nullopt});
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    args.push_back({KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j, 0,
-                    std::nullopt});
-  args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
-  return args;
+using kir::kNoValue;
+using kir::ValueId;
+
+/// "v_x" -> "x": the IR-derived part of a node's name.
+std::string stem(const std::string &name) {
+  return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
 }
 
 // Static rows: one block per group of rows (per 256 positions on the
@@ -91,21 +75,6 @@ std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched)
   return launch;
 }
 
-} // namespace rowred
-
-namespace codegen {
-
-namespace {
-
-using kir::ValueId;
-using kir::kNoValue;
-using namespace rowred;
-
-/// "v_x" -> "x": the IR-derived part of a node's name.
-std::string stem(const std::string &name) {
-  return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
-}
-
 /// One element of a pass: its place in the current vector, the first
 /// element of that vector, the register slot of the thread's vector, and
 /// the values evaluated for it so far.
@@ -116,607 +85,548 @@ struct Element {
   std::map<unsigned, ValueId> values = {};
 };
 
-class RowReductionBuilder {
+class KernelBuilder {
 public:
-  RowReductionBuilder(const Op &kernel, const Program &prog, const Schedule &sched,
-                      const std::vector<KernelArg> &args)
-      : kernel(kernel), prog(prog), sched(sched), args(args), b(k),
-        value(prog.nodes.size(), kNoValue), held(prog.nodes.size(), kNoValue),
-        acc(prog.nodes.size(), kNoValue), scratch(prog.nodes.size(), kNoValue),
-        vectorIn(prog.nodes.size(), kNoValue), vectorOut(prog.stores.size(), kNoValue) {}
+  KernelBuilder(const Op &kernel, const Program &prog, const Schedule &sched)
+      : kernel(kernel), prog(prog), sched(sched), b(k), value(prog.nodes.size(), kNoValue),
+        held(prog.nodes.size(), kNoValue), acc(prog.nodes.size(), kNoValue),
+        scratch(prog.nodes.size(), kNoValue), vectorIn(prog.nodes.size(), kNoValue),
+        vectorOut(prog.stores.size(), kNoValue) {}
 
-  kir::Kernel run(const std::string &entry);
+  codegen::KirKernel run(const std::string &entry) {
+    k.name = entry;
+    k.comment = {entry + ": row_reduction kernel over " + describe(prog.view),
+                 "fuses: " + prog.fused, "schedule: " + describeSchedule(sched)};
+    k.maxThreads = sched.blockThreads();
+    k.minBlocks = sched.minBlocks;
+    declareParams();
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (n.kind == NodeKind::Table)
+        tables[i] = b.table(n.table, *n.constant);
+      if (n.kind == NodeKind::Reduce && isRowPath() && sched.threads > 32)
+        scratch[i] = b.sharedArray(n.type, 32, "red_" + stem(n.name), dtypeSize(n.type));
+    }
+    for (unsigned i = 0; i < prog.nodes.size(); ++i)
+      if (isHoisted(prog.nodes[i]))
+        value[i] = rowValue(i);
+    loopOverRows();
+    return {std::move(k), args, launchOf(prog, sched), describeSchedule(sched)};
+  }
 
 private:
   bool isHoisted(const Node &n) const {
     return n.mask == 0 && n.level == 0 && n.kind != NodeKind::Reduce;
   }
   bool isRowPath() const { return sched.mode != Mode::Column; }
-  ValueId constant(DType t, double v, const std::string &name = "") {
-    return b.literal(t, v, name);
+  /// Whether node `i` is a reduction taking in its elements in sweep `s`.
+  bool reducesIn(unsigned i, unsigned s) const {
+    return prog.nodes[i].kind == NodeKind::Reduce && sweepOf(prog, i) == s;
   }
-  ValueId identity(const Node &n);
-  void declareParams();
-  void loopOverRows(const std::function<void()> &body);
-  void rowBody();
-  ValueId rowIndex(unsigned mask);
-  ValueId offsetInRow(unsigned mask, ValueId offset);
-  ValueId elementIndex(unsigned mask, Element &e);
-  ValueId rowValue(unsigned i);
-  ValueId exprValue(const Node &n, const std::vector<ValueId> &a);
-  void rowScope(unsigned level);
-  void storeRowResult(const Store &s, ValueId first);
-  void guardLive(const std::function<void()> &store);
-  void sweep(unsigned s);
-  void passLoop(const std::function<void(ValueId q, ValueId slotBase)> &vector);
-  void collect(unsigned i, unsigned s, std::set<unsigned> &needed) const;
-  void vectorBody(unsigned s, ValueId q, ValueId slotBase);
-  void elementBody(Element &e);
-  ValueId need(unsigned i, Element &e);
-  ValueId elementValue(unsigned i, Element &e, const std::vector<ValueId> &a);
-  void combine(unsigned s);
-  ValueId convertPairs(DType t, ValueId values, bool widen);
+  /// Whether `st` stores an element at a time, in sweep `s`.
+  bool storesIn(const Store &st, unsigned s) const {
+    return (st.mask & Reduced) && prog.nodes[st.node].level == s;
+  }
   unsigned outArg(const Store &st) const { return kernel.numOperands() + st.result; }
-  ValueId combineValues(const Node &n, ValueId a, ValueId c);
-  ValueId warpReduce(const Node &n, ValueId v, unsigned width);
-  ValueId blockReduce(unsigned i, ValueId v);
-  std::vector<std::string> comment() const;
+  /// `x` of compute type `from` cast to `to`.
+  ValueId cast(DType from, DType to, ValueId x, const std::string &name = "") {
+    return from == to ? x : b.math({OpKind::Cast, from, to}, {x}, name);
+  }
+
+  // The kernel's arguments, in the order above, and their kir parameters.
+  void declareParams() {
+    Namer names;
+    auto pointer = [&](KernelArg::Kind kind, const Value *v, unsigned j, const char *prefix) {
+      args.push_back({kind, names.fresh(prefix, v->name()), j, 0, std::nullopt});
+      auto type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
+      params.push_back(b.param(args.back().name, type, kind == KernelArg::Kind::Input));
+    };
+    for (unsigned j = 0; j < kernel.numOperands(); ++j)
+      pointer(KernelArg::Kind::Input, kernel.operand(j), j, "in_");
+    for (unsigned j = 0; j < kernel.numResults(); ++j)
+      pointer(KernelArg::Kind::Output, kernel.result(j), j, "out_");
+    args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
+    params.push_back(numRows = b.param("num_rows", kir::Type::index()));
+  }
+
+  // Row path: a block a row, or rows of `threads` lanes a block (tid.y the
+  // row in the block, clamped: Note [Rows past the last]); column path: a
+  // grid-stride loop over (outer, inner) positions.
+  void loopOverRows() {
+    if (sched.mode == Mode::Column) {
+      ValueId extent = b.index(prog.view.inner);
+      ValueId positions = b.mul(numRows, extent, "num_positions");
+      return codegen::gridStrideLoop(b, positions, [&](ValueId pos) {
+        row = b.arith(kir::IndexOp::Div, pos, extent, "row");
+        inner = b.arith(kir::IndexOp::Rem, pos, extent, "inner");
+        rowBody();
+      });
+    }
+    lane = b.special(kir::Special::TidX);
+    ValueId block = b.special(kir::Special::CtaidX), blocks = b.special(kir::Special::NctaidX);
+    if (sched.rowsPerBlock == 1)
+      return b.forLoop(block, numRows, blocks, "row", 0, [&](ValueId r) {
+        row = r;
+        rowBody();
+      });
+    ValueId rows = b.index(sched.rowsPerBlock);
+    ValueId start = b.mul(block, rows);
+    ValueId step = b.mul(blocks, rows);
+    b.forLoop(start, numRows, step, "first", 0, [&](ValueId first) {
+      ValueId rowId = b.add(first, b.special(kir::Special::TidY), "row_id");
+      live = b.arith(kir::IndexOp::Lt, rowId, numRows, "live");
+      ValueId last = b.arith(kir::IndexOp::Sub, numRows, b.index(1));
+      row = b.math({OpKind::Min, DType::I64, DType::I64}, {rowId, last}, "row");
+      rowBody();
+    });
+  }
+
+  // A row: its held slots, then level by level its per-row values and the
+  // pass that runs at the level.
+  void rowBody() {
+    rowIndices.clear();
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (n.held)
+        held[i] =
+            b.localArray(kir::storageType(n.type), sched.vectors * sched.vec, "h_" + stem(n.name));
+      if (n.kind == NodeKind::Load || n.kind == NodeKind::Table)
+        rowIndex(n.mask);
+    }
+    for (const Store &s : prog.stores)
+      rowIndex(s.mask);
+    for (unsigned level = 0; level <= prog.maxLevel; ++level) {
+      rowScope(level);
+      if (sched.sweep[level])
+        sweep(level);
+    }
+  }
+
+  // The per-row values of `level`, and the per-row results among them, stored
+  // once, by the row's first thread.
+  void rowScope(unsigned level) {
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (!n.isElementwise() && !isHoisted(n) && n.kind != NodeKind::Reduce && n.level == level)
+        value[i] = rowValue(i);
+    }
+    ValueId first = kNoValue;
+    for (const Store &s : prog.stores) {
+      if ((s.mask & Reduced) || prog.nodes[s.node].level != level)
+        continue;
+      if (first == kNoValue && isRowPath() && sched.threads > 1)
+        first = b.less(lane, b.index(1));
+      ValueId index = rowIndex(s.mask);
+      ValueId y = b.narrow(s.dtype, value[s.node]);
+      ValueId out = params[outArg(s)];
+      auto store = [&] { b.store(out, index, y); };
+      guardLive([&] {
+        if (first == kNoValue)
+          return store();
+        b.ifThenElse(first, store);
+      });
+    }
+  }
+
+  // A value constant along the reduced axes, in the row's scope.
+  ValueId rowValue(unsigned i) {
+    const Node &n = prog.nodes[i];
+    std::vector<ValueId> a;
+    switch (n.kind) {
+    case NodeKind::Load:
+    case NodeKind::Table:
+      return loadLeaf(i, rowIndex(n.mask));
+    case NodeKind::Splat:
+      return b.literal(*n.constant, n.name);
+    case NodeKind::Expr:
+      for (unsigned arg : n.args)
+        a.push_back(value[arg]);
+      return exprValue(n, a);
+    case NodeKind::Reduce:
+      break;
+    }
+    FUSEC_ASSERT(false, "a reduction has no per-row expression");
+  }
+
+  // Pass `s` over the row: the accumulators of its reductions start at their
+  // identity (0, or -inf and +inf: the least and greatest i64), take in every
+  // element, and are combined across the row's threads.
+  void sweep(unsigned s) {
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (!reducesIn(i, s))
+        continue;
+      acc[i] = b.localArray(n.type, 1, n.name);
+      bool isMax = n.reduce == ReduceKind::Max;
+      double identity = n.reduce == ReduceKind::Sum ? 0 : isMax ? -INFINITY : INFINITY;
+      ValueId init = b.literal(n.type, identity, n.name);
+      b.store(acc[i], b.index(0), init);
+    }
+    passLoop([&](ValueId q, ValueId slotBase) { vectorBody(s, q, slotBase); });
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (!reducesIn(i, s))
+        continue;
+      ValueId v = b.load(acc[i], b.index(0), 1, n.name);
+      if (isRowPath() && sched.threads > 1)
+        v = sched.threads <= 32 ? warpReduce(n, v, sched.threads) : blockReduce(i, v);
+      value[i] = v;
+    }
+  }
+
+  // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
+  // (of the row), slotBase its first register slot (register path only).
+  void passLoop(const std::function<void(ValueId, ValueId)> &vector) {
+    ValueId zero = b.index(0), one = b.index(1), numVectors = b.index(sched.numVectors);
+    if (sched.mode == Mode::Column) // unrolled 4 times, as long rows of f32 softmax spilled less
+      return b.forLoop(zero, numVectors, one, "col", 4, [&](ValueId q) { vector(q, kNoValue); });
+    ValueId threads = b.index(sched.threads);
+    if (sched.mode == Mode::Loop)
+      return b.forLoop(lane, numVectors, threads, "q", 4, [&](ValueId q) { vector(q, kNoValue); });
+    bool overrun = int64_t(sched.vectors) * sched.threads != sched.numVectors;
+    auto thread = [&](ValueId v) {
+      bool first = b.constantOf(v) == 0;
+      ValueId q = sched.threads == 1 ? v : first ? lane : b.add(b.mul(v, threads), lane, "q");
+      ValueId slotBase = sched.vec == 1 || first ? v : b.mul(v, b.index(sched.vec));
+      if (!overrun)
+        return vector(q, slotBase);
+      ValueId inRow = b.less(q, numVectors);
+      b.ifThenElse(inRow, [&] { vector(q, slotBase); });
+    };
+    if (sched.vectors == 1)
+      return thread(zero);
+    b.forLoop(zero, b.index(sched.vectors), one, "v", -1, thread);
+  }
+
+  // One vector of the row: its operands' vector loads, each of its elements,
+  // its results' vector stores.
+  void vectorBody(unsigned s, ValueId q, ValueId slotBase) {
+    Element e{.sweep = s, .vectorCol = q, .slotBase = slotBase};
+    if (sched.vec == 1) {
+      e.col = q;
+      e.slot = slotBase;
+      return elementBody(e);
+    }
+    std::set<unsigned> needed;
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (reducesIn(i, s) || (n.held && n.level == s))
+        collect(n.kind == NodeKind::Reduce ? n.args[0] : i, s, needed);
+    }
+    for (const Store &st : prog.stores)
+      if (storesIn(st, s))
+        collect(st.node, s, needed);
+    e.vectorCol = b.mul(q, b.index(sched.vec), "col");
+    for (unsigned i : needed) {
+      const Node &n = prog.nodes[i];
+      if (n.kind != NodeKind::Load || (n.held && n.level < s))
+        continue;
+      ValueId stored = b.localArray(kir::storageType(n.dtype), sched.vec, "x_" + stem(n.name));
+      ValueId at = offsetInRow(n.mask, e.vectorCol);
+      ValueId x = b.load(params[n.input], at, sched.vec);
+      b.store(stored, b.index(0), x, sched.vec);
+      vectorIn[i] = isNarrowFloat(n.dtype) ? convertPairs(n.dtype, stored, true) : stored;
+    }
+    for (unsigned j = 0; j < prog.stores.size(); ++j) {
+      const Store &st = prog.stores[j];
+      DType t = isNarrowFloat(st.dtype) ? DType::F32 : kir::storageType(st.dtype);
+      if (storesIn(st, s))
+        vectorOut[j] = b.localArray(t, sched.vec, "y_" + stem(args[outArg(st)].name));
+    }
+    b.forLoop(b.index(0), b.index(sched.vec), b.index(1), "w", -1, [&](ValueId w) {
+      Element element = e;
+      element.w = w;
+      elementBody(element);
+    });
+    for (unsigned j = 0; j < prog.stores.size(); ++j) {
+      const Store &st = prog.stores[j];
+      if (!storesIn(st, s))
+        continue;
+      ValueId at = offsetInRow(st.mask, e.vectorCol);
+      ValueId packed =
+          isNarrowFloat(st.dtype) ? convertPairs(st.dtype, vectorOut[j], false) : vectorOut[j];
+      ValueId y = b.load(packed, b.index(0), sched.vec);
+      ValueId out = params[outArg(st)];
+      guardLive([&] { b.store(out, at, y, sched.vec); });
+    }
+  }
+
+  /// Node `i` and what it reads in the element body of sweep `s`.
+  void collect(unsigned i, unsigned s, std::set<unsigned> &needed) const {
+    const Node &n = prog.nodes[i];
+    if (!n.isElementwise() || !needed.insert(i).second || (n.held && n.level < s))
+      return;
+    for (unsigned a : n.args)
+      collect(a, s, needed);
+  }
+
+  // An element: the reductions of the sweep take it in, held values are
+  // kept, results of the sweep stored (vector path: into the vector's array).
+  void elementBody(Element &e) {
+    for (unsigned i = 0; i < prog.nodes.size(); ++i) {
+      const Node &n = prog.nodes[i];
+      if (reducesIn(i, e.sweep)) {
+        ValueId x = need(n.args[0], e);
+        x = cast(prog.nodes[n.args[0]].type, n.type, x);
+        ValueId zero = b.index(0);
+        ValueId sum = b.load(acc[i], zero, 1, n.name);
+        b.store(acc[i], zero, combineValues(n, sum, x));
+      } else if (n.held && n.level == e.sweep) {
+        need(i, e);
+      }
+    }
+    for (unsigned j = 0; j < prog.stores.size(); ++j) {
+      const Store &st = prog.stores[j];
+      if (!storesIn(st, e.sweep))
+        continue;
+      ValueId x = need(st.node, e);
+      if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by convertPairs
+        b.store(vectorOut[j], e.w, x);
+        continue;
+      }
+      ValueId y = b.narrow(st.dtype, x);
+      if (sched.vec > 1) {
+        b.store(vectorOut[j], e.w, y);
+        continue;
+      }
+      ValueId at = offsetInRow(st.mask, elementIndex(st.mask, e));
+      ValueId out = params[outArg(st)];
+      guardLive([&] { b.store(out, at, y); });
+    }
+  }
+
+  // Node `i` for element `e`, after what it reads: a value of an earlier
+  // sweep from its register slot, else computed (and kept when held).
+  ValueId need(unsigned i, Element &e) {
+    const Node &n = prog.nodes[i];
+    if (!n.isElementwise())
+      return value[i];
+    if (auto it = e.values.find(i); it != e.values.end())
+      return it->second;
+    if (n.held && e.slot == kNoValue)
+      e.slot = sched.vec == 1 ? e.slotBase : b.add(e.slotBase, e.w, "slot");
+    ValueId v;
+    if (n.held && n.level < e.sweep) {
+      bool wide = kir::storageType(n.type) == n.type;
+      ValueId x = b.load(held[i], e.slot, 1, wide ? n.name : "");
+      v = b.widen(n.type, x, n.name);
+    } else {
+      std::vector<ValueId> a;
+      for (unsigned arg : n.args)
+        a.push_back(need(arg, e));
+      v = elementValue(i, e, a);
+      if (n.held)
+        b.store(held[i], e.slot, b.narrow(n.type, v));
+    }
+    return e.values[i] = v;
+  }
+
+  ValueId elementValue(unsigned i, Element &e, const std::vector<ValueId> &a) {
+    const Node &n = prog.nodes[i];
+    if (n.kind == NodeKind::Expr)
+      return exprValue(n, a);
+    FUSEC_ASSERT(n.kind == NodeKind::Load || n.kind == NodeKind::Table, "not an elementwise node");
+    if (n.kind == NodeKind::Load && sched.vec > 1) {
+      // A narrow float was widened in pairs, by convertPairs.
+      bool widened = isNarrowFloat(n.dtype);
+      std::string name = widened || kir::storageType(n.dtype) == n.type ? n.name : "";
+      ValueId x = b.load(vectorIn[i], e.w, 1, name);
+      return widened ? x : b.widen(n.dtype, x, n.name);
+    }
+    return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, e)));
+  }
+
+  ValueId exprValue(const Node &n, const std::vector<ValueId> &a) {
+    DType t = n.type;
+    auto math = [&](OpKind kind, std::vector<ValueId> operands, const std::string &name = "") {
+      return b.math({kind, t, t}, operands, name);
+    };
+    switch (n.expr) {
+    case ExprKind::Math:
+      return b.math(n.math, a, n.name);
+    case ExprKind::Convert:
+      return cast(prog.nodes[n.args[0]].type, t, a[0], n.name);
+    case ExprKind::Mean: { // an integer mean: the wrapped sum, divided as an integer
+      ValueId sum = cast(prog.nodes[n.args[0]].type, t, a[0]);
+      return math(OpKind::Div, {sum, b.literal(t, n.count, "")}, n.name);
+    }
+    case ExprKind::Rstd: { // 1 / sqrt(sum / count + epsilon)
+      ValueId variance = math(OpKind::Div, {a[0], b.literal(t, n.count, "")});
+      ValueId shifted = math(OpKind::Add, {variance, b.literal(t, n.epsilon, "")});
+      ValueId deviation = math(OpKind::Sqrt, {shifted});
+      return math(OpKind::Div, {b.literal(t, 1, ""), deviation}, n.name);
+    }
+    case ExprKind::Normalize:
+    case ExprKind::RmsNormalize: {
+      bool isRms = n.expr == ExprKind::RmsNormalize;
+      size_t p = isRms ? 2 : 3; // gamma and beta follow
+      ValueId x = isRms ? a[0] : math(OpKind::Sub, {a[0], a[1]});
+      ValueId y = math(OpKind::Mul, {x, a[p - 1]}, a.size() > p ? "" : n.name);
+      if (a.size() > p)
+        y = math(OpKind::Mul, {y, a[p]}, a.size() > p + 1 ? "" : n.name);
+      return a.size() > p + 1 ? math(OpKind::Add, {y, a[p + 1]}, n.name) : y;
+    }
+    case ExprKind::ExpDifference: { // exp to the precision of the result's dtype
+      ValueId d = math(OpKind::Sub, {a[0], a[1]});
+      return b.math({OpKind::Exp, n.dtype, n.dtype}, {d}, n.name);
+    }
+    case ExprKind::Reciprocal:
+      return math(OpKind::Div, {b.literal(t, 1, ""), a[0]}, n.name);
+    }
+    FUSEC_ASSERT(false, "unknown expression kind");
+  }
+
+  // Load or table node `i` at `at`, widened to its compute type.
+  ValueId loadLeaf(unsigned i, ValueId at) {
+    const Node &n = prog.nodes[i];
+    if (n.kind == NodeKind::Table) {
+      ValueId table = b.tableAddress(tables.at(i));
+      return b.load(table, at, 1, n.name);
+    }
+    // A load that needs no widening carries the value's name.
+    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
+    ValueId x = b.load(params[n.input], at, 1, name);
+    return b.widen(n.dtype, x, n.name);
+  }
+
+  // The offset of the row's first element in an operand spanning `mask`.
+  ValueId rowIndex(unsigned mask) {
+    if (!(mask & (Outer | Inner)))
+      return b.index(0);
+    if (auto it = rowIndices.find(mask); it != rowIndices.end())
+      return it->second;
+    ValueId index = kNoValue;
+    if (mask & Outer) {
+      int64_t stride =
+          ((mask & Reduced) ? prog.view.reduced : 1) * ((mask & Inner) ? prog.view.inner : 1);
+      index = stride == 1 ? row : b.mul(row, b.index(stride));
+    }
+    if (mask & Inner)
+      index = index == kNoValue ? inner : b.add(index, inner);
+    return rowIndices[mask] = index;
+  }
+
+  /// rowIndex(mask) + `offset`.
+  ValueId offsetInRow(unsigned mask, ValueId offset) {
+    ValueId first = rowIndex(mask);
+    return b.constantOf(first) == 0 ? offset : b.add(first, offset);
+  }
+
+  /// The element's offset from its row's first (`mask` has Reduced): the
+  /// column, times the inner extent on the column path.
+  ValueId elementIndex(unsigned mask, Element &e) {
+    if (e.col == kNoValue)
+      e.col = b.add(e.vectorCol, e.w, "col");
+    if (!(mask & Inner) || prog.view.inner == 1)
+      return e.col;
+    return b.mul(e.col, b.index(prog.view.inner));
+  }
+
+  // The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or
+  // of f32 elements narrowed to `t`, two at a time: a 32-bit word a pair (a
+  // bf16 pair widens in two instructions, an f32 pair narrows in one
+  // cvt.rn.f16x2.f32, where element by element takes twice as many).
+  ValueId convertPairs(DType t, ValueId values, bool widen) {
+    std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
+    ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
+    ValueId two = b.index(2);
+    b.forLoop(b.index(0), b.index(sched.vec), two, "p", -1, [&](ValueId p) {
+      ValueId pair = b.load(values, p, 2);
+      ValueId c = widen ? b.widen(t, pair, "") : b.narrow(t, pair);
+      b.store(converted, p, c, 2);
+    });
+    return converted;
+  }
+
+  // Rows past the last store nothing (Note [Rows past the last]).
+  void guardLive(const std::function<void()> &store) {
+    if (live == kNoValue)
+      return store();
+    b.ifThenElse(live, store);
+  }
+
+  ValueId combineValues(const Node &n, ValueId a, ValueId c) {
+    OpKind kind = n.reduce == ReduceKind::Sum   ? OpKind::Add
+                  : n.reduce == ReduceKind::Max ? OpKind::Max
+                                                : OpKind::Min;
+    return b.math({kind, n.type, n.type}, {a, c}, "");
+  }
+
+  // Xor shuffles: every lane of each group of `width` gets the group's total.
+  ValueId warpReduce(const Node &n, ValueId v, unsigned width) {
+    for (unsigned offset = width >> 1; offset > 0; offset >>= 1) {
+      ValueId other = b.shuffle(kir::ShuffleMode::Xor, v, b.index(offset), 32);
+      v = combineValues(n, v, other);
+    }
+    return v;
+  }
+
+  // Each warp's total through 32 shared slots. Up to 8 warps every thread
+  // combines the partials itself (broadcast reads, in one order, so every
+  // thread gets the same total): fewer instructions than a second round of
+  // shuffles; more warps (16 or 32) shuffle the slots within groups of as
+  // many lanes. The slots are aligned to their element only: read as one
+  // vector, their four aligned registers spilled the LayerNorm+GeLU f16 8192
+  // block (96 registers) on sm_90a.
+  ValueId blockReduce(unsigned i, ValueId v) {
+    const Node &n = prog.nodes[i];
+    unsigned warps = sched.threads / 32;
+    v = warpReduce(n, v, 32);
+    ValueId warpSize = b.index(32);
+    ValueId laneInWarp = b.arith(kir::IndexOp::Rem, lane, warpSize, "lane_in_warp");
+    ValueId warp = b.arith(kir::IndexOp::Div, lane, warpSize, "warp");
+    ValueId first = b.less(laneInWarp, b.index(1));
+    b.ifThenElse(first, [&] { b.store(scratch[i], warp, v); });
+    b.barrier();
+    if (warps <= 8) {
+      v = b.load(scratch[i], b.index(0));
+      for (unsigned w = 1; w < warps; ++w) {
+        ValueId partial = b.load(scratch[i], b.index(w));
+        v = combineValues(n, v, partial);
+      }
+    } else {
+      ValueId slot =
+          warps == 32 ? laneInWarp : b.arith(kir::IndexOp::Rem, laneInWarp, b.index(warps));
+      v = warpReduce(n, b.load(scratch[i], slot), warps);
+    }
+    // Scratch written again before another barrier needs one after the reads;
+    // with two or more reductions a row, the barrier of each one orders that.
+    auto isReduce = [](const Node &x) { return x.kind == NodeKind::Reduce; };
+    if (std::count_if(prog.nodes.begin(), prog.nodes.end(), isReduce) == 1)
+      b.barrier();
+    return v;
+  }
 
   const Op &kernel;
   const Program &prog;
   const Schedule &sched;
-  const std::vector<KernelArg> &args;
   kir::Kernel k;
   kir::Builder b;
-  std::vector<ValueId> params;    // by KernelArg index
+  std::vector<KernelArg> args;
+  std::vector<ValueId> params; // by KernelArg index
   ValueId numRows = kNoValue, lane = kNoValue, live = kNoValue;
   ValueId row = kNoValue, inner = kNoValue;
   std::map<unsigned, ValueId> rowIndices; // by mask, in the row's scope
-  std::vector<ValueId> value;     // hoisted, per-row and reduced nodes
-  std::vector<ValueId> held;      // held nodes: their slots (a local array a row)
-  std::vector<ValueId> acc;       // reductions: the accumulator (a local array of one)
-  std::vector<ValueId> scratch;   // block reductions: 32 shared slots
-  std::vector<ValueId> vectorIn;  // loads: the current vector's elements (a local array)
-  std::vector<ValueId> vectorOut; // elementwise stores: the current vector's elements
-  std::map<unsigned, unsigned> tables; // table nodes: their kir table
+  std::vector<ValueId> value;             // hoisted, per-row and reduced nodes
+  std::vector<ValueId> held;              // held nodes: their slots (a local array a row)
+  std::vector<ValueId> acc;               // reductions: the accumulator (a local array of one)
+  std::vector<ValueId> scratch;           // block reductions: 32 shared slots
+  std::vector<ValueId> vectorIn;          // loads: the current vector's elements (a local array)
+  std::vector<ValueId> vectorOut;         // elementwise stores: the current vector's elements
+  std::map<unsigned, unsigned> tables;    // table nodes: their kir table
 };
-
-// Sum from 0; max from -inf (the least i64), min from +inf (the greatest).
-ValueId RowReductionBuilder::identity(const Node &n) {
-  if (n.reduce == ReduceKind::Sum)
-    return constant(n.type, 0, n.name);
-  bool isMax = n.reduce == ReduceKind::Max;
-  if (n.type != DType::I64)
-    return constant(n.type, isMax ? -INFINITY : INFINITY, n.name);
-  int64_t bound = isMax ? INT64_MIN : INT64_MAX;
-  std::vector<uint8_t> bytes(8);
-  std::memcpy(bytes.data(), &bound, 8);
-  return b.literal(DenseData::makeSplat(DType::I64, {}, bytes), n.name);
-}
-
-void RowReductionBuilder::declareParams() {
-  for (const KernelArg &a : args) {
-    if (a.kind == KernelArg::Kind::NumRows) {
-      params.push_back(numRows = b.param(a.name, kir::Type::index()));
-      continue;
-    }
-    bool in = a.kind == KernelArg::Kind::Input;
-    DType t = (in ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
-    params.push_back(
-        b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
-  }
-}
-
-// The offset of the row's first element in an operand spanning `mask`.
-ValueId RowReductionBuilder::rowIndex(unsigned mask) {
-  if (!(mask & (Outer | Inner)))
-    return b.index(0);
-  if (auto it = rowIndices.find(mask); it != rowIndices.end())
-    return it->second;
-  ValueId index = kNoValue;
-  if (mask & Outer) {
-    int64_t stride =
-        ((mask & Reduced) ? prog.view.reduced : 1) * ((mask & Inner) ? prog.view.inner : 1);
-    index = stride == 1 ? row : b.mul(row, b.index(stride));
-  }
-  if (mask & Inner)
-    index = index == kNoValue ? inner : b.add(index, inner);
-  return rowIndices[mask] = index;
-}
-
-/// rowIndex(mask) + `offset`.
-ValueId RowReductionBuilder::offsetInRow(unsigned mask, ValueId offset) {
-  ValueId first = rowIndex(mask);
-  return b.constantOf(first) == 0 ? offset : b.add(first, offset);
-}
-
-/// The element's offset from its row's first (`mask` has Reduced): the
-/// column, times the inner extent on the column path.
-ValueId RowReductionBuilder::elementIndex(unsigned mask, Element &e) {
-  if (e.col == kNoValue)
-    e.col = b.add(e.vectorCol, e.w, "col");
-  if (!(mask & Inner) || prog.view.inner == 1)
-    return e.col;
-  return b.mul(e.col, b.index(prog.view.inner));
-}
-
-ValueId RowReductionBuilder::exprValue(const Node &n, const std::vector<ValueId> &a) {
-  DType t = n.type;
-  auto math = [&](OpKind kind, std::vector<ValueId> operands, const std::string &name = "") {
-    return b.math({kind, t, t}, operands, name);
-  };
-  switch (n.expr) {
-  case ExprKind::Pointwise:
-    return b.math(kir::mathOf(*n.op), a, n.name);
-  case ExprKind::Convert: {
-    DType from = prog.nodes[n.args[0]].type;
-    return from == t ? a[0] : b.math({OpKind::Cast, from, t}, {a[0]}, n.name);
-  }
-  case ExprKind::Mean: { // an integer mean: the wrapped sum, divided as an integer
-    DType from = prog.nodes[n.args[0]].type;
-    ValueId sum = from == t ? a[0] : b.math({OpKind::Cast, from, t}, {a[0]}, "");
-    return math(OpKind::Div, {sum, constant(t, n.count)}, n.name);
-  }
-  case ExprKind::Difference:
-    return math(OpKind::Sub, {a[0], a[1]}, n.name);
-  case ExprKind::Square:
-    return math(OpKind::Mul, {a[0], a[0]}, n.name);
-  case ExprKind::Rstd: { // 1 / sqrt(sum / count + epsilon)
-    ValueId variance = math(OpKind::Div, {a[0], constant(t, n.count)});
-    ValueId shifted = math(OpKind::Add, {variance, constant(t, n.epsilon)});
-    ValueId deviation = math(OpKind::Sqrt, {shifted});
-    return math(OpKind::Div, {constant(t, 1), deviation}, n.name);
-  }
-  case ExprKind::Normalize:
-  case ExprKind::RmsNormalize: {
-    bool isRms = n.expr == ExprKind::RmsNormalize;
-    size_t p = isRms ? 2 : 3; // gamma and beta follow
-    ValueId x = isRms ? a[0] : math(OpKind::Sub, {a[0], a[1]});
-    ValueId y = math(OpKind::Mul, {x, a[p - 1]}, a.size() > p ? "" : n.name);
-    if (a.size() > p)
-      y = math(OpKind::Mul, {y, a[p]}, a.size() > p + 1 ? "" : n.name);
-    return a.size() > p + 1 ? math(OpKind::Add, {y, a[p + 1]}, n.name) : y;
-  }
-  case ExprKind::ExpDifference: { // exp to the precision of the result's dtype
-    ValueId d = math(OpKind::Sub, {a[0], a[1]});
-    return b.math({OpKind::Exp, n.dtype, n.dtype}, {d}, n.name);
-  }
-  case ExprKind::Reciprocal:
-    return math(OpKind::Div, {constant(t, 1), a[0]}, n.name);
-  case ExprKind::Product:
-    return math(OpKind::Mul, {a[0], a[1]}, n.name);
-  }
-  FUSEC_ASSERT(false, "unknown expression kind");
-}
-
-// A value constant along the reduced axes, in the row's scope.
-ValueId RowReductionBuilder::rowValue(unsigned i) {
-  const Node &n = prog.nodes[i];
-  std::vector<ValueId> a;
-  switch (n.kind) {
-  case NodeKind::Load: {
-    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
-    ValueId x = b.load(params[n.input], rowIndex(n.mask), 1, name);
-    return b.widen(n.dtype, x, n.name);
-  }
-  case NodeKind::Table: {
-    ValueId table = b.tableAddress(tables.at(i));
-    return b.load(table, rowIndex(n.mask), 1, n.name);
-  }
-  case NodeKind::Splat:
-    return b.literal(*n.constant, n.name);
-  case NodeKind::Expr:
-    for (unsigned arg : n.args)
-      a.push_back(value[arg]);
-    return exprValue(n, a);
-  case NodeKind::Reduce:
-    break;
-  }
-  FUSEC_ASSERT(false, "a reduction has no per-row expression");
-}
-
-// Rows past the last store nothing (Note [Rows past the last]).
-void RowReductionBuilder::guardLive(const std::function<void()> &store) {
-  if (live == kNoValue)
-    return store();
-  b.ifThenElse(live, store);
-}
-
-// A per-row result: stored once, by the row's first thread (`first`).
-void RowReductionBuilder::storeRowResult(const Store &s, ValueId first) {
-  ValueId index = rowIndex(s.mask);
-  ValueId y = b.narrow(s.dtype, value[s.node]);
-  ValueId out = params[outArg(s)];
-  auto store = [&] { b.store(out, index, y); };
-  if (first == kNoValue)
-    return guardLive(store);
-  guardLive([&] { b.ifThenElse(first, store); });
-}
-
-// The per-row values of `level` and the per-row results they are.
-void RowReductionBuilder::rowScope(unsigned level) {
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (!n.isElementwise() && !isHoisted(n) && n.kind != NodeKind::Reduce && n.level == level)
-      value[i] = rowValue(i);
-  }
-  ValueId first = kNoValue;
-  for (const Store &s : prog.stores) {
-    if ((s.mask & Reduced) || prog.nodes[s.node].level != level)
-      continue;
-    if (first == kNoValue && isRowPath() && sched.threads > 1)
-      first = b.less(lane, b.index(1));
-    storeRowResult(s, first);
-  }
-}
-
-// The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
-// (of the row), slotBase its first register slot (register path only).
-void RowReductionBuilder::passLoop(const std::function<void(ValueId, ValueId)> &vector) {
-  ValueId zero = b.index(0), one = b.index(1), numVectors = b.index(sched.numVectors);
-  if (sched.mode == Mode::Column) // unrolled 4 times, as long rows of f32 softmax spilled less
-    return b.forLoop(zero, numVectors, one, "col", 4, [&](ValueId q) { vector(q, kNoValue); });
-  ValueId threads = b.index(sched.threads);
-  if (sched.mode == Mode::Loop)
-    return b.forLoop(lane, numVectors, threads, "q", 4, [&](ValueId q) { vector(q, kNoValue); });
-  bool overrun = int64_t(sched.vectors) * sched.threads != sched.numVectors;
-  auto thread = [&](ValueId v) {
-    bool first = b.constantOf(v) == 0;
-    ValueId q = sched.threads == 1 ? v : first ? lane : b.add(b.mul(v, threads), lane, "q");
-    ValueId slotBase = sched.vec == 1 || first ? v : b.mul(v, b.index(sched.vec));
-    if (!overrun)
-      return vector(q, slotBase);
-    ValueId inRow = b.less(q, numVectors);
-    b.ifThenElse(inRow, [&] { vector(q, slotBase); });
-  };
-  if (sched.vectors == 1)
-    return thread(zero);
-  b.forLoop(zero, b.index(sched.vectors), one, "v", -1, thread);
-}
-
-/// Node `i` and what it reads in the element body of sweep `s`.
-void RowReductionBuilder::collect(unsigned i, unsigned s, std::set<unsigned> &needed) const {
-  const Node &n = prog.nodes[i];
-  if (!n.isElementwise() || !needed.insert(i).second || (n.held && n.level < s))
-    return;
-  for (unsigned a : n.args)
-    collect(a, s, needed);
-}
-
-// One vector of the row: its operands' vector loads, each of its elements,
-// its results' vector stores.
-void RowReductionBuilder::vectorBody(unsigned s, ValueId q, ValueId slotBase) {
-  std::set<unsigned> needed;
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if ((n.kind == NodeKind::Reduce && sweepOf(prog, i) == s) || (n.held && n.level == s))
-      collect(n.kind == NodeKind::Reduce ? n.args[0] : i, s, needed);
-  }
-  for (const Store &st : prog.stores)
-    if ((st.mask & Reduced) && prog.nodes[st.node].level == s)
-      collect(st.node, s, needed);
-  Element e{.sweep = s, .vectorCol = q, .slotBase = slotBase};
-  if (sched.vec == 1) {
-    e.col = q;
-    e.slot = slotBase;
-    return elementBody(e);
-  }
-  e.vectorCol = b.mul(q, b.index(sched.vec), "col");
-  for (unsigned i : needed) {
-    const Node &n = prog.nodes[i];
-    if (n.kind != NodeKind::Load || (n.held && n.level < s))
-      continue;
-    ValueId stored = b.localArray(kir::storageType(n.dtype), sched.vec, "x_" + stem(n.name));
-    ValueId at = offsetInRow(n.mask, e.vectorCol);
-    ValueId x = b.load(params[n.input], at, sched.vec);
-    b.store(stored, b.index(0), x, sched.vec);
-    vectorIn[i] = isNarrowFloat(n.dtype) ? convertPairs(n.dtype, stored, true) : stored;
-  }
-  for (unsigned j = 0; j < prog.stores.size(); ++j) {
-    const Store &st = prog.stores[j];
-    DType t = isNarrowFloat(st.dtype) ? DType::F32 : kir::storageType(st.dtype);
-    if ((st.mask & Reduced) && prog.nodes[st.node].level == s)
-      vectorOut[j] = b.localArray(t, sched.vec, "y_" + stem(args[outArg(st)].name));
-  }
-  b.forLoop(b.index(0), b.index(sched.vec), b.index(1), "w", -1, [&](ValueId w) {
-    Element element = e;
-    element.w = w;
-    elementBody(element);
-  });
-  for (unsigned j = 0; j < prog.stores.size(); ++j) {
-    const Store &st = prog.stores[j];
-    if (!(st.mask & Reduced) || prog.nodes[st.node].level != s)
-      continue;
-    ValueId at = offsetInRow(st.mask, e.vectorCol);
-    ValueId packed =
-        isNarrowFloat(st.dtype) ? convertPairs(st.dtype, vectorOut[j], false) : vectorOut[j];
-    ValueId y = b.load(packed, b.index(0), sched.vec);
-    ValueId out = params[outArg(st)];
-    guardLive([&] { b.store(out, at, y, sched.vec); });
-  }
-}
-
-// An element: the reductions of the sweep take it in, held values are
-// kept, results of the sweep stored (vector path: into the vector's array).
-void RowReductionBuilder::elementBody(Element &e) {
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (n.kind == NodeKind::Reduce && sweepOf(prog, i) == e.sweep) {
-      DType from = prog.nodes[n.args[0]].type;
-      ValueId x = need(n.args[0], e);
-      if (from != n.type)
-        x = b.math({OpKind::Cast, from, n.type}, {x}, "");
-      ValueId zero = b.index(0);
-      ValueId sum = b.load(acc[i], zero, 1, n.name);
-      b.store(acc[i], zero, combineValues(n, sum, x));
-    } else if (n.held && n.level == e.sweep) {
-      need(i, e);
-    }
-  }
-  for (unsigned j = 0; j < prog.stores.size(); ++j) {
-    const Store &st = prog.stores[j];
-    if (!(st.mask & Reduced) || prog.nodes[st.node].level != e.sweep)
-      continue;
-    ValueId x = need(st.node, e);
-    if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by convertPairs
-      b.store(vectorOut[j], e.w, x);
-      continue;
-    }
-    ValueId y = b.narrow(st.dtype, x);
-    if (sched.vec > 1) {
-      b.store(vectorOut[j], e.w, y);
-      continue;
-    }
-    ValueId at = offsetInRow(st.mask, elementIndex(st.mask, e));
-    ValueId out = params[outArg(st)];
-    guardLive([&] { b.store(out, at, y); });
-  }
-}
-
-// Node `i` for element `e`, after what it reads: a value of an earlier
-// sweep from its register slot, else computed (and kept when held).
-ValueId RowReductionBuilder::need(unsigned i, Element &e) {
-  const Node &n = prog.nodes[i];
-  if (!n.isElementwise())
-    return value[i];
-  if (auto it = e.values.find(i); it != e.values.end())
-    return it->second;
-  if (n.held && e.slot == kNoValue)
-    e.slot = sched.vec == 1 ? e.slotBase : b.add(e.slotBase, e.w, "slot");
-  ValueId v;
-  if (n.held && n.level < e.sweep) {
-    bool wide = kir::storageType(n.type) == n.type;
-    ValueId x = b.load(held[i], e.slot, 1, wide ? n.name : "");
-    v = b.widen(n.type, x, n.name);
-  } else {
-    std::vector<ValueId> a;
-    for (unsigned arg : n.args)
-      a.push_back(need(arg, e));
-    v = elementValue(i, e, a);
-    if (n.held)
-      b.store(held[i], e.slot, b.narrow(n.type, v));
-  }
-  return e.values[i] = v;
-}
-
-ValueId RowReductionBuilder::elementValue(unsigned i, Element &e, const std::vector<ValueId> &a) {
-  const Node &n = prog.nodes[i];
-  switch (n.kind) {
-  case NodeKind::Load: {
-    if (sched.vec > 1 && isNarrowFloat(n.dtype)) // widened in pairs, by convertPairs
-      return b.load(vectorIn[i], e.w, 1, n.name);
-    // A load that needs no widening carries the value's name.
-    std::string name = kir::storageType(n.dtype) == kir::computeType(n.dtype) ? n.name : "";
-    if (sched.vec > 1) {
-      ValueId x = b.load(vectorIn[i], e.w, 1, name);
-      return b.widen(n.dtype, x, n.name);
-    }
-    ValueId at = offsetInRow(n.mask, elementIndex(n.mask, e));
-    ValueId x = b.load(params[n.input], at, 1, name);
-    return b.widen(n.dtype, x, n.name);
-  }
-  case NodeKind::Table: {
-    ValueId at = offsetInRow(n.mask, elementIndex(n.mask, e));
-    ValueId table = b.tableAddress(tables.at(i));
-    return b.load(table, at, 1, n.name);
-  }
-  case NodeKind::Expr:
-    return exprValue(n, a);
-  default:
-    FUSEC_ASSERT(false, "not an elementwise node");
-  }
-}
-
-// The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or
-// of f32 elements narrowed to `t`, two at a time: a 32-bit word a pair (a
-// bf16 pair widens in two instructions, an f32 pair narrows in one
-// cvt.rn.f16x2.f32, where element by element takes twice as many).
-ValueId RowReductionBuilder::convertPairs(DType t, ValueId values, bool widen) {
-  std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
-  ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
-  ValueId two = b.index(2);
-  b.forLoop(b.index(0), b.index(sched.vec), two, "p", -1, [&](ValueId p) {
-    ValueId pair = b.load(values, p, 2);
-    ValueId c = widen ? b.widen(t, pair, "") : b.narrow(t, pair);
-    b.store(converted, p, c, 2);
-  });
-  return converted;
-}
-
-ValueId RowReductionBuilder::combineValues(const Node &n, ValueId a, ValueId c) {
-  OpKind kind = n.reduce == ReduceKind::Sum   ? OpKind::Add
-                : n.reduce == ReduceKind::Max ? OpKind::Max
-                                              : OpKind::Min;
-  return b.math({kind, n.type, n.type}, {a, c}, "");
-}
-
-// Xor shuffles: every lane of each group of `width` gets the group's total.
-ValueId RowReductionBuilder::warpReduce(const Node &n, ValueId v, unsigned width) {
-  for (unsigned offset = width >> 1; offset > 0; offset >>= 1) {
-    ValueId other = b.shuffle(kir::ShuffleMode::Xor, v, b.index(offset), 32);
-    v = combineValues(n, v, other);
-  }
-  return v;
-}
-
-// Each warp's total through 32 shared slots. Up to 8 warps every thread
-// combines the partials itself (broadcast reads, in one order, so every
-// thread gets the same total): fewer instructions than a second round of
-// shuffles; more warps (16 or 32) shuffle the slots within groups of as
-// many lanes. The slots are aligned to their element only: read as one
-// vector, their four aligned registers spilled the LayerNorm+GeLU f16 8192
-// block (96 registers) on sm_90a.
-ValueId RowReductionBuilder::blockReduce(unsigned i, ValueId v) {
-  const Node &n = prog.nodes[i];
-  unsigned warps = sched.threads / 32;
-  v = warpReduce(n, v, 32);
-  ValueId warpSize = b.index(32);
-  ValueId laneInWarp = b.arith(kir::IndexOp::Rem, lane, warpSize, "lane_in_warp");
-  ValueId warp = b.arith(kir::IndexOp::Div, lane, warpSize, "warp");
-  ValueId first = b.less(laneInWarp, b.index(1));
-  b.ifThenElse(first, [&] { b.store(scratch[i], warp, v); });
-  b.barrier();
-  if (warps <= 8) {
-    v = b.load(scratch[i], b.index(0));
-    for (unsigned w = 1; w < warps; ++w) {
-      ValueId partial = b.load(scratch[i], b.index(w));
-      v = combineValues(n, v, partial);
-    }
-  } else {
-    ValueId slot = warps == 32 ? laneInWarp
-                               : b.arith(kir::IndexOp::Rem, laneInWarp, b.index(warps));
-    v = warpReduce(n, b.load(scratch[i], slot), warps);
-  }
-  // Scratch written again before another barrier needs one after the reads;
-  // with two or more reductions a row, the barrier of each one orders that.
-  unsigned reductions = 0;
-  for (const Node &x : prog.nodes)
-    reductions += x.kind == NodeKind::Reduce;
-  if (reductions == 1)
-    b.barrier();
-  return v;
-}
-
-// The reductions of sweep `s` across the row's threads.
-void RowReductionBuilder::combine(unsigned s) {
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (n.kind != NodeKind::Reduce || sweepOf(prog, i) != s)
-      continue;
-    ValueId v = b.load(acc[i], b.index(0), 1, n.name);
-    if (isRowPath() && sched.threads > 1)
-      v = sched.threads <= 32 ? warpReduce(n, v, sched.threads) : blockReduce(i, v);
-    value[i] = v;
-  }
-}
-
-// Pass `s` over the row: the accumulators of its reductions start at their
-// identity, take in every element, and are combined across threads.
-void RowReductionBuilder::sweep(unsigned s) {
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (n.kind != NodeKind::Reduce || sweepOf(prog, i) != s)
-      continue;
-    acc[i] = b.localArray(n.type, 1, n.name);
-    b.store(acc[i], b.index(0), identity(n));
-  }
-  passLoop([&](ValueId q, ValueId slotBase) { vectorBody(s, q, slotBase); });
-  combine(s);
-}
-
-// A row: its held slots, then level by level its per-row values and the
-// pass that runs at the level.
-void RowReductionBuilder::rowBody() {
-  rowIndices.clear();
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (n.held)
-      held[i] = b.localArray(kir::storageType(n.type), sched.vectors * sched.vec,
-                             "h_" + stem(n.name));
-    if (n.kind == NodeKind::Load || n.kind == NodeKind::Table)
-      rowIndex(n.mask);
-  }
-  for (const Store &s : prog.stores)
-    rowIndex(s.mask);
-  for (unsigned level = 0; level <= prog.maxLevel; ++level) {
-    rowScope(level);
-    if (sched.sweep[level])
-      sweep(level);
-  }
-}
-
-// Row path: a block a row, or rows of `threads` lanes a block (tid.y the
-// row in the block, clamped: Note [Rows past the last]); column path: a
-// grid-stride loop over (outer, inner) positions.
-void RowReductionBuilder::loopOverRows(const std::function<void()> &body) {
-  if (sched.mode == Mode::Column) {
-    ValueId extent = b.index(prog.view.inner);
-    ValueId positions = b.mul(numRows, extent, "num_positions");
-    return gridStrideLoop(b, positions, [&](ValueId pos) {
-      row = b.arith(kir::IndexOp::Div, pos, extent, "row");
-      inner = b.arith(kir::IndexOp::Rem, pos, extent, "inner");
-      body();
-    });
-  }
-  lane = b.special(kir::Special::TidX);
-  ValueId block = b.special(kir::Special::CtaidX), blocks = b.special(kir::Special::NctaidX);
-  if (sched.rowsPerBlock == 1)
-    return b.forLoop(block, numRows, blocks, "row", 0, [&](ValueId r) {
-      row = r;
-      body();
-    });
-  ValueId rows = b.index(sched.rowsPerBlock);
-  ValueId start = b.mul(block, rows);
-  ValueId step = b.mul(blocks, rows);
-  b.forLoop(start, numRows, step, "first", 0, [&](ValueId first) {
-    ValueId rowId = b.add(first, b.special(kir::Special::TidY), "row_id");
-    live = b.arith(kir::IndexOp::Lt, rowId, numRows, "live");
-    ValueId last = b.arith(kir::IndexOp::Sub, numRows, b.index(1));
-    row = b.math({OpKind::Min, DType::I64, DType::I64}, {rowId, last}, "row");
-    body();
-  });
-}
-
-std::vector<std::string> RowReductionBuilder::comment() const {
-  return {k.name + ": row_reduction kernel over " + describe(prog.view), "fuses: " + prog.fused,
-          "schedule: " + describeSchedule(sched)};
-}
-
-kir::Kernel RowReductionBuilder::run(const std::string &entry) {
-  k.name = entry;
-  k.comment = comment();
-  k.maxThreads = sched.blockThreads();
-  k.minBlocks = sched.minBlocks;
-  declareParams();
-  for (unsigned i = 0; i < prog.nodes.size(); ++i) {
-    const Node &n = prog.nodes[i];
-    if (n.kind == NodeKind::Table)
-      tables[i] = b.table(n.table, *n.constant);
-    if (n.kind == NodeKind::Reduce && isRowPath() && sched.threads > 32)
-      scratch[i] = b.sharedArray(n.type, 32, "red_" + stem(n.name), dtypeSize(n.type));
-  }
-  for (unsigned i = 0; i < prog.nodes.size(); ++i)
-    if (isHoisted(prog.nodes[i]))
-      value[i] = rowValue(i);
-  loopOverRows([&] { rowBody(); });
-  return std::move(k);
-}
 
 } // namespace
 
-std::optional<KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
-                                           Diagnostics &diags) {
+std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
+                                                    Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "row_reduction", "not a row_reduction kernel");
   std::optional<Program> prog = buildProgram(kernel, entry, diags);
   if (!prog)
     return std::nullopt;
   Schedule sched = chooseSchedule(*prog);
-  std::vector<KernelArg> args = kernelArgs(kernel, *prog);
-  kir::Kernel k = RowReductionBuilder(kernel, *prog, sched, args).run(entry);
-  return KirKernel{std::move(k), args, launchOf(*prog, sched), describeSchedule(sched)};
+  return KernelBuilder(kernel, *prog, sched).run(entry);
 }
 
-} // namespace codegen
-
-} // namespace fusec
+} // namespace fusec::rowred

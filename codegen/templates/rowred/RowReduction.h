@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace fusec::codegen {
+namespace fusec::rowred {
 
 /// `kernel` (template "row_reduction") in kir, its entry point `entry`.
 /// Reports an error at the offending op, and returns nullopt, when the body
@@ -20,7 +20,7 @@ namespace fusec::codegen {
 /// operand that broadcasts other than as a full, per-row, per-column or
 /// scalar value, a symbolic reduced extent, or a max/min over an empty
 /// extent. The caller may then run the body op by op.
-std::optional<KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
-                                           Diagnostics &diags);
+std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
+                                                    Diagnostics &diags);
 
-} // namespace fusec::codegen
+} // namespace fusec::rowred

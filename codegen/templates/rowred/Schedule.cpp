@@ -1,31 +1,25 @@
-// The row_reduction schedule (see RowReductionPlan.h): how rows map onto
-// threads, the vector width, and which values stay in registers.
+// The row_reduction schedule (Plan.h): how rows map onto threads, the
+// vector width, and which values stay in registers; the table in
+// docs/codegen-row-reduction.md gives the thresholds.
 //
 // Sweeps: a program of level L runs up to L + 1 passes over each row; pass
 // s evaluates the elementwise nodes of level s, feeds the reductions whose
-// input has level s, and stores the results of level s. A reduction's
-// result is ready after its pass (warp shuffles, or shared memory and
-// shuffles across a block).
+// input has level s, and stores the results of level s.
 //
 // Held values: on the register path an elementwise node that varies with
 // the row and is read by a later pass is kept in a register array from its
 // own pass on (the row is read from memory once); everything else is
 // recomputed, which is cheap (a layer_norm holds its input alone; gamma and
-// beta are reloaded, from L1). The register budget counts the held
-// values live across one pass boundary.
+// beta are reloaded, from L1). The register budget counts the held values
+// live across one pass boundary.
 //
 // Row path: the vector width is the widest power of two, at most 16 bytes
 // of the narrowest element type, that divides the row (f32, f16 and bf16
-// only; anything else goes element by element). Rows whose vectors fit
-// 32 floats a thread on a power-of-two group of at most 32 threads run a
-// group a row, several rows a 128-thread block, unless the row has 128
-// vectors or more and a max reduction feeds a later one (softmax); longer
-// rows (and those) run a block a row, 128 threads while that holds at most
-// 64 floats a thread, else 256 (64 floats), 512 (32) or 1024 (16): up to
-// 16384 elements with one held value. Rows longer still re-read the row
-// from memory in every pass (256 threads a row). Column path: one thread
-// per (outer, inner) position, 256 a block.
+// only). A row that fits a warp or less runs a group a row, several rows a
+// 128-thread block; longer ones a block a row; rows too long for registers
+// re-read the row in every pass. Column path: a thread per position.
 #include "codegen/templates/rowred/Plan.h"
+#include "ir/Assert.h"
 
 #include <algorithm>
 #include <optional>
@@ -36,23 +30,16 @@ namespace {
 
 unsigned regsOf(const Node &n) { return n.type == DType::F64 || n.type == DType::I64 ? 2 : 1; }
 
-/// For each node, the last level at which an elementwise node reads it
-/// (its own level when none does).
-std::vector<unsigned> lastUses(const Program &prog) {
-  std::vector<unsigned> last;
+/// Marks the held nodes; returns the registers live across the worst pass
+/// boundary per element a thread owns.
+unsigned markHeld(Program &prog) {
+  std::vector<unsigned> last; // the last level an elementwise node reads each at
   for (const Node &n : prog.nodes)
     last.push_back(n.level);
   for (const Node &c : prog.nodes)
     if (c.kind == NodeKind::Expr && c.isElementwise())
       for (unsigned a : c.args)
         last[a] = std::max(last[a], c.level);
-  return last;
-}
-
-/// Marks the held nodes; returns the registers live across the worst pass
-/// boundary per element a thread owns.
-unsigned markHeld(Program &prog) {
-  std::vector<unsigned> last = lastUses(prog);
   std::vector<unsigned> live(prog.maxLevel + 1, 0);
   for (unsigned i = 0; i < prog.nodes.size(); ++i) {
     Node &n = prog.nodes[i];
@@ -95,47 +82,27 @@ void markSweeps(const Program &prog, Schedule &s) {
       s.sweep[prog.nodes[st.node].level] = true;
 }
 
-unsigned ceilPow2(int64_t n) {
-  unsigned p = 1;
-  while (p < 32 && p < n)
-    p *= 2;
-  return p;
-}
-
 // Note [Row reduction unrolling]
 // A thread's elements are fully unrolled so that its row stays in
-// registers: code size, and NVRTC time, grow with them. Measured on an
-// H100 (LayerNorm + GeLU f16 8192 x 8192, bf16 16384 x 4096, f16 16384 x
-// 1024): 64 elements a thread on 128 threads ran at 93% of copy bandwidth,
-// 32 on 256 at 86-88%, 16 on 512 at 74%, 8 on 1024 at 40% (fewer threads a
-// row mean fewer barriers and more rows in flight); 64 elements on 64
-// threads and half-warp rows of 64 lost again. NVRTC then takes about 400
-// ms for 64 elements and 230 ms for 32 (on this project's build machine;
-// the device helpers alone take 50 ms), once per shape: the kernel cache
-// keeps the result.
+// registers: code size, and NVRTC time, grow with them. On an H100
+// (LayerNorm + GeLU f16 8192 x 8192, bf16 16384 x 4096, f16 16384 x 1024)
+// 64 elements a thread on 128 threads ran at 93% of copy bandwidth, 32 on
+// 256 at 86-88%, 16 on 512 at 74%, 8 on 1024 at 40% (fewer threads a row:
+// fewer barriers, more rows in flight). NVRTC takes about 400 ms for 64
+// elements and 230 ms for 32, once per shape: the kernel cache keeps it.
 //
-// Short rows (H100, 2026-11-21, f16 16384 x 1024, a warp a row with 4
-// vectors of 8 a lane, 4 rows a 128-thread block: softmax 35.5 us, LN+GeLU
-// 35.5 us): 8 or 16 rows a block, half-warp rows of 64 elements (two rows
-// a warp, all loads before the first reduction), __launch_bounds__ with 8
-// blocks an SM, a grid capped at 8 or 16 blocks an SM, and streaming
-// loads or stores (__ldcs/__stcs) were all 1-35% slower. A block of 128
-// a row with one vector a thread ran softmax f16 and bf16 in 32 us (-10%;
-// f32, two vectors a thread: 52 us either way) but LN+GeLU in 35 -> 39
-// us, without gamma and beta 32 -> 37.5 us, and reduce_sum in 11.3 ->
-// 16.8 us: only softmax-shaped programs (a max feeding a later reduction)
-// take it. Why the others lose was not found. Those times were taken launch
-// by launch; timed as do_bench times (2026-11-22) and with the exp of Note
-// [Math of f16 and bf16 values], softmax f16 16384 x 1024 runs a block a
-// row in 28.3 us, a warp a row (4 a block) in 27.6 us, a warp a block in
-// 28.4 us, torch.compile in 27.8 us and a copy of its bytes in 27.4-27.7 us: the
-// block stays.
+// Short rows (f16 16384 x 1024, a warp a row, 4 rows a block): 8 or 16 rows
+// a block, half-warp rows, 8 blocks an SM, a capped grid and streaming
+// loads or stores were all 1-35% slower. A block of 128 a row ran softmax
+// 10% faster, but LN+GeLU 11% and reduce_sum 49% slower (why was not
+// found): only softmax-shaped programs (a max feeding a later reduction)
+// take it. Timed as do_bench times (2026-11-22), softmax f16 runs a block a
+// row in 28.3 us, a warp a row in 27.6 us and a copy of its bytes in
+// 27.4-27.7 us: the block stays.
 //
 // 64 floats a thread on a block of 128 ask for 5 blocks an SM (at most 102
-// registers): LayerNorm+GeLU f16 8192 x 8192 with the GeLU of Note [Math of
-// f16 and bf16 values] took 127 registers, 4 blocks, and ran at 86% of copy
-// bandwidth; bounded, 96 registers (12 bytes spilled) and 90% (H100,
-// do_bench, 2026-11-22).
+// registers): LayerNorm+GeLU f16 8192 x 8192 took 127 registers and ran at
+// 86% of copy bandwidth unbounded, 96 registers and 90% bounded.
 
 /// Whether a max reduction feeds a reduction of a later sweep (softmax).
 bool maxThenReduce(const Program &prog) {
@@ -158,7 +125,9 @@ bool maxThenReduce(const Program &prog) {
 bool fitRegisters(Schedule &s, unsigned held, bool softmaxLike) {
   int64_t q = s.numVectors;
   auto perThread = [&](unsigned t) { return std::max<int64_t>(1, (q + t - 1) / t); };
-  unsigned group = ceilPow2(q);
+  unsigned group = 1; // the power of two of threads that holds q vectors, at most 32
+  while (group < 32 && group < q)
+    group *= 2;
   bool warpRow = !softmaxLike || q < 128;
   if (warpRow && perThread(group) * s.vec * held <= 32) {
     s.threads = group;
@@ -213,27 +182,21 @@ Schedule chooseSchedule(Program &prog) {
 }
 
 std::string describeSchedule(const Schedule &sched) {
-  unsigned passes = unsigned(std::count(sched.sweep.begin(), sched.sweep.end(), true));
-  std::string how;
+  std::string passes = std::to_string(std::count(sched.sweep.begin(), sched.sweep.end(), true));
   switch (sched.mode) {
   case Mode::Registers:
-    how = std::to_string(sched.threads) + " thread(s) a row, " +
-          std::to_string(sched.rowsPerBlock) + " row(s) a block, " + std::to_string(sched.vectors) +
-          " vector(s) of " + std::to_string(sched.vec) + " a thread; " + std::to_string(passes) +
-          " pass(es) over a row read once, " + std::to_string(sched.heldFloats) +
-          " register(s) held";
-    break;
+    return std::to_string(sched.threads) + " thread(s) a row, " +
+           std::to_string(sched.rowsPerBlock) + " row(s) a block, " +
+           std::to_string(sched.vectors) + " vector(s) of " + std::to_string(sched.vec) +
+           " a thread; " + passes + " pass(es) over a row read once, " +
+           std::to_string(sched.heldFloats) + " register(s) held";
   case Mode::Loop:
-    how = std::to_string(sched.threads) + " threads a row, vectors of " +
-          std::to_string(sched.vec) + "; " + std::to_string(passes) +
-          " pass(es), each reading the row";
-    break;
+    return std::to_string(sched.threads) + " threads a row, vectors of " +
+           std::to_string(sched.vec) + "; " + passes + " pass(es), each reading the row";
   case Mode::Column:
-    how = "a thread per (outer, inner) position, " + std::to_string(passes) +
-          " pass(es) over the reduced extent";
-    break;
+    return "a thread per (outer, inner) position, " + passes + " pass(es) over the reduced extent";
   }
-  return how;
+  FUSEC_ASSERT(false, "unknown mode");
 }
 
 } // namespace fusec::rowred
