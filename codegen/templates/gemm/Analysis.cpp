@@ -8,12 +8,11 @@
 // reads a prologue value, mixes two chains or computes in another shape,
 // and results no chain computes.
 #include "codegen/templates/gemm/Plan.h"
-#include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 
-namespace fusec::codegen::gemm {
+namespace fusec::gemm {
 
 namespace {
 
@@ -280,4 +279,4 @@ bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnos
   return Analyzer(kernel, plan, diags).run() && analyzeShapes(plan, diags);
 }
 
-} // namespace fusec::codegen::gemm
+} // namespace fusec::gemm

@@ -34,23 +34,16 @@
 #include "codegen/templates/gemm/Gemm.h"
 
 #include "codegen/templates/gemm/Plan.h"
-#include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 #include <map>
 #include <sstream>
 
-namespace fusec::codegen {
+namespace fusec::gemm {
 
 namespace {
 
-using gemm::Chain;
-using gemm::Extent;
-using gemm::Matrix;
-using gemm::Plan;
-using gemm::Source;
-using gemm::TileConfig;
 using kir::IndexOp;
 using kir::ValueId;
 
@@ -85,7 +78,7 @@ class GemmBuilder {
 public:
   explicit GemmBuilder(const Plan &plan) : plan(plan), t(plan.tile), b(k) {}
 
-  KirKernel run();
+  codegen::KirKernel run();
 
 private:
   // Both kernels.
@@ -160,7 +153,7 @@ std::string tensorCoreSchedule(const Plan &plan) {
 std::string simtSchedule(const Plan &plan) {
   const TileConfig &t = plan.tile;
   std::ostringstream how;
-  how << "SIMT (" << computeType(plan.acc) << " FMA); tile " << t.bm << "x" << t.bn << "x" << t.bk
+  how << "SIMT (" << (plan.acc == DType::F64 ? "double" : "float") << " FMA); tile " << t.bm << "x" << t.bn << "x" << t.bk
       << ", " << t.threads() << " threads of " << t.tm << "x" << t.tn;
   return how.str();
 }
@@ -265,7 +258,7 @@ TileAt GemmBuilder::decodeTile(ValueId tile) {
 
 ValueId GemmBuilder::batchOffset(const Matrix &x, ValueId z) {
   ValueId sum = kir::kNoValue;
-  for (const gemm::BatchTerm &term : x.batchOffset) {
+  for (const BatchTerm &term : x.batchOffset) {
     ValueId coord = term.outer == 1 ? z : op(IndexOp::Div, z, i64(term.outer));
     if (term.size)
       coord = op(IndexOp::Rem, coord, i64(term.size));
@@ -974,7 +967,7 @@ void GemmBuilder::simtKernel() {
   });
 }
 
-KirKernel GemmBuilder::run() {
+codegen::KirKernel GemmBuilder::run() {
   k.name = plan.entry;
   std::string schedule = plan.tensorCores ? tensorCoreSchedule(plan) : simtSchedule(plan);
   k.comment = comment(schedule);
@@ -994,22 +987,22 @@ KirKernel GemmBuilder::run() {
     sharedBytes = elements * int(dtypeSize(plan.acc));
   }
   std::optional<LaunchConfig> launch;
-  if (std::optional<int64_t> tiles = gemm::tileCount(plan, t)) {
+  if (std::optional<int64_t> tiles = tileCount(plan, t)) {
     launch = LaunchConfig{};
     launch->grid[0] = unsigned(std::min<int64_t>(*tiles, 0x7fffffff));
     launch->block[0] = unsigned(t.threads());
     launch->sharedBytes = unsigned(sharedBytes);
   }
-  return KirKernel{std::move(k), plan.args, launch, schedule};
+  return codegen::KirKernel{std::move(k), plan.args, launch, schedule};
 }
 
 } // namespace
 
-std::optional<KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags) {
+std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags) {
   Plan plan;
-  if (!gemm::planGemm(kernel, entry, plan, diags))
+  if (!planGemm(kernel, entry, plan, diags))
     return std::nullopt;
   return GemmBuilder(plan).run();
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::gemm

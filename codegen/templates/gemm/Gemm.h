@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace fusec::codegen {
+namespace fusec::gemm {
 
 /// `kernel` (template "gemm") in kir, entry point `entry`; its launch is set
 /// when its shapes are static. Reports an error at the offending op, and
@@ -22,6 +22,6 @@ namespace fusec::codegen {
 /// the body op by op. A `config` attribute ("bm=128 bn=256 bk=32 warps=2x4
 /// stages=4 group=8" for tensor cores, "bm=128 bn=128 bk=16 thread=8x8" for
 /// SIMT; any subset) overrides the chosen tiles; a malformed one is an error.
-std::optional<KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags);
+std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags);
 
-} // namespace fusec::codegen
+} // namespace fusec::gemm

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace fusec::codegen::gemm {
+namespace fusec::gemm {
 
 /// Where a contraction operand (or linear's bias) comes from: kernel input
 /// `input`, stored as `stored`, then cast through `casts` (the prologue).
@@ -121,4 +121,4 @@ bool analyzeShapes(Plan &plan, Diagnostics &diags);
 /// tile rows x tile columns), or nullopt for symbolic rows.
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t);
 
-} // namespace fusec::codegen::gemm
+} // namespace fusec::gemm

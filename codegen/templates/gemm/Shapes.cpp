@@ -13,11 +13,10 @@
 // product must be static. A `?` is refused: an operand's `?` may be 1 at
 // run time and broadcast, which the kernel's indexing does not know.
 #include "codegen/templates/gemm/Plan.h"
-#include "codegen/cuda/Math.h"
 
 #include <map>
 
-namespace fusec::codegen::gemm {
+namespace fusec::gemm {
 
 namespace {
 
@@ -148,4 +147,4 @@ bool ShapeAnalyzer::run() {
 
 bool analyzeShapes(Plan &plan, Diagnostics &diags) { return ShapeAnalyzer(plan, diags).run(); }
 
-} // namespace fusec::codegen::gemm
+} // namespace fusec::gemm

@@ -19,9 +19,7 @@
 #include <algorithm>
 #include <sstream>
 
-namespace fusec {
-
-using namespace codegen::gemm;
+namespace fusec::gemm {
 
 namespace {
 
@@ -151,8 +149,6 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
 
 } // namespace
 
-namespace codegen::gemm {
-
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.staticShapes)
     return std::nullopt;
@@ -166,6 +162,4 @@ bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostic
   return analyzeGemm(kernel, entry, plan, diags) && chooseConfig(kernel, plan, diags);
 }
 
-} // namespace codegen::gemm
-
-} // namespace fusec
+} // namespace fusec::gemm
