@@ -65,9 +65,9 @@ struct TileAt {
 struct Loader {
   const Matrix *x = nullptr;
   int rows = 0, chunks = 0, step = 0, perThread = 0, offset = 0; // offset: bytes in a stage
-  int mn = 0;          // the tile's extent along M (or N)
-  bool edge = true;    // some tile reaches past the operand's M (or N) extent
-  ValueId row0, chunk; // i32: this thread's first row and its chunk
+  int mn = 0;                                                    // the tile's extent along M (or N)
+  bool edge = true;             // some tile reaches past the operand's M (or N) extent
+  ValueId row0, chunk;          // i32: this thread's first row and its chunk
   ValueId regs = kir::kNoValue; // registers of the fetched chunks (register path)
   // per tile
   ValueId ptr, src, bound; // pointer, i64 index of this thread's first element, bound
@@ -153,8 +153,8 @@ std::string tensorCoreSchedule(const Plan &plan) {
 std::string simtSchedule(const Plan &plan) {
   const TileConfig &t = plan.tile;
   std::ostringstream how;
-  how << "SIMT (" << (plan.acc == DType::F64 ? "double" : "float") << " FMA); tile " << t.bm << "x" << t.bn << "x" << t.bk
-      << ", " << t.threads() << " threads of " << t.tm << "x" << t.tn;
+  how << "SIMT (" << (plan.acc == DType::F64 ? "double" : "float") << " FMA); tile " << t.bm << "x"
+      << t.bn << "x" << t.bk << ", " << t.threads() << " threads of " << t.tm << "x" << t.tn;
   return how.str();
 }
 
@@ -176,14 +176,12 @@ void GemmBuilder::declareTables() {
   for (unsigned g = 0; g < plan.chains.size(); ++g)
     for (const Op *o : plan.chains[g].ops)
       if (o->kind() == OpKind::Const && !o->getDense("value").isSplat())
-        tables[o] = b.table(names.fresh(plan.entry + "_g" + std::to_string(g) + "_v_",
-                                        o->result()->name()),
-                            o->getDense("value"));
+        tables[o] =
+            b.table(names.fresh(plan.entry + "_g" + std::to_string(g) + "_v_", o->result()->name()),
+                    o->getDense("value"));
 }
 
-ValueId GemmBuilder::always() {
-  return b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), "");
-}
+ValueId GemmBuilder::always() { return b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), ""); }
 
 ValueId GemmBuilder::extent(const Extent &e) {
   ValueId v = kir::kNoValue;
@@ -231,8 +229,8 @@ TileAt GemmBuilder::decodeTile(ValueId tile) {
   ValueId group = op(IndexOp::Div, u32, span);
   ValueId firstM = b.mul(group, i32(t.groupM), "firstM");
   ValueId left = op(IndexOp::Sub, tilesM32, firstM);
-  ValueId groupRows = b.math({OpKind::Min, DType::I32, DType::I32}, {left, i32(t.groupM)},
-                             "groupRows");
+  ValueId groupRows =
+      b.math({OpKind::Min, DType::I32, DType::I32}, {left, i32(t.groupM)}, "groupRows");
   ValueId inGroup = op(IndexOp::Rem, u32, groupRows);
   ValueId row = b.add(firstM, inGroup);
   at.m0 = b.mul(row, i32(t.bm), "m0");
@@ -395,8 +393,7 @@ std::vector<ValueId> GemmBuilder::chainValues(unsigned g, ValueId acc, ValueId r
 /// Chain g's epilogue on the four elements (row, col + q), q < 4, whose
 /// accumulators are tileC[first + q]: stored at once when N % 4 == 0, else
 /// each checked against N.
-void GemmBuilder::epilogueQuad(unsigned g, ValueId tileC, ValueId first, ValueId row,
-                               ValueId col) {
+void GemmBuilder::epilogueQuad(unsigned g, ValueId tileC, ValueId first, ValueId row, ValueId col) {
   const Chain &chain = plan.chains[g];
   ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
   auto resultType = [&](unsigned j) { return plan.kernel->result(j)->type().dtype; };
@@ -492,8 +489,7 @@ std::vector<std::string> GemmBuilder::comment(const std::string &how) const {
     if (o->kind() != OpKind::Const)
       fused += (fused.empty() ? "" : ", ") + std::string(o->name());
   return {plan.entry + ": gemm kernel, " + std::to_string(plan.chains.size()) + " x " +
-              std::string(anchor.name()) + "(" + operands + ") -> " +
-              anchor.result()->type().str(),
+              std::string(anchor.name()) + "(" + operands + ") -> " + anchor.result()->type().str(),
           how, "fuses: " + fused};
 }
 
@@ -502,10 +498,9 @@ std::vector<std::string> GemmBuilder::comment(const std::string &how) const {
 /// The byte offset of chunk `chunk` of row `row` in a swizzled tile of
 /// `chunks` chunks a row (a power of two >= 2).
 ValueId GemmBuilder::swizzle(ValueId row, ValueId chunk, int chunks) {
-  ValueId s = chunks >= 8 ? op(IndexOp::And, row, i32(7))
-              : chunks == 4
-                  ? op(IndexOp::And, op(IndexOp::Shr, row, i32(1)), i32(3))
-                  : op(IndexOp::And, op(IndexOp::Shr, row, i32(2)), i32(1));
+  ValueId s = chunks >= 8   ? op(IndexOp::And, row, i32(7))
+              : chunks == 4 ? op(IndexOp::And, op(IndexOp::Shr, row, i32(1)), i32(3))
+                            : op(IndexOp::And, op(IndexOp::Shr, row, i32(2)), i32(1));
   ValueId x = op(IndexOp::Xor, chunk, s);
   ValueId at = b.add(b.mul(row, i32(chunks)), x);
   return b.mul(at, i32(16));
@@ -563,8 +558,7 @@ Loader GemmBuilder::loader(bool isA) {
   l.row0 = op(IndexOp::Div, tid, i32(l.chunks), p + "Row");
   l.chunk = op(IndexOp::Rem, tid, i32(l.chunks), p + "Chunk");
   if (!l.x->async)
-    l.regs = b.localArray(kir::storageType(l.x->sources.front().stored), l.perThread * 8,
-                          "r" + p);
+    l.regs = b.localArray(kir::storageType(l.x->sources.front().stored), l.perThread * 8, "r" + p);
   return l;
 }
 
@@ -853,8 +847,7 @@ void GemmBuilder::tensorCoreKernel() {
     startTile(lb, at);
     acc = b.localArray(DType::F32, unsigned(mi * ni * 4), "acc");
     ValueId zero = b.literal(zeros(DType::F32), "");
-    b.forLoop(i64(0), i64(mi * ni * 4), i64(1), "e", -1,
-              [&](ValueId e) { b.store(acc, e, zero); });
+    b.forLoop(i64(0), i64(mi * ni * 4), i64(1), "e", -1, [&](ValueId e) { b.store(acc, e, zero); });
     mainLoop();
     accumulatorsToShared();
     epilogueLoop(tileCEpilogue, t.bn + 8, at);
@@ -998,7 +991,8 @@ codegen::KirKernel GemmBuilder::run() {
 
 } // namespace
 
-std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags) {
+std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
+                                            Diagnostics &diags) {
   Plan plan;
   if (!planGemm(kernel, entry, plan, diags))
     return std::nullopt;
