@@ -1,19 +1,15 @@
-// Analysis of a gemm kernel's body (Plan.h): finds the anchors (matmul/linear ops sharing their A
-// operand), traces each of their operands back through its cast prologue to a kernel input, sorts
-// the remaining ops into per-anchor epilogue chains, names the kernel's parameters and works out
-// the shapes. Each problem is reported at its op: anchors that are not siblings, an operand
-// computed by something other than casts, integer contractions, an epilogue op that is not
-// pointwise, reads a prologue value, mixes two chains or computes in another shape, results no
-// chain computes, and symbolic dims the kernel cannot index.
+// Analysis of a gemm kernel's body (Plan.h): the anchors (matmul/linear ops sharing their A
+// operand), each operand traced back through its cast prologue to a kernel input, the other ops
+// sorted into per-anchor epilogue chains, the kernel's parameters, the shapes. Each problem is
+// reported at its op (docs/codegen-gemm.md lists them).
 //
-// Shapes. A matmul's result is [L..., M, N] with L the broadcast of the operands' leading dims;
-// linear's is [L..., N] for x [L..., K]. When B has no batch of its own (linear, or a matmul
-// whose B has only size-1 leading dims) and A is not transposed, the batch folds into the rows:
-// one M' x K by K x N product with M' = prod(L) * M, so small per-batch M does not waste tiles.
-// Otherwise the product runs once per batch index z, each operand's matrix found by its own
-// strides over L (0 where it broadcasts). Only the rows M' of an unbatched product may be
-// symbolic, and only in named dims (each an i64 parameter, KernelArg::Dim): an operand's `?` may
-// be 1 at run time and broadcast, which the kernel's indexing does not know.
+// Shapes. When B has no batch of its own (linear, or a matmul whose B has only size-1 leading
+// dims) and A is not transposed, the batch L folds into the rows: one M' x K by K x N product
+// with M' = prod(L) * M, so small per-batch M does not waste tiles. Otherwise the product runs
+// once per batch index z, each operand's matrix found by its own strides over L (0 where it
+// broadcasts). Only M' of an unbatched product may be symbolic, and only in named dims (i64
+// parameters): an operand's `?` may be 1 at run time and broadcast, which the kernel's indexing
+// does not know.
 #include "codegen/templates/gemm/Plan.h"
 
 #include <algorithm>

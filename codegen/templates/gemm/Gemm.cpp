@@ -1,28 +1,17 @@
-// The gemm template's kir builder: the tensor-core kernel (f16/bf16 operands, f32 accumulators)
-// and the SIMT kernel (f32/f64) of a plan (Plan.h). docs/codegen-gemm.md describes both kernels,
-// their tiles and what was measured.
+// The gemm template's kir builder: the tensor-core kernel (f16/bf16 operands, mma.sync, f32
+// accumulators) and the SIMT kernel (f32/f64) of a plan (Plan.h); docs/codegen-gemm.md describes
+// both, their tiles and what was measured.
 //
-// Tiles are numbered chain fastest (a grouped gemm's anchors compute the same output tile one
-// after another, so their common A tile is read from L2), then by batch, then in groups of
-// `groupM` tile rows walked column by column (L2 reuse). A block takes tiles blockIdx.x, +
-// gridDim.x, ..., so any grid is correct. Tile coordinates and shared-memory offsets are i32
-// (fewer registers); global element indices are i64.
-//
-// Tensor cores: warpsM x warpsN warps, each owning m16n8 accumulators in a local array; K goes
-// through a ring of `stages` byte-addressed shared-memory stages, one barrier a step, the copies
-// of the next stages in flight while a step's ldmatrix + mma.sync run. An operand tile is `rows`
-// rows of `chunks` 16-byte chunks, laid out as the operand is in memory and XOR-swizzled (chunk c
-// of row r at c ^ s(r)) so that ldmatrix and the copies are free of bank conflicts. Thread tid
-// stages chunk tid % chunks of rows tid / chunks + j * step: one source index and one bound per
-// tile. cp.async for f16/bf16 operands read as is in whole chunks; registers otherwise (loads
-// issued a step ahead, converted and packed after the next math).
-//
-// SIMT: each thread owns tm x tn outputs strided by the thread grid; per K step A and B are
-// staged, converted to the accumulator type, in padded shared arrays; no pipelining.
-//
-// Epilogue (both): the accumulators go through shared memory; four adjacent columns a thread, each
-// element rounded to the anchor's dtype (after linear's bias), the chain's pointwise ops in
-// registers, the four results stored at once when N % 4 == 0.
+// Tiles are numbered chain fastest (a grouped gemm's anchors compute one output tile after
+// another, so their common A tile is read from L2), then by batch, then in groups of `groupM`
+// tile rows walked column by column. A block takes tiles blockIdx.x, + gridDim.x, ..., so any
+// grid is correct. Tile coordinates and shared-memory offsets are i32 (fewer registers); global
+// element indices are i64. Tensor cores: K goes through a ring of `stages` byte-addressed
+// shared-memory stages, one barrier a step; an operand tile is `rows` rows of `chunks` 16-byte
+// chunks, laid out as in memory and XOR-swizzled against bank conflicts; thread tid stages chunk
+// tid % chunks of rows tid / chunks + j * step. SIMT: a thread owns tm x tn outputs strided by the
+// thread grid. Epilogue (both): the accumulators go through shared memory, then four adjacent
+// columns a thread run the chain's pointwise ops in registers.
 #include "codegen/templates/gemm/Gemm.h"
 
 #include "codegen/templates/gemm/Plan.h"
@@ -65,7 +54,6 @@ struct Loader {
   const Matrix *x = nullptr;
   int rows = 0, chunks = 0, step = 0, perThread = 0;
   int offset = 0;       // the tile's bytes in a stage
-  int mn = 0;           // the tile's extent along M (or N)
   bool edge = true;     // some tile reaches past the operand's M (or N) extent
   ValueId row0, chunk;  // i32: this thread's first row and its chunk
   ValueId regs = kNone; // registers of the fetched chunks (register path)
@@ -509,14 +497,14 @@ private:
   Loader loader(bool isA) {
     Loader l;
     l.x = isA ? &plan.a : &plan.b;
-    l.mn = isA ? t.bm : t.bn;
-    l.rows = l.x->kMajor ? l.mn : t.bk;
-    l.chunks = (l.x->kMajor ? t.bk : l.mn) / 8;
+    int mn = isA ? t.bm : t.bn;
+    l.rows = l.x->kMajor ? mn : t.bk;
+    l.chunks = (l.x->kMajor ? t.bk : mn) / 8;
     l.step = t.threads() / l.chunks;
     l.perThread = l.rows * l.chunks / t.threads();
     l.offset = isA ? 0 : aBytes;
     Extent e = l.x->kMajor ? l.x->outer : Extent{l.x->inner, {}};
-    l.edge = !e.isStatic() || e.factor % l.mn != 0;
+    l.edge = !e.isStatic() || e.factor % mn != 0;
     std::string p = isA ? "a" : "b";
     l.row0 = op(IndexOp::Div, tid, i32(l.chunks), p + "Row");
     l.chunk = op(IndexOp::Rem, tid, i32(l.chunks), p + "Chunk");

@@ -1,14 +1,8 @@
 // The gemm template's tiles: the defaults, or the kernel's `config` attribute, checked.
-//
-// Defaults (docs/codegen-gemm.md has the measurements behind them): for each way the operands
-// are staged, a list of block tiles from largest to smallest; the first that gives every SM of an
-// H100 a tile and is at most twice as wide as N wins. Both operands by cp.async: 128x256x64 with
-// 8 warps of 64x64 and 3 stages (a warp issues 8 ldmatrix.x4 per 32 mma). A cast operand staged
-// through registers: 256x128 or 128x256 (the converted operand read by fewer blocks) with 4
-// stages (bk 16 for a cast A: 32 spills). Element-wise loads or f64 sources: 128x128 with 8
-// warps of 64x32, leaving registers for the fetched tile. SIMT: 128x128x16 with 8x8 outputs a
-// thread in f32, 64x64x16 with 4x4 in f64. Every default fits sm_80's 163 KiB of shared memory
-// and assembles without spills.
+// Defaults (docs/codegen-gemm.md has the table and the measurements behind it): for each way the
+// operands are staged, block tiles from largest to smallest; the first that gives every SM of an
+// H100 a tile and is at most twice as wide as N wins. Every default fits sm_80's 163 KiB of
+// shared memory and assembles without spills.
 #include "codegen/templates/gemm/Plan.h"
 #include "ir/Assert.h"
 
