@@ -41,7 +41,7 @@ std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
   case KernelTemplate::RowReduction:
     return rowred::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
-    return codegen::buildGemm(op, entry, diags);
+    return gemm::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:
     break;
   }

@@ -1,22 +1,21 @@
-// Analysis of a gemm kernel's body (see GemmPlan.h): finds the anchors
-// (matmul/linear ops sharing their A operand), traces each of their
-// operands back through its cast prologue to a kernel input, sorts the
-// remaining ops into per-anchor epilogue chains, and gives every kernel
-// operand and result its C name. Each problem is reported at its op:
-// anchors that are not siblings, an operand computed by something other
-// than casts, integer contractions, an epilogue op that is not pointwise,
-// reads a prologue value, mixes two chains or computes in another shape,
-// and results no chain computes.
+// Analysis of a gemm kernel's body (Plan.h): the anchors (matmul/linear ops sharing their A
+// operand), each operand traced back through its cast prologue to a kernel input, the other ops
+// sorted into per-anchor epilogue chains, the kernel's parameters, the shapes. Each problem is
+// reported at its op (docs/codegen-gemm.md lists them).
+//
+// Shapes. When B has no batch of its own (linear, or a matmul whose B has only size-1 leading
+// dims) and A is not transposed, the batch L folds into the rows: one M' x K by K x N product
+// with M' = prod(L) * M, so small per-batch M does not waste tiles. Otherwise the product runs
+// once per batch index z, each operand's matrix found by its own strides over L (0 where it
+// broadcasts). Only M' of an unbatched product may be symbolic, and only in named dims (i64
+// parameters): an operand's `?` may be 1 at run time and broadcast, which the kernel's indexing
+// does not know.
 #include "codegen/templates/gemm/Plan.h"
-#include "ir/Assert.h"
 
 #include <algorithm>
+#include <map>
 
-namespace fusec::codegen::gemm {
-
-namespace {
-
-std::string quoted(const Op &op) { return "'" + std::string(op.name()) + "'"; }
+namespace fusec::gemm {
 
 std::string operandTypes(const Op &op) {
   std::string s;
@@ -25,60 +24,21 @@ std::string operandTypes(const Op &op) {
   return s;
 }
 
-/// `base`, or `base_N` when taken; recorded as taken.
-std::string uniqueName(std::set<std::string> &used, const std::string &base) {
-  std::string name = base;
-  for (unsigned n = 1; !used.insert(name).second; ++n)
-    name = base + "_" + std::to_string(n);
-  return name;
-}
+namespace {
+
+using ChainOf = std::map<const Value *, int>; // -1: reads no accumulator
+
+std::string quoted(const Op &op) { return "'" + std::string(op.name()) + "'"; }
 
 bool isAnchor(const Op &op) { return op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear; }
 
-class Analyzer {
-public:
-  Analyzer(const Op &kernel, Plan &plan, Diagnostics &diags)
-      : kernel(kernel), body(*kernel.body()), plan(plan), diags(diags) {}
-
-  bool run();
-
-private:
-  bool findAnchors();
-  bool checkSibling(const Op &anchor) const;
-  std::optional<Source> traceSource(const Value *v, const Op &reader);
-  bool findSources();
-  bool checkDType();
-  bool classifyEpilogue();
-  bool checkEpilogueOperand(const Op &op, const Value *v) const;
-  bool assignResults();
-  void collectChainOps(Chain &chain) const;
-
-  const Op &kernel;
-  const Graph &body;
-  Plan &plan;
-  Diagnostics &diags;
-  std::map<const Value *, int> chainOf; // -1: reads no accumulator
-};
-
-bool Analyzer::findAnchors() {
-  for (const auto &op : body.ops())
-    if (isAnchor(*op))
-      plan.chains.push_back(Chain{op.get(), std::nullopt, {}, {}});
-  if (plan.chains.empty()) {
-    diags.error(kernel.loc(),
-                "gemm kernel '%" + kernel.result(0)->name() + "' holds no matmul or linear");
-    return false;
-  }
-  bool ok = true;
-  for (const Chain &c : plan.chains)
-    ok &= checkSibling(*c.anchor);
-  return ok;
+/// The anchors' result shape, which every epilogue op computes in.
+const Shape &outputShape(const Plan &plan) {
+  return plan.chains.front().anchor->result()->type().shape;
 }
 
-// A grouped gemm runs its anchors as one problem: the same A, kind,
-// attributes and types.
-bool Analyzer::checkSibling(const Op &anchor) const {
-  const Op &first = *plan.chains.front().anchor;
+// A grouped gemm runs its anchors as one problem: the same A, kind, attributes and types.
+bool checkSibling(const Op &anchor, const Op &first, Diagnostics &diags) {
   bool same = anchor.kind() == first.kind() && anchor.operand(0) == first.operand(0) &&
               anchor.numOperands() == first.numOperands() &&
               anchor.result()->type() == first.result()->type();
@@ -97,8 +57,41 @@ bool Analyzer::checkSibling(const Op &anchor) const {
   return false;
 }
 
+bool findAnchors(Plan &plan, Diagnostics &diags) {
+  for (const auto &op : plan.body->ops())
+    if (isAnchor(*op))
+      plan.chains.push_back(Chain{op.get(), std::nullopt, {}, {}});
+  if (plan.chains.empty()) {
+    diags.error(plan.kernel->loc(),
+                "gemm kernel '%" + plan.kernel->result(0)->name() + "' holds no matmul or linear");
+    return false;
+  }
+  bool ok = true;
+  for (const Chain &c : plan.chains)
+    ok &= checkSibling(*c.anchor, *plan.chains.front().anchor, diags);
+  return ok;
+}
+
+bool checkDType(Plan &plan, Diagnostics &diags) {
+  const Op &anchor = *plan.chains.front().anchor;
+  plan.operand = anchor.operand(0)->type().dtype;
+  plan.result = anchor.result()->type().dtype;
+  const Attribute *acc = anchor.attrIfPresent("acc");
+  std::optional<DType> accType = acc ? std::optional<DType>(acc->get<DType>()) : std::nullopt;
+  if (!isFloat(plan.operand) || (accType && !isFloat(*accType))) {
+    diags.error(anchor.loc(), quoted(anchor) + " of " + operandTypes(anchor) +
+                                  ": the gemm template runs float contractions only");
+    return false;
+  }
+  bool wide = plan.operand == DType::F64 || accType == DType::F64;
+  plan.acc = wide ? DType::F64 : DType::F32;
+  plan.tensorCores = !wide && isNarrowFloat(plan.operand);
+  return true;
+}
+
 // The operand is a kernel input, seen through a chain of casts.
-std::optional<Source> Analyzer::traceSource(const Value *v, const Op &reader) {
+std::optional<Source> traceSource(const Value *v, const Op &reader, Plan &plan,
+                                  Diagnostics &diags) {
   Source src;
   while (const Op *def = v->definingOp()) {
     if (def->kind() != OpKind::Cast) {
@@ -123,13 +116,13 @@ std::optional<Source> Analyzer::traceSource(const Value *v, const Op &reader) {
   return std::nullopt;
 }
 
-bool Analyzer::findSources() {
+bool findSources(Plan &plan, Diagnostics &diags) {
   bool ok = true;
   for (Chain &c : plan.chains) {
-    std::optional<Source> a = traceSource(c.anchor->operand(0), *c.anchor);
-    std::optional<Source> b = traceSource(c.anchor->operand(1), *c.anchor);
+    std::optional<Source> a = traceSource(c.anchor->operand(0), *c.anchor, plan, diags);
+    std::optional<Source> b = traceSource(c.anchor->operand(1), *c.anchor, plan, diags);
     if (c.anchor->numOperands() > 2)
-      c.bias = traceSource(c.anchor->operand(2), *c.anchor);
+      c.bias = traceSource(c.anchor->operand(2), *c.anchor, plan, diags);
     ok = ok && a && b && (c.anchor->numOperands() < 3 || c.bias);
     if (!ok)
       continue;
@@ -140,8 +133,7 @@ bool Analyzer::findSources() {
     return false;
   const Source &b0 = plan.b.sources.front();
   for (size_t g = 1; g < plan.chains.size(); ++g) {
-    const Source &bg = plan.b.sources[g];
-    if (bg.stored == b0.stored && bg.casts == b0.casts)
+    if (plan.b.sources[g].stored == b0.stored && plan.b.sources[g].casts == b0.casts)
       continue;
     const Op &anchor = *plan.chains[g].anchor;
     diags.error(anchor.loc(), quoted(anchor) + ": its B operand is loaded differently from the "
@@ -151,30 +143,13 @@ bool Analyzer::findSources() {
   return true;
 }
 
-bool Analyzer::checkDType() {
-  const Op &anchor = *plan.chains.front().anchor;
-  plan.operand = anchor.operand(0)->type().dtype;
-  plan.result = anchor.result()->type().dtype;
-  const Attribute *acc = anchor.attrIfPresent("acc");
-  std::optional<DType> accType = acc ? std::optional<DType>(acc->get<DType>()) : std::nullopt;
-  if (!isFloat(plan.operand) || (accType && !isFloat(*accType))) {
-    diags.error(anchor.loc(), quoted(anchor) + " of " + operandTypes(anchor) +
-                                  ": the gemm template runs float contractions only");
-    return false;
-  }
-  bool wide = plan.operand == DType::F64 || accType == DType::F64;
-  plan.acc = wide ? DType::F64 : DType::F32;
-  plan.tensorCores = !wide && isNarrowFloat(plan.operand);
-  return true;
-}
-
-bool Analyzer::checkEpilogueOperand(const Op &op, const Value *v) const {
+bool checkEpilogueOperand(const Plan &plan, const Op &op, const Value *v, Diagnostics &diags) {
   if (plan.prologue.count(v->definingOp())) {
     diags.error(op.loc(), quoted(op) + " reads %" + v->name() +
                               ", a value of the prologue; a gemm epilogue sees its output only");
     return false;
   }
-  const Shape &space = plan.chains.front().anchor->result()->type().shape;
+  const Shape &space = outputShape(plan);
   const Shape &s = v->type().shape;
   bool fits = s.size() <= space.size();
   for (size_t i = 0; fits && i < s.size(); ++i)
@@ -186,15 +161,14 @@ bool Analyzer::checkEpilogueOperand(const Op &op, const Value *v) const {
   return false;
 }
 
-// Every op that is neither an anchor nor in a prologue is a pointwise op or
-// a constant of the epilogue, over the anchors' shape, reading at most one
-// accumulator chain.
-bool Analyzer::classifyEpilogue() {
+// Every op that is neither an anchor nor in a prologue is a pointwise op or a constant of the
+// epilogue, over the anchors' shape, reading at most one accumulator chain.
+bool classifyEpilogue(const Plan &plan, ChainOf &chainOf, Diagnostics &diags) {
   for (size_t g = 0; g < plan.chains.size(); ++g)
     chainOf[plan.chains[g].anchor->result()] = int(g);
-  const Shape &space = plan.chains.front().anchor->result()->type().shape;
+  const Shape &space = outputShape(plan);
   bool ok = true;
-  for (const auto &op : body.ops()) {
+  for (const auto &op : plan.body->ops()) {
     if (isAnchor(*op) || plan.prologue.count(op.get()) || op->kind() == OpKind::Const)
       continue;
     if (op->info().cls != OpClass::Pointwise || op->result()->type().shape != space) {
@@ -206,7 +180,7 @@ bool Analyzer::classifyEpilogue() {
     }
     int chain = -1;
     for (const Value *v : op->operands()) {
-      ok &= checkEpilogueOperand(*op, v);
+      ok &= checkEpilogueOperand(plan, *op, v, diags);
       auto it = chainOf.find(v);
       int c = it == chainOf.end() ? -1 : it->second;
       if (c >= 0 && chain >= 0 && c != chain) {
@@ -221,15 +195,14 @@ bool Analyzer::classifyEpilogue() {
   return ok;
 }
 
-bool Analyzer::assignResults() {
+bool assignResults(Plan &plan, const ChainOf &chainOf, Diagnostics &diags) {
   bool ok = true;
-  for (unsigned j = 0; j < body.outputs().size(); ++j) {
-    const Value *v = body.outputs()[j];
-    const Op *def = v->definingOp();
+  for (unsigned j = 0; j < plan.body->outputs().size(); ++j) {
+    const Value *v = plan.body->outputs()[j];
     auto it = chainOf.find(v);
-    if (!def || it == chainOf.end()) {
-      diags.error(kernel.loc(), "gemm kernel result %" + kernel.result(j)->name() +
-                                    " is not computed by a contraction or its epilogue");
+    if (!v->definingOp() || it == chainOf.end()) {
+      diags.error(plan.kernel->loc(), "gemm kernel result %" + plan.kernel->result(j)->name() +
+                                          " is not computed by a contraction or its epilogue");
       ok = false;
       continue;
     }
@@ -239,7 +212,7 @@ bool Analyzer::assignResults() {
 }
 
 // The epilogue ops a chain's results need, in body order.
-void Analyzer::collectChainOps(Chain &chain) const {
+void collectChainOps(const Graph &body, Chain &chain) {
   std::set<const Op *> needed;
   std::vector<const Value *> work;
   for (unsigned j : chain.results)
@@ -257,16 +230,93 @@ void Analyzer::collectChainOps(Chain &chain) const {
       chain.ops.push_back(op.get());
 }
 
-bool Analyzer::run() {
-  if (!findAnchors() || !checkDType() || !findSources() || !classifyEpilogue() || !assignResults())
+// The pointers come first in plan.args, the dims' arguments after them.
+void declareDims(Plan &plan) {
+  const Shape &space = outputShape(plan);
+  std::map<std::string, unsigned> byName;
+  for (unsigned k = 0; k < space.size(); ++k) {
+    const Dim &d = space[k];
+    if (d.isStatic()) {
+      plan.dims.push_back({d.size, {}});
+      continue;
+    }
+    plan.staticShapes = false;
+    auto [it, fresh] = byName.emplace(d.symbol, unsigned(plan.args.size()));
+    plan.dims.push_back({1, {it->second}});
+    if (fresh && !d.isAnonymous())
+      plan.args.push_back(
+          {KernelArg::Kind::Dim, "dim_" + cIdentifier(d.symbol), 0, k, std::nullopt});
+  }
+}
+
+bool checkSymbolic(const Plan &plan, bool folded, Diagnostics &diags) {
+  const Op &anchor = *plan.chains.front().anchor;
+  bool ok = folded && outputShape(plan).back().isStatic();
+  for (const Dim &d : outputShape(plan))
+    ok = ok && !d.isAnonymous();
+  for (const Value *v : anchor.operands())
+    for (const Dim &d : v->type().shape)
+      ok = ok && !d.isAnonymous();
+  if (ok && anchor.operand(0)->type().shape.back().isStatic())
+    return true;
+  diags.error(anchor.loc(), quoted(anchor) + " of " + operandTypes(anchor) +
+                                ": the gemm template needs static shapes, except named dims "
+                                "among the rows of an unbatched product");
+  return false;
+}
+
+/// The terms of the elements from the first matrix of `operand` to the one batch `z` reads.
+std::vector<BatchTerm> batchOffset(const Shape &space, const Shape &operand,
+                                   int64_t matrixElements) {
+  size_t batchRank = space.size() - 2, own = operand.size() - 2;
+  std::vector<BatchTerm> terms;
+  int64_t stride = matrixElements, outer = 1;
+  for (size_t k = batchRank; k-- > 0;) {
+    int64_t size = space[k].size;
+    size_t j = k + own - batchRank; // operand axis, when k >= batchRank - own
+    if (k + own >= batchRank && operand[j].size != 1) {
+      terms.push_back({outer, k > 0 ? size : 0, stride});
+      stride *= size;
+    }
+    outer *= size;
+  }
+  return terms;
+}
+
+bool analyzeShapes(Plan &plan, Diagnostics &diags) {
+  declareDims(plan);
+  const Op &anchor = *plan.chains.front().anchor;
+  const Shape &space = outputShape(plan);
+  bool linear = anchor.kind() == OpKind::Linear;
+  bool ta = !linear && anchor.getBool("transpose_a");
+  bool tb = linear || anchor.getBool("transpose_b");
+  const Shape &sa = anchor.operand(0)->type().shape, &sb = anchor.operand(1)->type().shape;
+  bool folded = !ta;
+  for (size_t i = 0; !linear && i + 2 < sb.size(); ++i)
+    folded = folded && sb[i].isStaticValue(1);
+  if (!plan.staticShapes && !checkSymbolic(plan, folded, diags))
     return false;
-  for (Chain &c : plan.chains)
-    collectChainOps(c);
-  std::set<std::string> used;
-  for (unsigned j = 0; j < kernel.numOperands(); ++j)
-    plan.inputs.push_back(uniqueName(used, "in_" + cIdentifier(kernel.operand(j)->name())));
-  for (unsigned j = 0; j < kernel.numResults(); ++j)
-    plan.outputs.push_back(uniqueName(used, "out_" + cIdentifier(kernel.result(j)->name())));
+  plan.n = space.back().size;
+  plan.k = (ta ? sa[sa.size() - 2] : sa.back()).size;
+  Extent rows;
+  for (size_t d = 0; d + 1 < plan.dims.size(); ++d)
+    rows = rows * plan.dims[d];
+  bool batched = !folded && space.size() > 2;
+  plan.m = batched ? plan.dims[space.size() - 2] : rows;
+  plan.batches = batched ? rows.factor / plan.m.factor : 1;
+  int64_t m = ta || batched ? space[space.size() - 2].size : 0; // static then
+  plan.a.kMajor = !ta;
+  plan.a.outer = ta ? Extent{plan.k, {}} : plan.m;
+  plan.a.inner = ta ? m : plan.k;
+  plan.b.kMajor = tb;
+  plan.b.outer = {tb ? plan.n : plan.k, {}};
+  plan.b.inner = tb ? plan.k : plan.n;
+  if (batched) {
+    plan.a.batchOffset = batchOffset(space, sa, m * plan.k);
+    plan.b.batchOffset = batchOffset(space, sb, plan.n * plan.k);
+  }
+  for (Matrix *x : {&plan.a, &plan.b})
+    x->async = plan.tensorCores && x->sources.front().casts.empty() && x->inner % 8 == 0;
   return true;
 }
 
@@ -276,7 +326,20 @@ bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnos
   plan.kernel = &kernel;
   plan.body = kernel.body();
   plan.entry = entry;
-  return Analyzer(kernel, plan, diags).run() && analyzeShapes(plan, diags);
+  ChainOf chainOf;
+  if (!findAnchors(plan, diags) || !checkDType(plan, diags) || !findSources(plan, diags) ||
+      !classifyEpilogue(plan, chainOf, diags) || !assignResults(plan, chainOf, diags))
+    return false;
+  for (Chain &c : plan.chains)
+    collectChainOps(*plan.body, c);
+  Namer names;
+  for (unsigned j = 0; j < kernel.numOperands(); ++j)
+    plan.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j,
+                         0, std::nullopt});
+  for (unsigned j = 0; j < kernel.numResults(); ++j)
+    plan.args.push_back({KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j,
+                         0, std::nullopt});
+  return analyzeShapes(plan, diags);
 }
 
-} // namespace fusec::codegen::gemm
+} // namespace fusec::gemm

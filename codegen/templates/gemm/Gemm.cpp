@@ -1,36 +1,17 @@
-// The gemm template's kir builder: the tensor-core kernel (f16/bf16
-// operands, f32 accumulators) and the SIMT kernel (f32/f64), from the plan
-// of GemmAnalysis.cpp, GemmShapes.cpp and GemmTiles.cpp. docs/codegen-gemm.md
-// describes both kernels, their tiles and what was measured.
+// The gemm template's kir builder: the tensor-core kernel (f16/bf16 operands, mma.sync, f32
+// accumulators) and the SIMT kernel (f32/f64) of a plan (Plan.h); docs/codegen-gemm.md describes
+// both, their tiles and what was measured.
 //
-// Tiles are numbered chain fastest (a grouped gemm's anchors compute the
-// same output tile one after another, so their common A tile is read from
-// L2), then by batch, then in groups of `groupM` tile rows walked column by
-// column (L2 reuse). A block takes tiles blockIdx.x, + gridDim.x, ..., so
-// any grid is correct. Tile coordinates and shared-memory offsets are i32
-// (fewer registers); global element indices are i64.
-//
-// Tensor cores: warpsM x warpsN warps, each owning m16n8 accumulators in a
-// local array (registers once the loops unroll); K goes through a ring of
-// `stages` byte-addressed shared-memory stages, one barrier a step, the
-// copies of the next stages in flight (cp.async groups, or registers)
-// while a step's ldmatrix + mma.sync run. An operand tile is `rows` rows
-// of `chunks` 16-byte chunks, laid out as the operand is in memory and
-// XOR-swizzled (chunk c of row r at c ^ s(r)) so that ldmatrix phases and
-// the copies are free of bank conflicts. Thread tid stages chunk tid %
-// chunks of rows tid / chunks + j * step: one source index and one bound
-// per tile. cp.async for f16/bf16 operands read as is in whole chunks;
-// registers otherwise (a cast prologue, or rows that are not whole chunks:
-// loads issued a step ahead, converted and packed after the next math).
-//
-// SIMT: each thread owns tm x tn outputs strided by the thread grid; per
-// K step A and B are staged, converted to the accumulator type, in padded
-// shared arrays; no pipelining.
-//
-// Epilogue (both): the accumulators go through shared memory; four
-// adjacent columns a thread, each element rounded to the anchor's dtype
-// (after linear's bias), the chain's pointwise ops in registers, the four
-// results stored at once when N % 4 == 0.
+// Tiles are numbered chain fastest (a grouped gemm's anchors compute one output tile after
+// another, so their common A tile is read from L2), then by batch, then in groups of `groupM`
+// tile rows walked column by column. A block takes tiles blockIdx.x, + gridDim.x, ..., so any
+// grid is correct. Tile coordinates and shared-memory offsets are i32 (fewer registers); global
+// element indices are i64. Tensor cores: K goes through a ring of `stages` byte-addressed
+// shared-memory stages, one barrier a step; an operand tile is `rows` rows of `chunks` 16-byte
+// chunks, laid out as in memory and XOR-swizzled against bank conflicts; thread tid stages chunk
+// tid % chunks of rows tid / chunks + j * step. SIMT: a thread owns tm x tn outputs strided by the
+// thread grid. Epilogue (both): the accumulators go through shared memory, then four adjacent
+// columns a thread run the chain's pointwise ops in registers.
 #include "codegen/templates/gemm/Gemm.h"
 
 #include "codegen/templates/gemm/Plan.h"
@@ -40,41 +21,42 @@
 #include <map>
 #include <sstream>
 
-namespace fusec::codegen {
+namespace fusec::gemm {
 
 namespace {
 
-using gemm::Chain;
-using gemm::Extent;
-using gemm::Matrix;
-using gemm::Plan;
-using gemm::Source;
-using gemm::TileConfig;
 using kir::IndexOp;
 using kir::ValueId;
+constexpr ValueId kNone = kir::kNoValue;
 
 DenseData zeros(DType t) {
   return DenseData::makeSplat(t, {}, std::vector<uint8_t>(dtypeSize(t), 0));
 }
 
+/// The static sizes of `s`, 0 for a symbolic dim.
+std::vector<int64_t> sizesOrZero(const Shape &s) {
+  std::vector<int64_t> sizes;
+  for (const Dim &d : s)
+    sizes.push_back(d.isStatic() ? d.size : 0);
+  return sizes;
+}
+
 /// Where the current tile is: its chain, batch and first row and column.
 struct TileAt {
-  ValueId chain = kir::kNoValue; // i32, when there are several chains
-  ValueId z;                     // i64
-  ValueId m0, n0;                // i32
-  ValueId m0Wide, n0Wide;        // i64
-  ValueId a, b;                  // the operands' pointers (B by chain)
-  ValueId aBase, bBase;          // i64 element offsets of the batch's matrices
+  ValueId chain = kNone; // i32, when there are several chains
+  ValueId z, m0, n0;     // i64
+  ValueId a, b;          // the operands' pointers (B by chain)
+  ValueId aBase, bBase;  // i64 element offsets of the batch's matrices
 };
 
 /// One operand's tile of the tensor-core kernel and this thread's place in it.
 struct Loader {
   const Matrix *x = nullptr;
-  int rows = 0, chunks = 0, step = 0, perThread = 0, offset = 0; // offset: bytes in a stage
-  int mn = 0;                                                    // the tile's extent along M (or N)
-  bool edge = true;             // some tile reaches past the operand's M (or N) extent
-  ValueId row0, chunk;          // i32: this thread's first row and its chunk
-  ValueId regs = kir::kNoValue; // registers of the fetched chunks (register path)
+  int rows = 0, chunks = 0, step = 0, perThread = 0;
+  int offset = 0;       // the tile's bytes in a stage
+  bool edge = true;     // some tile reaches past the operand's M (or N) extent
+  ValueId row0, chunk;  // i32: this thread's first row and its chunk
+  ValueId regs = kNone; // registers of the fetched chunks (register path)
   // per tile
   ValueId ptr, src, bound; // pointer, i64 index of this thread's first element, bound
   ValueId column;          // M/N-major: the i64 column of this thread's chunk
@@ -84,51 +66,845 @@ class GemmBuilder {
 public:
   explicit GemmBuilder(const Plan &plan) : plan(plan), t(plan.tile), b(k) {}
 
-  KirKernel run();
+  codegen::KirKernel run() {
+    k.name = plan.entry;
+    std::string how = schedule();
+    k.comment = comment(how);
+    k.maxThreads = unsigned(t.threads());
+    // One block an SM: ptxas may use every register (the 64x64 warp tiles need ~240) rather
+    // than cap them for occupancy and spill.
+    k.minBlocks = plan.tensorCores ? 1 : 0;
+    declareParams();
+    int sharedBytes = plan.tensorCores ? tensorCoreKernel() : simtKernel();
+    std::optional<LaunchConfig> launch;
+    if (std::optional<int64_t> tiles = tileCount(plan, t)) {
+      launch = LaunchConfig{};
+      launch->grid[0] = unsigned(std::min<int64_t>(*tiles, 0x7fffffff));
+      launch->block[0] = unsigned(t.threads());
+      launch->sharedBytes = unsigned(sharedBytes);
+    }
+    return codegen::KirKernel{std::move(k), plan.args, launch, how};
+  }
 
 private:
-  // Both kernels.
-  void declareParams();
-  void declareTables();
   ValueId i32(int64_t v) { return b.constant(DType::I32, v); }
   ValueId i64(int64_t v) { return b.index(v); }
+  ValueId to32(ValueId v, const std::string &name = "") { return b.convert(DType::I32, v, name); }
+  ValueId to64(ValueId v) { return b.convert(DType::I64, v); }
   ValueId op(IndexOp o, ValueId x, ValueId y, const std::string &name = "") {
     return b.arith(o, x, y, name);
   }
-  ValueId always();
-  ValueId both(ValueId p, ValueId q) { return p == kir::kNoValue ? q : op(IndexOp::And, p, q); }
-  ValueId extent(const Extent &e);
-  void tileSpace();
-  void forEachTile(const std::function<void(const TileAt &)> &body);
-  TileAt decodeTile(ValueId tile);
-  ValueId batchOffset(const Matrix &x, ValueId z);
-  ValueId castThrough(const Source &src, ValueId x, bool dropLast);
-  void epilogueLoop(ValueId tileC, int ldc, const TileAt &at);
-  void epilogueQuad(unsigned g, ValueId tileC, ValueId first, ValueId row, ValueId col);
-  std::vector<ValueId> chainValues(unsigned g, ValueId acc, ValueId row, ValueId col);
-  ValueId operandIndex(const std::vector<int64_t> &sizes, size_t rank, ValueId row, ValueId col);
-  std::vector<std::string> comment(const std::string &how) const;
+  ValueId both(ValueId p, ValueId q) { return p == kNone ? q : op(IndexOp::And, p, q); }
+  /// for (i = 0; i < n; ++i) body(i) with an i64 i; `unroll` as kir::Builder::forLoop's.
+  void loop(int64_t n, const std::string &name, int unroll,
+            const std::function<void(ValueId)> &body) {
+    // Made in this order, as they always were: the kernels' text stays the same.
+    ValueId step = i64(1);
+    ValueId end = i64(n);
+    ValueId start = i64(0);
+    b.forLoop(start, end, step, name, unroll, body);
+  }
 
-  // The tensor-core kernel.
-  void tensorCoreKernel();
-  ValueId swizzle(ValueId row, ValueId chunk, int chunks);
-  ValueId laneOffset(bool isA);
-  Loader loader(bool isA);
-  void startTile(Loader &l, const TileAt &at);
-  ValueId inside(const Loader &l, ValueId j, ValueId kt);
-  ValueId sourceIndex(const Loader &l, ValueId j, ValueId kt);
-  ValueId destination(const Loader &l, ValueId stage, ValueId j);
-  void issueLoads(ValueId stage, ValueId kt);
-  void fetchChunk(const Loader &l, ValueId j, ValueId kt);
-  void stageRegisters(ValueId stage);
-  void mainLoop();
-  void stageMath(ValueId stage);
-  void accumulatorsToShared();
+  /// How the kernel maps the work onto threads (KernelFacts::schedule).
+  std::string schedule() const {
+    std::ostringstream how;
+    if (plan.tensorCores)
+      how << "tensor cores (mma.sync m16n8k16 " << dtypeName(plan.operand)
+          << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk << ", "
+          << t.warpsM * t.warpsN << " warps of " << t.bm / t.warpsM << "x" << t.bn / t.warpsN
+          << ", " << t.stages << " stages; A " << (plan.a.async ? "cp.async" : "registers")
+          << ", B " << (plan.b.async ? "cp.async" : "registers");
+    else
+      how << "SIMT (" << (plan.acc == DType::F64 ? "double" : "float") << " FMA); tile " << t.bm
+          << "x" << t.bn << "x" << t.bk << ", " << t.threads() << " threads of " << t.tm << "x"
+          << t.tn;
+    return how.str();
+  }
 
-  // The SIMT kernel.
-  void simtKernel();
-  void stageOperand(bool isA, ValueId k0, const TileAt &at);
-  void innerProduct(ValueId acc, ValueId tx, ValueId ty);
+  /// The lines above the kernel: what it computes, its schedule `how`, the ops it fuses.
+  std::vector<std::string> comment(const std::string &how) const {
+    const Op &anchor = *plan.chains.front().anchor;
+    std::string fused;
+    for (const auto &o : plan.body->ops())
+      if (o->kind() != OpKind::Const)
+        fused += (fused.empty() ? "" : ", ") + std::string(o->name());
+    return {plan.entry + ": gemm kernel, " + std::to_string(plan.chains.size()) + " x " +
+                std::string(anchor.name()) + "(" + operandTypes(anchor) + ") -> " +
+                anchor.result()->type().str(),
+            how, "fuses: " + fused};
+  }
+
+  /// The parameters (plan.args) and the epilogue's constant tables.
+  void declareParams() {
+    for (const KernelArg &a : plan.args) {
+      if (!a.isPointer()) {
+        params.push_back(b.param(a.name, kir::Type::index()));
+        continue;
+      }
+      bool in = a.kind == KernelArg::Kind::Input;
+      const Value *v = in ? plan.kernel->operand(a.index) : plan.kernel->result(a.index);
+      kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
+      params.push_back(b.param(a.name, type, in));
+    }
+    Namer names;
+    for (unsigned g = 0; g < plan.chains.size(); ++g) {
+      for (const Op *o : plan.chains[g].ops) {
+        if (o->kind() != OpKind::Const || o->getDense("value").isSplat())
+          continue;
+        std::string prefix = plan.entry + "_g" + std::to_string(g) + "_v_";
+        tables[o] = b.table(names.fresh(prefix, o->result()->name()), o->getDense("value"));
+      }
+    }
+  }
+
+  ValueId extent(const Extent &e) {
+    ValueId v = kNone;
+    for (unsigned d : e.dims)
+      v = v == kNone ? params[d] : b.mul(v, params[d]);
+    if (v == kNone)
+      return i64(e.factor);
+    return e.factor == 1 ? v : b.mul(v, i64(e.factor));
+  }
+
+  void tileSpace() {
+    rowsM = extent(plan.m);
+    ValueId padded = b.add(rowsM, i64(t.bm - 1));
+    tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
+    int64_t tilesN = (plan.n + t.bn - 1) / t.bn;
+    numTiles = b.mul(tilesM, i64(int64_t(plan.chains.size()) * plan.batches * tilesN), "numTiles");
+  }
+
+  void forEachTile(const std::function<void(const TileAt &)> &body) {
+    ValueId first = b.special(kir::Special::CtaidX);
+    ValueId grid = b.special(kir::Special::NctaidX);
+    b.forLoop(first, numTiles, grid, "tile", 0, [&](ValueId tile) { body(decodeTile(tile)); });
+  }
+
+  TileAt decodeTile(ValueId tile) {
+    TileAt at;
+    int64_t chains = int64_t(plan.chains.size());
+    ValueId rest = tile;
+    if (chains > 1) {
+      ValueId c = op(IndexOp::Rem, tile, i64(chains));
+      at.chain = to32(c, "chain");
+      rest = op(IndexOp::Div, tile, i64(chains));
+    }
+    int64_t tilesN = (plan.n + t.bn - 1) / t.bn;
+    ValueId u = rest;
+    at.z = i64(0);
+    if (plan.batches > 1) {
+      ValueId perBatch = b.mul(tilesM, i64(tilesN));
+      at.z = op(IndexOp::Div, rest, perBatch, "z");
+      u = op(IndexOp::Rem, rest, perBatch);
+    }
+    ValueId u32 = to32(u, "u");
+    ValueId tilesM32 = to32(tilesM);
+    ValueId span = i32(t.groupM * tilesN);
+    ValueId group = op(IndexOp::Div, u32, span);
+    ValueId firstM = b.mul(group, i32(t.groupM), "firstM");
+    ValueId left = op(IndexOp::Sub, tilesM32, firstM);
+    kir::MathOp min{OpKind::Min, DType::I32, DType::I32};
+    ValueId groupRows = b.math(min, {left, i32(t.groupM)}, "groupRows");
+    ValueId inGroup = op(IndexOp::Rem, u32, groupRows);
+    ValueId row = b.add(firstM, inGroup);
+    ValueId m0 = b.mul(row, i32(t.bm), "m0");
+    ValueId within = op(IndexOp::Rem, u32, span);
+    ValueId column = op(IndexOp::Div, within, groupRows);
+    ValueId n0 = b.mul(column, i32(t.bn), "n0");
+    at.m0 = to64(m0);
+    at.n0 = to64(n0);
+    // A is one input for every chain; B is chain g's (chain < g + 1 picks it).
+    at.a = params[plan.a.sources.front().input];
+    const std::vector<Source> &bs = plan.b.sources;
+    at.b = params[bs.back().input];
+    for (size_t g = bs.size() - 1; g-- > 0;) {
+      if (bs[g].input == bs.back().input)
+        continue;
+      ValueId pick = b.less(at.chain, i32(int64_t(g) + 1));
+      at.b = b.select(pick, params[bs[g].input], at.b, "b");
+    }
+    at.aBase = batchOffset(plan.a, at.z);
+    at.bBase = batchOffset(plan.b, at.z);
+    return at;
+  }
+
+  ValueId batchOffset(const Matrix &x, ValueId z) {
+    ValueId sum = kNone;
+    for (const BatchTerm &term : x.batchOffset) {
+      ValueId coord = term.outer == 1 ? z : op(IndexOp::Div, z, i64(term.outer));
+      if (term.size)
+        coord = op(IndexOp::Rem, coord, i64(term.size));
+      ValueId scaled = b.mul(coord, i64(term.stride));
+      sum = sum == kNone ? scaled : b.add(sum, scaled);
+    }
+    return sum == kNone ? i64(0) : sum;
+  }
+
+  /// `x`, of computeType(src.stored), converted through the prologue casts; with `dropLast`,
+  /// the last cast (to an f16/bf16 the caller rounds to anyway) is left out when that changes
+  /// nothing.
+  ValueId castThrough(const Source &src, ValueId x, bool dropLast) {
+    size_t n = src.casts.size();
+    if (dropLast && n > 0 && (n >= 2 ? src.casts[n - 2] : src.stored) != DType::F64)
+      --n;
+    DType from = src.stored;
+    for (size_t i = 0; i < n; ++i) {
+      x = b.math({OpKind::Cast, from, src.casts[i]}, {x}, "");
+      from = src.casts[i];
+    }
+    return x;
+  }
+
+  // ---- the epilogue ----
+
+  /// The element of a value of the trailing dims `sizes` of the result (0: symbolic, where only
+  /// `== 1` is asked), broadcast to the result, at (row, col) of the result seen as rows x N.
+  ValueId operandIndex(const std::vector<int64_t> &sizes, ValueId row, ValueId col) {
+    const std::vector<Extent> &dims = plan.dims;
+    size_t r = dims.size(), lead = r - sizes.size();
+    auto moves = [&](size_t a) { return a >= lead && sizes[a - lead] != 1; };
+    std::vector<Extent> stride(r); // the value's elements a step along axis a
+    Extent after;
+    for (size_t a = r; a-- > 0;) {
+      stride[a] = after;
+      if (moves(a))
+        after = after * dims[a];
+    }
+    auto scaled = [&](ValueId x, const Extent &s) {
+      return s.isStatic() && s.factor == 1 ? x : b.mul(x, extent(s));
+    };
+    std::vector<ValueId> terms;
+    if (moves(r - 1))
+      terms.push_back(col);
+    bool all = r >= 2, none = true;
+    for (size_t a = 0; a + 1 < r; ++a) {
+      all = all && moves(a);
+      none = none && !moves(a);
+    }
+    if (all)
+      terms.push_back(scaled(row, stride[r - 2]));
+    for (size_t a = 0; !all && !none && a + 1 < r; ++a) {
+      if (!moves(a))
+        continue;
+      Extent inner;
+      for (size_t d = a + 1; d + 1 < r; ++d)
+        inner = inner * dims[d];
+      ValueId coord = a + 2 == r ? row : op(IndexOp::Div, row, extent(inner));
+      if (a > 0)
+        coord = op(IndexOp::Rem, coord, extent(dims[a]));
+      terms.push_back(scaled(coord, stride[a]));
+    }
+    if (terms.empty())
+      return i64(0);
+    ValueId sum = terms.front();
+    for (size_t i = 1; i < terms.size(); ++i)
+      sum = b.add(sum, terms[i]);
+    return sum;
+  }
+
+  /// Chain g's epilogue of one element: the values of the kernel results it stores (compute
+  /// types), from the accumulator `acc` of (row, col).
+  std::vector<ValueId> chainValues(unsigned g, ValueId acc, ValueId row, ValueId col) {
+    const Chain &chain = plan.chains[g];
+    std::map<const Value *, ValueId> value;
+    ValueId sum = acc;
+    if (chain.bias) {
+      const Source &bias = *chain.bias;
+      ValueId raw = b.load(params[bias.input], col, 1, "");
+      ValueId wide = b.widen(bias.stored, raw, "v_bias");
+      ValueId cast = castThrough(bias, wide, false);
+      ValueId inAcc = b.math({OpKind::Cast, bias.type(), plan.acc}, {cast}, "");
+      sum = b.math({OpKind::Add, plan.acc, plan.acc}, {acc, inAcc}, "");
+    }
+    // The contraction's value, rounded to its dtype: what the reference stores.
+    const Value *anchor = chain.anchor->result();
+    value[anchor] = b.math({OpKind::Cast, plan.acc, plan.result}, {sum}, "v_" + anchor->name());
+    for (const Op *o : chain.ops) {
+      std::string name = "v_" + o->result()->name();
+      if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {
+        value[o->result()] = b.literal(o->getDense("value"), name);
+      } else if (o->kind() == OpKind::Const) {
+        const DenseData &d = o->getDense("value");
+        ValueId index = operandIndex({d.shape.begin(), d.shape.end()}, row, col);
+        ValueId table = b.tableAddress(tables.at(o));
+        value[o->result()] = b.load(table, index, 1, name);
+      } else {
+        std::vector<ValueId> args;
+        for (const Value *v : o->operands()) {
+          if (!value.count(v))
+            value[v] = loadInput(v, row, col);
+          args.push_back(value[v]);
+        }
+        value[o->result()] = b.math(kir::mathOf(*o), args, name);
+      }
+    }
+    std::vector<ValueId> results;
+    for (unsigned j : chain.results)
+      results.push_back(value.at(plan.body->outputs()[j]));
+    return results;
+  }
+
+  /// Kernel input `v` of the epilogue at (row, col), in its compute type.
+  ValueId loadInput(const Value *v, ValueId row, ValueId col) {
+    FUSEC_ASSERT(v->isGraphInput(), "epilogue value used before it is computed");
+    DType dt = v->type().dtype;
+    ValueId index = operandIndex(sizesOrZero(v->type().shape), row, col);
+    std::string name = "v_" + v->name();
+    bool same = kir::storageType(dt) == kir::computeType(dt);
+    ValueId raw = b.load(params[v->index()], index, 1, same ? name : "");
+    return b.widen(dt, raw, name);
+  }
+
+  /// Four elements of type `t` from src[from] to dst[to]: one vector when they fit 16 bytes.
+  void copyFour(ValueId dst, ValueId to, ValueId src, ValueId from, DType t) {
+    if (dtypeSize(t) * 4 <= 16) {
+      ValueId four = b.load(src, from, 4);
+      return b.store(dst, to, four, 4);
+    }
+    for (int q = 0; q < 4; ++q) {
+      ValueId x = b.load(src, b.add(from, b.constant(k.typeOf(from).elem, q)), 1);
+      ValueId at = b.add(to, b.constant(k.typeOf(to).elem, q));
+      b.store(dst, at, x);
+    }
+  }
+
+  /// Chain g's epilogue on the four elements (row, col + q), q < 4, whose accumulators are
+  /// tileC[first + q]: stored at once when N % 4 == 0, else each checked against N.
+  void epilogueQuad(unsigned g, ValueId tileC, ValueId first, ValueId row, ValueId col) {
+    const Chain &chain = plan.chains[g];
+    ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
+    auto resultType = [&](size_t r) { return plan.kernel->result(chain.results[r])->type().dtype; };
+    auto output = [&](size_t r) { return params[plan.kernel->numOperands() + chain.results[r]]; };
+    ValueId zero = i64(0), four = i64(4), one = i64(1);
+    if (plan.n % 4 != 0) {
+      b.forLoop(zero, four, one, "q", -1, [&](ValueId q) {
+        ValueId colQ = b.add(col, q);
+        b.ifThenElse(b.less(colQ, i64(plan.n)), [&] {
+          ValueId c = b.load(tileC, b.add(first, to32(q)), 1, "c");
+          std::vector<ValueId> v = chainValues(g, c, row, colQ);
+          for (size_t r = 0; r < v.size(); ++r) {
+            ValueId narrow = b.narrow(resultType(r), v[r]);
+            b.store(output(r), b.add(at, q), narrow);
+          }
+        });
+      });
+      return;
+    }
+    ValueId sums = b.localArray(plan.acc, 4, "c");
+    copyFour(sums, zero, tileC, first, plan.acc); // first is a multiple of 4
+    std::vector<ValueId> quads;
+    for (size_t r = 0; r < chain.results.size(); ++r) {
+      std::string name = "e" + std::to_string(chain.results[r]);
+      quads.push_back(b.localArray(kir::storageType(resultType(r)), 4, name));
+    }
+    b.forLoop(zero, four, one, "q", -1, [&](ValueId q) {
+      ValueId c = b.load(sums, q, 1, "c");
+      ValueId colQ = b.add(col, q);
+      std::vector<ValueId> v = chainValues(g, c, row, colQ);
+      for (size_t r = 0; r < v.size(); ++r) {
+        ValueId narrow = b.narrow(resultType(r), v[r]);
+        b.store(quads[r], q, narrow);
+      }
+    });
+    for (size_t r = 0; r < quads.size(); ++r)
+      copyFour(output(r), at, quads[r], zero, kir::storageType(resultType(r)));
+  }
+
+  /// The bm x bn accumulators in tileC (row stride ldc), four columns a thread, through each
+  /// element's chain epilogue into the results.
+  void epilogueLoop(ValueId tileC, int ldc, const TileAt &at) {
+    int quadsPerRow = t.bn / 4;
+    b.forLoop(tidWide, i64(int64_t(t.bm) * t.bn / 4), i64(t.threads()), "i", 1, [&](ValueId i) {
+      ValueId i32v = to32(i);
+      ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
+      ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), i32(4), "c");
+      ValueId m = b.add(at.m0, to64(r), "m");
+      ValueId col = b.add(at.n0, to64(c), "col");
+      ValueId inRows = b.less(m, rowsM);
+      ValueId inCols = b.less(col, i64(plan.n));
+      b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
+        ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
+        ValueId first = b.add(b.mul(r, i32(ldc)), c, "first");
+        // chain < g + 1 in the else of chain < g: chain g.
+        std::function<void(unsigned)> chainFrom = [&](unsigned g) {
+          if (g + 1 == plan.chains.size())
+            return epilogueQuad(g, tileC, first, row, col);
+          b.ifThenElse(
+              b.less(at.chain, i32(g + 1)), [&] { epilogueQuad(g, tileC, first, row, col); },
+              [&] { chainFrom(g + 1); });
+        };
+        chainFrom(0);
+      });
+    });
+  }
+
+  /// A local array of `count` accumulators, zeroed.
+  ValueId zeroedAccumulators(int count) {
+    ValueId acc = b.localArray(plan.acc, unsigned(count), "acc");
+    ValueId zero = b.literal(zeros(plan.acc), "");
+    loop(count, "e", -1, [&](ValueId e) { b.store(acc, e, zero); });
+    return acc;
+  }
+
+  // ---- the tensor-core kernel ----
+
+  /// The byte offset of chunk `chunk` of row `row` in a swizzled tile of `chunks` chunks a row
+  /// (a power of two >= 2).
+  ValueId swizzle(ValueId row, ValueId chunk, int chunks) {
+    ValueId s = chunks >= 8   ? op(IndexOp::And, row, i32(7))
+                : chunks == 4 ? op(IndexOp::And, op(IndexOp::Shr, row, i32(1)), i32(3))
+                              : op(IndexOp::And, op(IndexOp::Shr, row, i32(2)), i32(1));
+    ValueId x = op(IndexOp::Xor, chunk, s);
+    ValueId at = b.add(b.mul(row, i32(chunks)), x);
+    return b.mul(at, i32(16));
+  }
+
+  // Note [Fragment addresses]
+  // A lane's ldmatrix address for k16 slice kk and m16 block mi (or n16 pair nj) is its address
+  // for kk = mi = 0 with the chunk index XORed by 2 * mi (or 2 * kk, when the slices run along
+  // the chunks) and the rows moved by a constant: the swizzle XORs only the low three chunk bits
+  // with the row's low three bits, which the slice and block steps (multiples of 8 rows, 2
+  // chunks) leave alone, and the steps never carry into the swizzled bits. So each lane computes
+  // one offset per operand (aLane, bLane) and every fragment address is `stage + (lane offset ^
+  // constant) + constant`: few registers live across the main loop (+3%, and no spills).
+
+  /// One lane's byte offset of A's (or B's) first fragment in a stage.
+  ValueId laneOffset(bool isA) {
+    const Matrix &x = isA ? plan.a : plan.b;
+    int chunks = x.kMajor ? t.bk / 8 : (isA ? t.bm : t.bn) / 8;
+    ValueId low7 = op(IndexOp::And, lane, i32(7));
+    ValueId high = op(IndexOp::Shr, lane, i32(4));
+    ValueId bit3 = op(IndexOp::And, op(IndexOp::Shr, lane, i32(3)), i32(1));
+    ValueId row, chunk;
+    if (isA && x.kMajor) {
+      row = b.add(warpRow, op(IndexOp::And, lane, i32(15)));
+      chunk = high;
+    } else if (isA) {
+      row = b.add(low7, b.mul(high, i32(8)));
+      chunk = b.add(op(IndexOp::Div, warpRow, i32(8)), bit3);
+    } else if (x.kMajor) {
+      row = b.add(warpCol, b.add(low7, b.mul(high, i32(8))));
+      chunk = bit3;
+    } else {
+      row = b.add(low7, b.mul(bit3, i32(8)));
+      chunk = b.add(op(IndexOp::Div, warpCol, i32(8)), high);
+    }
+    ValueId offset = swizzle(row, chunk, chunks);
+    b.rename(offset, isA ? "aLane" : "bLane");
+    return offset;
+  }
+
+  Loader loader(bool isA) {
+    Loader l;
+    l.x = isA ? &plan.a : &plan.b;
+    int mn = isA ? t.bm : t.bn;
+    l.rows = l.x->kMajor ? mn : t.bk;
+    l.chunks = (l.x->kMajor ? t.bk : mn) / 8;
+    l.step = t.threads() / l.chunks;
+    l.perThread = l.rows * l.chunks / t.threads();
+    l.offset = isA ? 0 : aBytes;
+    Extent e = l.x->kMajor ? l.x->outer : Extent{l.x->inner, {}};
+    l.edge = !e.isStatic() || e.factor % mn != 0;
+    std::string p = isA ? "a" : "b";
+    l.row0 = op(IndexOp::Div, tid, i32(l.chunks), p + "Row");
+    l.chunk = op(IndexOp::Rem, tid, i32(l.chunks), p + "Chunk");
+    if (!l.x->async) {
+      DType stored = kir::storageType(l.x->sources.front().stored);
+      l.regs = b.localArray(stored, l.perThread * 8, "r" + p);
+    }
+    return l;
+  }
+
+  /// This thread's first source element and its bound in the tile at `at`.
+  void startTile(Loader &l, const TileAt &at) {
+    bool isA = &l == &la;
+    std::string p = isA ? "a" : "b";
+    l.ptr = isA ? at.a : at.b;
+    ValueId mn0 = isA ? at.m0 : at.n0;
+    ValueId base = isA ? at.aBase : at.bBase;
+    ValueId inner = i64(l.x->inner);
+    ValueId first = to64(b.mul(l.chunk, i32(8)));
+    ValueId row = to64(l.row0);
+    if (l.x->kMajor) { // rows along M (or N), chunks along K
+      ValueId at0 = b.add(b.mul(b.add(mn0, row), inner), first);
+      l.src = b.add(base, at0, p + "Src");
+      if (l.edge) {
+        ValueId left = op(IndexOp::Sub, extent(l.x->outer), mn0);
+        kir::MathOp min{OpKind::Min, DType::I64, DType::I64};
+        ValueId rows = b.math(min, {left, i64(l.rows)}, "");
+        l.bound = op(IndexOp::Sub, to32(rows), l.row0, p + "Rows");
+      }
+      return;
+    }
+    l.column = b.add(mn0, first);
+    ValueId at0 = b.add(b.mul(row, inner), l.column);
+    l.src = b.add(base, at0, p + "Src");
+    if (l.edge) {
+      l.bound = b.less(l.column, inner);
+      b.rename(l.bound, p + "Cols");
+    }
+  }
+
+  /// Whether chunk j at K step kt (i32) is inside the operand; kNone: always.
+  ValueId inside(const Loader &l, ValueId j, ValueId kt) {
+    ValueId ok = kNone;
+    if (l.edge)
+      ok = l.x->kMajor ? b.less(b.mul(j, i32(l.step)), l.bound) : l.bound;
+    if (plan.k % t.bk != 0) { // the K tail: along the chunks, or down the rows
+      ValueId k0 = b.mul(kt, i32(t.bk));
+      ValueId at = l.x->kMajor ? b.add(k0, b.mul(l.chunk, i32(8)))
+                               : b.add(b.add(k0, l.row0), b.mul(j, i32(l.step)));
+      ok = both(ok, b.less(at, i32(plan.k)));
+    }
+    return ok;
+  }
+
+  /// The source element of chunk j (i32) at K step kt (i64).
+  ValueId sourceIndex(const Loader &l, ValueId j, ValueId kt) {
+    ValueId rows = b.mul(to64(j), i64(int64_t(l.step) * l.x->inner));
+    int64_t kStep = l.x->kMajor ? t.bk : int64_t(t.bk) * l.x->inner;
+    return b.add(b.add(l.src, rows), b.mul(kt, i64(kStep)));
+  }
+
+  /// The stage byte chunk j (i32) goes to.
+  ValueId destination(const Loader &l, ValueId stage, ValueId j) {
+    ValueId row = b.add(l.row0, b.mul(j, i32(l.step)));
+    ValueId at = swizzle(row, l.chunk, l.chunks);
+    return b.add(b.add(stage, i32(l.offset)), at);
+  }
+
+  /// Starts loading the tiles of K step kt (i64) into the stage at byte `stage` (i32): cp.async
+  /// copies, or fetches into registers.
+  void issueLoads(ValueId stage, ValueId kt) {
+    ValueId kt32 = to32(kt);
+    for (Loader *l : {&la, &lb}) {
+      loop(l->perThread, "j", -1, [&](ValueId jWide) {
+        ValueId j = to32(jWide);
+        if (!l->x->async)
+          return fetchChunk(*l, j, kt);
+        ValueId ok = inside(*l, j, kt32);
+        ValueId src = sourceIndex(*l, j, kt);
+        ValueId dst = destination(*l, stage, j);
+        if (ok == kNone)
+          ok = b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), "");
+        b.copyAsync(smem, dst, l->ptr, src, ok);
+      });
+    }
+  }
+
+  /// Chunk j of K step kt into the registers: 16-byte loads when the rows are whole chunks, else
+  /// element by element; zeros outside the operand.
+  void fetchChunk(const Loader &l, ValueId j, ValueId kt) {
+    DType stored = l.x->sources.front().stored;
+    ValueId zero = b.narrow(stored, b.literal(zeros(stored), ""));
+    ValueId ok = inside(l, j, to32(kt));
+    ValueId src = sourceIndex(l, j, kt);
+    ValueId slot = b.mul(to64(j), i64(8));
+    auto zeroFill = [&](ValueId at) { b.store(l.regs, at, zero); };
+    if (l.x->inner % 8 == 0) {
+      unsigned lanes = 16 / dtypeSize(stored);
+      auto load = [&] {
+        for (unsigned v = 0; v < 8 / lanes; ++v) {
+          ValueId x = b.load(l.ptr, b.add(src, i64(v * lanes)), lanes);
+          b.store(l.regs, b.add(slot, i64(v * lanes)), x, lanes);
+        }
+      };
+      if (ok == kNone)
+        return load();
+      return b.ifThenElse(ok, load, [&] {
+        for (int e = 0; e < 8; ++e)
+          zeroFill(b.add(slot, i64(e)));
+      });
+    }
+    // The chunk's first column: along K, or along M (or N).
+    ValueId col = l.column;
+    if (l.x->kMajor) {
+      ValueId k0 = b.mul(kt, i64(t.bk));
+      col = b.add(k0, to64(b.mul(l.chunk, i32(8))));
+    }
+    loop(8, "e", -1, [&](ValueId e) {
+      ValueId inRow = b.less(b.add(col, e), i64(l.x->inner));
+      ValueId okE = both(ok, inRow);
+      ValueId at = b.add(slot, e);
+      b.ifThenElse(
+          okE,
+          [&] {
+            ValueId x = b.load(l.ptr, b.add(src, e), 1);
+            b.store(l.regs, at, x);
+          },
+          [&] { zeroFill(at); });
+    });
+  }
+
+  /// The fetched registers, converted (the prologue casts), packed into operand-dtype pairs and
+  /// stored into the stage at `stage`.
+  void stageRegisters(ValueId stage) {
+    for (Loader *l : {&la, &lb}) {
+      if (l->x->async)
+        continue;
+      const Source &src = l->x->sources.front();
+      loop(l->perThread, "j", -1, [&](ValueId jWide) {
+        ValueId j = to32(jWide);
+        ValueId slot = b.mul(jWide, i64(8));
+        ValueId w = b.localArray(DType::I32, 4, "w");
+        for (int h = 0; h < 4; ++h) {
+          ValueId pair[2];
+          for (int e = 0; e < 2; ++e) {
+            ValueId raw = b.load(l->regs, b.add(slot, i64(2 * h + e)), 1);
+            ValueId wide = b.widen(src.stored, raw, "");
+            pair[e] = castThrough(src, wide, true);
+          }
+          ValueId packed = b.pack(plan.operand, pair[0], pair[1]);
+          b.store(w, i64(h), packed);
+        }
+        ValueId chunk = b.load(w, i64(0), 4);
+        ValueId dst = destination(*l, stage, j);
+        b.store(words, op(IndexOp::Shr, dst, i32(2)), chunk, 4);
+      });
+    }
+  }
+
+  /// The byte offset of the stage of K step `kt` (i32).
+  ValueId stageOf(ValueId kt) {
+    ValueId slot = op(IndexOp::Rem, kt, i32(t.stages));
+    return b.mul(slot, i32(stageBytes), "stage");
+  }
+
+  // Registers fetched at step kt are stored into their stage at the top of step kt + 1, after a
+  // whole step of math has hidden the loads' latency: the tile fetched last is K step kt +
+  // stages - 2, whose stage was last read at step kt - 2 (stages >= 3).
+  void mainLoop() {
+    int stages = t.stages;
+    bool registers = !plan.a.async || !plan.b.async;
+    ValueId steps = i64(kTiles);
+    loop(stages - 1, "kt", 1, [&](ValueId kt) {
+      b.ifThenElse(b.less(kt, steps), [&] {
+        ValueId stage = b.mul(to32(kt), i32(stageBytes), "stage");
+        issueLoads(stage, kt);
+        if (registers)
+          b.ifThenElse(b.less(kt, i64(stages - 2)), [&] { stageRegisters(stage); });
+      });
+      b.commitAsync();
+    });
+    b.forLoop(i64(0), steps, i64(1), "kt", 1, [&](ValueId kt) {
+      b.waitAsync(unsigned(stages - 2));
+      b.barrier();
+      ValueId kt32 = to32(kt);
+      if (registers) {
+        ValueId fetched = b.add(kt32, i32(stages - 2));
+        b.ifThenElse(b.less(fetched, i32(kTiles)), [&] { stageRegisters(stageOf(fetched)); });
+      }
+      ValueId next = b.add(kt, i64(stages - 1), "next");
+      b.ifThenElse(b.less(next, steps), [&] { issueLoads(stageOf(to32(next)), next); });
+      b.commitAsync();
+      stageMath(stageOf(kt32));
+    });
+    b.waitAsync(0);
+    b.barrier(); // the accumulator tile reuses the stages
+  }
+
+  /// The math of one stage: bk/16 slices of ldmatrix + mma (Note [Fragment addresses]).
+  void stageMath(ValueId stage) {
+    ValueId stageB = b.add(stage, i32(aBytes));
+    loop(t.bk / 16, "kk", -1, [&](ValueId kkWide) {
+      ValueId kk = to32(kkWide);
+      ValueId fa = b.localArray(DType::I32, unsigned(mi * 4), "fa");
+      ValueId fb = b.localArray(DType::I32, unsigned(ni * 2), "fb");
+      // The x4 fragments of A's m16 blocks (B's n16 pairs): base + (lane ^ 32 xored) + step.
+      auto load = [&](const Matrix &x, ValueId base, ValueId laneOff, int count, int mn,
+                      ValueId frags, const char *name) {
+        loop(count, name, -1, [&](ValueId i) {
+          ValueId i32v = to32(i);
+          ValueId xored = x.kMajor ? kk : i32v, stepped = x.kMajor ? i32v : kk;
+          int stepBytes = 16 * (x.kMajor ? t.bk : mn) * 2;
+          ValueId swizzled = op(IndexOp::Xor, laneOff, b.mul(xored, i32(32)));
+          ValueId moved = b.mul(stepped, i32(stepBytes));
+          ValueId at = b.add(b.add(base, swizzled), moved);
+          ValueId r = b.loadMatrix(smem, at, !x.kMajor);
+          b.store(frags, b.mul(i, i64(4)), r, 4);
+        });
+      };
+      load(plan.a, stage, aLane, mi, t.bm, fa, "mi");
+      load(plan.b, stageB, bLane, ni / 2, t.bn, fb, "nj");
+      loop(mi, "mi", -1, [&](ValueId m) {
+        loop(ni, "ni", -1, [&](ValueId n) {
+          ValueId fragA = b.load(fa, b.mul(m, i64(4)), 4);
+          ValueId fragB = b.load(fb, b.mul(n, i64(2)), 2);
+          ValueId slot = b.mul(b.add(b.mul(m, i64(ni)), n), i64(4));
+          ValueId c = b.load(acc, slot, 4);
+          ValueId d = b.mma(plan.operand, fragA, fragB, c);
+          b.store(acc, slot, d, 4);
+        });
+      });
+    });
+  }
+
+  /// Each lane's accumulators into the f32 tile (reusing the stages), two adjacent columns at a
+  /// time.
+  ValueId accumulatorsToShared() {
+    int ldc = t.bn + 8; // 8 words of padding keep the stores conflict-free
+    ValueId tileC = b.dynamicShared(DType::F32, "tileC");
+    ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
+    ValueId laneCol = b.mul(op(IndexOp::And, lane, i32(3)), i32(2));
+    loop(mi, "mi", -1, [&](ValueId m) {
+      loop(ni, "ni", -1, [&](ValueId n) {
+        loop(2, "h", -1, [&](ValueId h) {
+          ValueId m32 = to32(m);
+          ValueId n32 = to32(n);
+          ValueId h32 = to32(h);
+          ValueId h8 = b.mul(h32, i32(8));
+          ValueId rowIn = b.add(b.mul(m32, i32(16)), h8);
+          ValueId row = b.add(b.add(warpRow, rowIn), laneRow);
+          ValueId col = b.add(b.add(warpCol, b.mul(n32, i32(8))), laneCol);
+          ValueId h2 = b.mul(h, i64(2));
+          ValueId slot = b.add(b.mul(b.add(b.mul(m, i64(ni)), n), i64(4)), h2);
+          ValueId pair = b.load(acc, slot, 2);
+          b.store(tileC, b.add(b.mul(row, i32(ldc)), col), pair, 2);
+        });
+      });
+    });
+    b.barrier();
+    return tileC;
+  }
+
+  /// Builds the tensor-core kernel; returns its shared-memory bytes.
+  int tensorCoreKernel() {
+    int wm = t.bm / t.warpsM, wn = t.bn / t.warpsN;
+    mi = wm / 16;
+    ni = wn / 8;
+    aBytes = t.bm * t.bk * 2;
+    stageBytes = aBytes + t.bn * t.bk * 2;
+    kTiles = int((plan.k + t.bk - 1) / t.bk);
+    // The stages are addressed in bytes: ldmatrix and cp.async take byte addresses, and the
+    // fragment steps stay constants (Note [Fragment addresses]).
+    smem = b.dynamicShared(DType::I8, "smem");
+    if (!plan.a.async || !plan.b.async)
+      words = b.dynamicShared(DType::I32, "smemWords");
+    tidWide = b.special(kir::Special::TidX);
+    tid = to32(tidWide, "tid");
+    lane = op(IndexOp::And, tid, i32(31), "lane");
+    ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
+    warpRow = b.mul(op(IndexOp::Div, warp, i32(t.warpsN)), i32(wm), "warpRow");
+    warpCol = b.mul(op(IndexOp::Rem, warp, i32(t.warpsN)), i32(wn), "warpCol");
+    aLane = laneOffset(true);
+    bLane = laneOffset(false);
+    tileSpace();
+    la = loader(true);
+    lb = loader(false);
+    forEachTile([&](const TileAt &at) {
+      startTile(la, at);
+      startTile(lb, at);
+      acc = zeroedAccumulators(mi * ni * 4);
+      mainLoop();
+      epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
+      b.barrier(); // the next tile reuses the stages
+    });
+    return std::max(t.stages * stageBytes, t.bm * (t.bn + 8) * 4);
+  }
+
+  // ---- the SIMT kernel ----
+
+  /// One operand's bk-wide K step from k0 (i64), converted to the accumulator type, into its
+  /// staging array (zeros outside the operand).
+  void stageOperand(bool isA, ValueId k0, const TileAt &at) {
+    const Matrix &x = isA ? plan.a : plan.b;
+    const Source &src = x.sources.front();
+    int mn = isA ? t.bm : t.bn;
+    int rowLen = x.kMajor ? t.bk : mn; // the tile's extent along the contiguous dim
+    int ld = isA ? lda : ldb, offset = isA ? 0 : t.bk * lda;
+    ValueId ptr = isA ? at.a : at.b, base = isA ? at.aBase : at.bBase;
+    ValueId mn0 = isA ? at.m0 : at.n0;
+    ValueId extentMn = isA ? rowsM : i64(plan.n);
+    ValueId zero = b.literal(zeros(plan.acc), "");
+    b.forLoop(tidWide, i64(int64_t(mn) * t.bk), i64(t.threads()), "i", 0, [&](ValueId i) {
+      ValueId i32v = to32(i);
+      ValueId along = op(IndexOp::Rem, i32v, i32(rowLen));
+      ValueId across = op(IndexOp::Div, i32v, i32(rowLen));
+      ValueId kk = x.kMajor ? along : across, mnI = x.kMajor ? across : along;
+      ValueId gk = b.add(k0, to64(kk), "gk");
+      ValueId gmn = b.add(mn0, to64(mnI), "gmn");
+      ValueId ok = op(IndexOp::And, b.less(gk, i64(plan.k)), b.less(gmn, extentMn));
+      ValueId dst = b.add(b.add(b.mul(kk, i32(ld)), mnI), i32(offset));
+      b.ifThenElse(
+          ok,
+          [&] {
+            ValueId outer = x.kMajor ? gmn : gk, innerI = x.kMajor ? gk : gmn;
+            ValueId at0 = b.add(b.mul(outer, i64(x.inner)), innerI);
+            ValueId raw = b.load(ptr, b.add(base, at0), 1);
+            ValueId wide = b.widen(src.stored, raw, "");
+            ValueId cast = castThrough(src, wide, false);
+            ValueId v = b.math({OpKind::Cast, src.type(), plan.acc}, {cast}, "");
+            b.store(smem, dst, v);
+          },
+          [&] { b.store(smem, dst, zero); });
+    });
+  }
+
+  void innerProduct(ValueId accum, ValueId tx, ValueId ty) {
+    kir::MathOp mul{OpKind::Mul, plan.acc, plan.acc}, add{OpKind::Add, plan.acc, plan.acc};
+    loop(t.bk, "kk", 2, [&](ValueId kkWide) {
+      ValueId kk = to32(kkWide);
+      ValueId av = b.localArray(plan.acc, unsigned(t.tm), "av");
+      ValueId bv = b.localArray(plan.acc, unsigned(t.tn), "bv");
+      ValueId aRow = b.add(b.mul(kk, i32(lda)), ty);
+      ValueId bRow = b.add(b.add(b.mul(kk, i32(ldb)), tx), i32(t.bk * lda));
+      loop(t.tm, "i", -1, [&](ValueId i) {
+        ValueId at = b.add(aRow, b.mul(to32(i), i32(t.bm / t.tm)));
+        b.store(av, i, b.load(smem, at, 1));
+      });
+      loop(t.tn, "j", -1, [&](ValueId j) {
+        ValueId at = b.add(bRow, b.mul(to32(j), i32(t.bn / t.tn)));
+        b.store(bv, j, b.load(smem, at, 1));
+      });
+      loop(t.tm, "i", -1, [&](ValueId i) {
+        loop(t.tn, "j", -1, [&](ValueId j) {
+          ValueId slot = b.add(b.mul(i, i64(t.tn)), j);
+          ValueId x = b.load(av, i, 1);
+          ValueId y = b.load(bv, j, 1);
+          ValueId p = b.math(mul, {x, y}, "");
+          ValueId s = b.load(accum, slot, 1);
+          b.store(accum, slot, b.math(add, {s, p}, ""));
+        });
+      });
+    });
+  }
+
+  /// Builds the SIMT kernel; returns its shared-memory bytes.
+  int simtKernel() {
+    lda = t.bm + 1; // one element of padding against bank conflicts
+    ldb = t.bn + 1;
+    int ldc = t.bn + 16; // 16 words of padding keep a warp's stores conflict-free
+    smem = b.dynamicShared(plan.acc, "smem");
+    tidWide = b.special(kir::Special::TidX);
+    tid = to32(tidWide, "tid");
+    ValueId tx = op(IndexOp::Rem, tid, i32(t.bn / t.tn), "tx");
+    ValueId ty = op(IndexOp::Div, tid, i32(t.bn / t.tn), "ty");
+    tileSpace();
+    forEachTile([&](const TileAt &at) {
+      ValueId accum = zeroedAccumulators(t.tm * t.tn);
+      b.forLoop(i64(0), i64(plan.k), i64(t.bk), "k0", 1, [&](ValueId k0) {
+        stageOperand(true, k0, at);
+        stageOperand(false, k0, at);
+        b.barrier();
+        innerProduct(accum, tx, ty);
+        b.barrier();
+      });
+      // The accumulators through shared memory (reusing the staging arrays).
+      loop(t.tm, "i", -1, [&](ValueId i) {
+        loop(t.tn, "j", -1, [&](ValueId j) {
+          ValueId row = b.add(ty, b.mul(to32(i), i32(t.bm / t.tm)));
+          ValueId col = b.add(tx, b.mul(to32(j), i32(t.bn / t.tn)));
+          ValueId v = b.load(accum, b.add(b.mul(i, i64(t.tn)), j), 1);
+          b.store(smem, b.add(b.mul(row, i32(ldc)), col), v);
+        });
+      });
+      b.barrier();
+      epilogueLoop(smem, ldc, at);
+      b.barrier(); // the next tile reuses the staging arrays
+    });
+    int elements = std::max(t.bk * (lda + ldb), t.bm * (t.bn + 16));
+    return elements * int(dtypeSize(plan.acc));
+  }
 
   const Plan &plan;
   const TileConfig &t;
@@ -137,871 +913,22 @@ private:
   std::vector<ValueId> params; // by KernelArg index
   std::map<const Op *, unsigned> tables;
   ValueId tid, tidWide, rowsM, numTiles, tilesM;
-  // tensor cores
-  int wm = 0, wn = 0, mi = 0, ni = 0, aBytes = 0, stageBytes = 0, kTiles = 0; // bytes
-  ValueId smem, words, lane, warpRow, warpCol, aLane, bLane, acc, tileCEpilogue;
+  // tensor cores: warp tile in m16 and n8 blocks; sizes in bytes
+  int mi = 0, ni = 0, aBytes = 0, stageBytes = 0, kTiles = 0;
+  ValueId smem, words, lane, warpRow, warpCol, aLane, bLane, acc;
   Loader la, lb;
   // SIMT: the staging arrays' row lengths
   int lda = 0, ldb = 0;
 };
 
-std::string tensorCoreSchedule(const Plan &plan) {
-  const TileConfig &t = plan.tile;
-  std::ostringstream how;
-  how << "tensor cores (mma.sync m16n8k16 " << dtypeName(plan.operand) << ", f32 accumulate); tile "
-      << t.bm << "x" << t.bn << "x" << t.bk << ", " << t.warpsM * t.warpsN << " warps of "
-      << t.bm / t.warpsM << "x" << t.bn / t.warpsN << ", " << t.stages << " stages; A "
-      << (plan.a.async ? "cp.async" : "registers") << ", B "
-      << (plan.b.async ? "cp.async" : "registers");
-  return how.str();
-}
-
-std::string simtSchedule(const Plan &plan) {
-  const TileConfig &t = plan.tile;
-  std::ostringstream how;
-  how << "SIMT (" << (plan.acc == DType::F64 ? "double" : "float") << " FMA); tile " << t.bm << "x"
-      << t.bn << "x" << t.bk << ", " << t.threads() << " threads of " << t.tm << "x" << t.tn;
-  return how.str();
-}
-
-void GemmBuilder::declareParams() {
-  for (const KernelArg &a : plan.args) {
-    if (!a.isPointer()) {
-      params.push_back(b.param(a.name, kir::Type::index()));
-      continue;
-    }
-    bool in = a.kind == KernelArg::Kind::Input;
-    DType dt = (in ? plan.kernel->operand(a.index) : plan.kernel->result(a.index))->type().dtype;
-    params.push_back(
-        b.param(a.name, kir::Type::pointer(kir::storageType(dt), kir::Space::Global), in));
-  }
-}
-
-void GemmBuilder::declareTables() {
-  Namer names;
-  for (unsigned g = 0; g < plan.chains.size(); ++g)
-    for (const Op *o : plan.chains[g].ops)
-      if (o->kind() == OpKind::Const && !o->getDense("value").isSplat())
-        tables[o] =
-            b.table(names.fresh(plan.entry + "_g" + std::to_string(g) + "_v_", o->result()->name()),
-                    o->getDense("value"));
-}
-
-ValueId GemmBuilder::always() { return b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), ""); }
-
-ValueId GemmBuilder::extent(const Extent &e) {
-  ValueId v = kir::kNoValue;
-  for (unsigned d : e.dims)
-    v = v == kir::kNoValue ? params[d] : b.mul(v, params[d]);
-  if (v == kir::kNoValue)
-    return i64(e.factor);
-  return e.factor == 1 ? v : b.mul(v, i64(e.factor));
-}
-
-void GemmBuilder::tileSpace() {
-  rowsM = extent(plan.m);
-  ValueId padded = b.add(rowsM, i64(t.bm - 1));
-  tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
-  int64_t tilesN = (plan.n + t.bn - 1) / t.bn;
-  numTiles = b.mul(tilesM, i64(int64_t(plan.chains.size()) * plan.batches * tilesN), "numTiles");
-}
-
-void GemmBuilder::forEachTile(const std::function<void(const TileAt &)> &body) {
-  ValueId first = b.special(kir::Special::CtaidX);
-  ValueId grid = b.special(kir::Special::NctaidX);
-  b.forLoop(first, numTiles, grid, "tile", 0, [&](ValueId tile) { body(decodeTile(tile)); });
-}
-
-TileAt GemmBuilder::decodeTile(ValueId tile) {
-  TileAt at;
-  size_t chains = plan.chains.size();
-  ValueId rest = tile;
-  if (chains > 1) {
-    ValueId c = op(IndexOp::Rem, tile, i64(int64_t(chains)));
-    at.chain = b.convert(DType::I32, c, "chain");
-    rest = op(IndexOp::Div, tile, i64(int64_t(chains)));
-  }
-  int64_t tilesN = (plan.n + t.bn - 1) / t.bn;
-  ValueId u = rest;
-  at.z = i64(0);
-  if (plan.batches > 1) {
-    ValueId perBatch = b.mul(tilesM, i64(tilesN));
-    at.z = op(IndexOp::Div, rest, perBatch, "z");
-    u = op(IndexOp::Rem, rest, perBatch);
-  }
-  ValueId u32 = b.convert(DType::I32, u, "u");
-  ValueId tilesM32 = b.convert(DType::I32, tilesM);
-  ValueId span = i32(t.groupM * tilesN);
-  ValueId group = op(IndexOp::Div, u32, span);
-  ValueId firstM = b.mul(group, i32(t.groupM), "firstM");
-  ValueId left = op(IndexOp::Sub, tilesM32, firstM);
-  ValueId groupRows =
-      b.math({OpKind::Min, DType::I32, DType::I32}, {left, i32(t.groupM)}, "groupRows");
-  ValueId inGroup = op(IndexOp::Rem, u32, groupRows);
-  ValueId row = b.add(firstM, inGroup);
-  at.m0 = b.mul(row, i32(t.bm), "m0");
-  ValueId within = op(IndexOp::Rem, u32, span);
-  ValueId column = op(IndexOp::Div, within, groupRows);
-  at.n0 = b.mul(column, i32(t.bn), "n0");
-  at.m0Wide = b.convert(DType::I64, at.m0);
-  at.n0Wide = b.convert(DType::I64, at.n0);
-  // A is one input for every chain; B is chain g's (chain < g + 1 picks it).
-  at.a = params[plan.a.sources.front().input];
-  const std::vector<Source> &bs = plan.b.sources;
-  at.b = params[bs.back().input];
-  for (size_t g = bs.size() - 1; g-- > 0;) {
-    if (bs[g].input == bs.back().input)
-      continue;
-    ValueId pick = b.less(at.chain, i32(int64_t(g) + 1));
-    at.b = b.select(pick, params[bs[g].input], at.b, "b");
-  }
-  at.aBase = batchOffset(plan.a, at.z);
-  at.bBase = batchOffset(plan.b, at.z);
-  return at;
-}
-
-ValueId GemmBuilder::batchOffset(const Matrix &x, ValueId z) {
-  ValueId sum = kir::kNoValue;
-  for (const gemm::BatchTerm &term : x.batchOffset) {
-    ValueId coord = term.outer == 1 ? z : op(IndexOp::Div, z, i64(term.outer));
-    if (term.size)
-      coord = op(IndexOp::Rem, coord, i64(term.size));
-    ValueId scaled = b.mul(coord, i64(term.stride));
-    sum = sum == kir::kNoValue ? scaled : b.add(sum, scaled);
-  }
-  return sum == kir::kNoValue ? i64(0) : sum;
-}
-
-/// `x`, of computeType(src.stored), converted through the prologue casts;
-/// with `dropLast`, the last cast (to an f16/bf16 the caller rounds to
-/// anyway) is left out when that changes nothing.
-ValueId GemmBuilder::castThrough(const Source &src, ValueId x, bool dropLast) {
-  size_t n = src.casts.size();
-  if (dropLast && n > 0 && (n >= 2 ? src.casts[n - 2] : src.stored) != DType::F64)
-    --n;
-  DType from = src.stored;
-  for (size_t i = 0; i < n; ++i) {
-    x = b.math({OpKind::Cast, from, src.casts[i]}, {x}, "");
-    from = src.casts[i];
-  }
-  return x;
-}
-
-/// The element of a value whose shape has `sizes` (the trailing `rank` dims
-/// of the result, 0 for a symbolic one: only `== 1` is asked), broadcast to
-/// the result, at (row, col) of the result seen as rows x N.
-ValueId GemmBuilder::operandIndex(const std::vector<int64_t> &sizes, size_t rank, ValueId row,
-                                  ValueId col) {
-  const std::vector<Extent> &dims = plan.dims;
-  size_t r = dims.size(), lead = r - rank;
-  auto moves = [&](size_t a) { return a >= lead && sizes[a - lead] != 1; };
-  std::vector<std::vector<Extent>> stride(r);
-  std::vector<Extent> after;
-  for (size_t a = r; a-- > 0;) {
-    stride[a] = after;
-    if (moves(a))
-      after.push_back(dims[a]);
-  }
-  std::vector<ValueId> terms;
-  if (moves(r - 1))
-    terms.push_back(col);
-  bool all = r >= 2, none = true;
-  for (size_t a = 0; a + 1 < r; ++a) {
-    all = all && moves(a);
-    none = none && !moves(a);
-  }
-  auto scaled = [&](ValueId x, const std::vector<Extent> &s) {
-    Extent e;
-    for (const Extent &f : s)
-      e = e * f;
-    return e.isStatic() && e.factor == 1 ? x : b.mul(x, extent(e));
-  };
-  if (all)
-    terms.push_back(scaled(row, stride[r - 2]));
-  for (size_t a = 0; !all && !none && a + 1 < r; ++a) {
-    if (!moves(a))
-      continue;
-    Extent inner;
-    for (size_t d = a + 1; d + 1 < r; ++d)
-      inner = inner * dims[d];
-    ValueId coord = a + 2 == r ? row : op(IndexOp::Div, row, extent(inner));
-    if (a > 0)
-      coord = op(IndexOp::Rem, coord, extent(dims[a]));
-    terms.push_back(scaled(coord, stride[a]));
-  }
-  if (terms.empty())
-    return i64(0);
-  ValueId sum = terms.front();
-  for (size_t i = 1; i < terms.size(); ++i)
-    sum = b.add(sum, terms[i]);
-  return sum;
-}
-
-/// Chain g's epilogue of one element: the values of the kernel results it
-/// stores (compute types), from the accumulator `acc` of (row, col).
-std::vector<ValueId> GemmBuilder::chainValues(unsigned g, ValueId acc, ValueId row, ValueId col) {
-  const Chain &chain = plan.chains[g];
-  std::map<const Value *, ValueId> value;
-  ValueId sum = acc;
-  if (chain.bias) {
-    const Source &bias = *chain.bias;
-    ValueId raw = b.load(params[bias.input], col, 1, "");
-    ValueId wide = b.widen(bias.stored, raw, "v_bias");
-    ValueId cast = castThrough(bias, wide, false);
-    ValueId inAcc = b.math({OpKind::Cast, bias.type(), plan.acc}, {cast}, "");
-    sum = b.math({OpKind::Add, plan.acc, plan.acc}, {acc, inAcc}, "");
-  }
-  // The contraction's value, rounded to its dtype: what the reference stores.
-  const Value *anchor = chain.anchor->result();
-  value[anchor] = b.math({OpKind::Cast, plan.acc, plan.result}, {sum}, "v_" + anchor->name());
-  auto sizesOf = [](const Shape &s) {
-    std::vector<int64_t> sizes;
-    for (const Dim &d : s)
-      sizes.push_back(d.isStatic() ? d.size : 0);
-    return sizes;
-  };
-  for (const Op *o : chain.ops) {
-    const Value *r = o->result();
-    if (o->kind() == OpKind::Const) {
-      const DenseData &d = o->getDense("value");
-      if (d.isSplat()) {
-        value[r] = b.literal(d, "v_" + r->name());
-        continue;
-      }
-      std::vector<int64_t> sizes(d.shape.begin(), d.shape.end());
-      ValueId index = operandIndex(sizes, sizes.size(), row, col);
-      ValueId table = b.tableAddress(tables.at(o));
-      value[r] = b.load(table, index, 1, "v_" + r->name());
-      continue;
-    }
-    std::vector<ValueId> args;
-    for (const Value *v : o->operands()) {
-      if (auto it = value.find(v); it != value.end()) {
-        args.push_back(it->second);
-        continue;
-      }
-      FUSEC_ASSERT(v->isGraphInput(), "epilogue value used before it is computed");
-      DType dt = v->type().dtype;
-      ValueId index = operandIndex(sizesOf(v->type().shape), v->type().rank(), row, col);
-      std::string name = "v_" + v->name();
-      bool same = kir::storageType(dt) == kir::computeType(dt);
-      ValueId raw = b.load(params[v->index()], index, 1, same ? name : "");
-      args.push_back(value[v] = b.widen(dt, raw, name));
-    }
-    value[r] = b.math(kir::mathOf(*o), args, "v_" + r->name());
-  }
-  std::vector<ValueId> results;
-  for (unsigned j : chain.results)
-    results.push_back(value.at(plan.body->outputs()[j]));
-  return results;
-}
-
-/// Chain g's epilogue on the four elements (row, col + q), q < 4, whose
-/// accumulators are tileC[first + q]: stored at once when N % 4 == 0, else
-/// each checked against N.
-void GemmBuilder::epilogueQuad(unsigned g, ValueId tileC, ValueId first, ValueId row, ValueId col) {
-  const Chain &chain = plan.chains[g];
-  ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
-  auto resultType = [&](unsigned j) { return plan.kernel->result(j)->type().dtype; };
-  ValueId zero = i64(0), four = i64(4), one = i64(1);
-  if (plan.n % 4 != 0) {
-    b.forLoop(zero, four, one, "q", -1, [&](ValueId q) {
-      ValueId colQ = b.add(col, q);
-      b.ifThenElse(b.less(colQ, i64(plan.n)), [&] {
-        ValueId c = b.load(tileC, b.add(first, b.convert(DType::I32, q)), 1, "c");
-        std::vector<ValueId> v = chainValues(g, c, row, colQ);
-        for (size_t r = 0; r < v.size(); ++r) {
-          unsigned j = chain.results[r];
-          ValueId narrow = b.narrow(resultType(j), v[r]);
-          b.store(params[plan.kernel->numOperands() + j], b.add(at, q), narrow);
-        }
-      });
-    });
-    return;
-  }
-  // The four accumulators in one load (first is a multiple of 4).
-  ValueId sums = b.localArray(plan.acc, 4, "c");
-  if (dtypeSize(plan.acc) * 4 <= 16) {
-    ValueId all = b.load(tileC, first, 4);
-    b.store(sums, zero, all, 4);
-  } else {
-    for (int q = 0; q < 4; ++q) {
-      ValueId c = b.load(tileC, b.add(first, i32(q)), 1);
-      b.store(sums, i64(q), c);
-    }
-  }
-  std::vector<ValueId> quads;
-  for (unsigned j : chain.results)
-    quads.push_back(b.localArray(kir::storageType(resultType(j)), 4, "e" + std::to_string(j)));
-  b.forLoop(zero, four, one, "q", -1, [&](ValueId q) {
-    ValueId c = b.load(sums, q, 1, "c");
-    ValueId colQ = b.add(col, q);
-    std::vector<ValueId> v = chainValues(g, c, row, colQ);
-    for (size_t r = 0; r < v.size(); ++r) {
-      ValueId narrow = b.narrow(resultType(chain.results[r]), v[r]);
-      b.store(quads[r], q, narrow);
-    }
-  });
-  for (size_t r = 0; r < quads.size(); ++r) {
-    unsigned j = chain.results[r];
-    ValueId out = params[plan.kernel->numOperands() + j];
-    if (dtypeSize(kir::storageType(resultType(j))) * 4 <= 16) {
-      ValueId four = b.load(quads[r], zero, 4);
-      b.store(out, at, four, 4);
-      continue;
-    }
-    for (int q = 0; q < 4; ++q) {
-      ValueId e = b.load(quads[r], i64(q), 1);
-      b.store(out, b.add(at, i64(q)), e);
-    }
-  }
-}
-
-/// The bm x bn accumulators in tileC (row stride ldc), four columns a
-/// thread, through each element's chain epilogue into the results.
-void GemmBuilder::epilogueLoop(ValueId tileC, int ldc, const TileAt &at) {
-  int quadsPerRow = t.bn / 4;
-  b.forLoop(tidWide, i64(int64_t(t.bm) * t.bn / 4), i64(t.threads()), "i", 1, [&](ValueId i) {
-    ValueId i32v = b.convert(DType::I32, i);
-    ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
-    ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), i32(4), "c");
-    ValueId m = b.add(at.m0Wide, b.convert(DType::I64, r), "m");
-    ValueId col = b.add(at.n0Wide, b.convert(DType::I64, c), "col");
-    ValueId inRows = b.less(m, rowsM);
-    ValueId inCols = b.less(col, i64(plan.n));
-    b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
-      ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
-      ValueId first = b.add(b.mul(r, i32(ldc)), c, "first");
-      // chain < g + 1 in the else of chain < g: chain g.
-      std::function<void(unsigned)> chainFrom = [&](unsigned g) {
-        if (g + 1 == plan.chains.size())
-          return epilogueQuad(g, tileC, first, row, col);
-        b.ifThenElse(
-            b.less(at.chain, i32(g + 1)), [&] { epilogueQuad(g, tileC, first, row, col); },
-            [&] { chainFrom(g + 1); });
-      };
-      chainFrom(0);
-    });
-  });
-}
-
-std::vector<std::string> GemmBuilder::comment(const std::string &how) const {
-  const Op &anchor = *plan.chains.front().anchor;
-  std::string operands;
-  for (const Value *v : anchor.operands())
-    operands += (operands.empty() ? "" : ", ") + v->type().str();
-  std::string fused;
-  for (const auto &o : plan.body->ops())
-    if (o->kind() != OpKind::Const)
-      fused += (fused.empty() ? "" : ", ") + std::string(o->name());
-  return {plan.entry + ": gemm kernel, " + std::to_string(plan.chains.size()) + " x " +
-              std::string(anchor.name()) + "(" + operands + ") -> " + anchor.result()->type().str(),
-          how, "fuses: " + fused};
-}
-
-// ---- the tensor-core kernel ----
-
-/// The byte offset of chunk `chunk` of row `row` in a swizzled tile of
-/// `chunks` chunks a row (a power of two >= 2).
-ValueId GemmBuilder::swizzle(ValueId row, ValueId chunk, int chunks) {
-  ValueId s = chunks >= 8   ? op(IndexOp::And, row, i32(7))
-              : chunks == 4 ? op(IndexOp::And, op(IndexOp::Shr, row, i32(1)), i32(3))
-                            : op(IndexOp::And, op(IndexOp::Shr, row, i32(2)), i32(1));
-  ValueId x = op(IndexOp::Xor, chunk, s);
-  ValueId at = b.add(b.mul(row, i32(chunks)), x);
-  return b.mul(at, i32(16));
-}
-
-// Note [Fragment addresses]
-// A lane's ldmatrix address for k16 slice kk and m16 block mi (or n16 pair
-// nj) is its address for kk = mi = 0 with the chunk index XORed by 2 * mi
-// (or 2 * kk, when the slices run along the chunks) and the rows moved by
-// a constant: the swizzle XORs only the low three chunk bits with the row's
-// low three bits, which the slice and block steps (multiples of 8 rows, 2
-// chunks) leave alone, and the steps never carry into the swizzled bits.
-// So each lane computes one offset per operand (aLane, bLane) and every
-// fragment address is `stage + (lane offset ^ constant) + constant`: few
-// registers live across the main loop (+3%, and no spills).
-
-/// One lane's byte offset of A's (or B's) first fragment in a stage.
-ValueId GemmBuilder::laneOffset(bool isA) {
-  const Matrix &x = isA ? plan.a : plan.b;
-  int chunks = x.kMajor ? t.bk / 8 : (isA ? t.bm : t.bn) / 8;
-  ValueId low7 = op(IndexOp::And, lane, i32(7));
-  ValueId high = op(IndexOp::Shr, lane, i32(4));
-  ValueId bit3 = op(IndexOp::And, op(IndexOp::Shr, lane, i32(3)), i32(1));
-  ValueId row, chunk;
-  if (isA && x.kMajor) {
-    row = b.add(warpRow, op(IndexOp::And, lane, i32(15)));
-    chunk = high;
-  } else if (isA) {
-    row = b.add(low7, b.mul(high, i32(8)));
-    chunk = b.add(op(IndexOp::Div, warpRow, i32(8)), bit3);
-  } else if (x.kMajor) {
-    row = b.add(warpCol, b.add(low7, b.mul(high, i32(8))));
-    chunk = bit3;
-  } else {
-    row = b.add(low7, b.mul(bit3, i32(8)));
-    chunk = b.add(op(IndexOp::Div, warpCol, i32(8)), high);
-  }
-  ValueId offset = swizzle(row, chunk, chunks);
-  k.values[offset].name = isA ? "aLane" : "bLane";
-  return offset;
-}
-
-Loader GemmBuilder::loader(bool isA) {
-  Loader l;
-  l.x = isA ? &plan.a : &plan.b;
-  l.mn = isA ? t.bm : t.bn;
-  l.rows = l.x->kMajor ? l.mn : t.bk;
-  l.chunks = (l.x->kMajor ? t.bk : l.mn) / 8;
-  l.step = t.threads() / l.chunks;
-  l.perThread = l.rows * l.chunks / t.threads();
-  l.offset = isA ? 0 : aBytes;
-  Extent e = l.x->kMajor ? l.x->outer : Extent{l.x->inner, {}};
-  l.edge = !e.isStatic() || e.factor % l.mn != 0;
-  std::string p = isA ? "a" : "b";
-  l.row0 = op(IndexOp::Div, tid, i32(l.chunks), p + "Row");
-  l.chunk = op(IndexOp::Rem, tid, i32(l.chunks), p + "Chunk");
-  if (!l.x->async)
-    l.regs = b.localArray(kir::storageType(l.x->sources.front().stored), l.perThread * 8, "r" + p);
-  return l;
-}
-
-/// This thread's first source element and its bound in the tile at `at`.
-void GemmBuilder::startTile(Loader &l, const TileAt &at) {
-  bool isA = &l == &la;
-  std::string p = isA ? "a" : "b";
-  l.ptr = isA ? at.a : at.b;
-  ValueId mn0 = isA ? at.m0Wide : at.n0Wide;
-  ValueId base = isA ? at.aBase : at.bBase;
-  ValueId inner = i64(l.x->inner);
-  ValueId first = b.convert(DType::I64, b.mul(l.chunk, i32(8)));
-  ValueId row = b.convert(DType::I64, l.row0);
-  if (l.x->kMajor) { // rows along M (or N), chunks along K
-    ValueId at0 = b.add(b.mul(b.add(mn0, row), inner), first);
-    l.src = b.add(base, at0, p + "Src");
-    if (l.edge) {
-      ValueId left = op(IndexOp::Sub, extent(l.x->outer), mn0);
-      ValueId rows = b.math({OpKind::Min, DType::I64, DType::I64}, {left, i64(l.rows)}, "");
-      l.bound = op(IndexOp::Sub, b.convert(DType::I32, rows), l.row0, p + "Rows");
-    }
-    return;
-  }
-  l.column = b.add(mn0, first);
-  ValueId at0 = b.add(b.mul(row, inner), l.column);
-  l.src = b.add(base, at0, p + "Src");
-  if (l.edge) {
-    l.bound = b.less(l.column, inner);
-    k.values[l.bound].name = p + "Cols";
-  }
-}
-
-/// Whether chunk j at K step kt (i32) is inside the operand; kNoValue: always.
-ValueId GemmBuilder::inside(const Loader &l, ValueId j, ValueId kt) {
-  ValueId ok = kir::kNoValue;
-  if (l.edge)
-    ok = l.x->kMajor ? b.less(b.mul(j, i32(l.step)), l.bound) : l.bound;
-  if (plan.k % t.bk != 0) { // the K tail: along the chunks, or down the rows
-    ValueId k0 = b.mul(kt, i32(t.bk));
-    ValueId at = l.x->kMajor ? b.add(k0, b.mul(l.chunk, i32(8)))
-                             : b.add(b.add(k0, l.row0), b.mul(j, i32(l.step)));
-    ok = both(ok, b.less(at, i32(plan.k)));
-  }
-  return ok;
-}
-
-/// The source element of chunk j (i32) at K step kt (i64).
-ValueId GemmBuilder::sourceIndex(const Loader &l, ValueId j, ValueId kt) {
-  ValueId rows = b.mul(b.convert(DType::I64, j), i64(int64_t(l.step) * l.x->inner));
-  int64_t kStep = l.x->kMajor ? t.bk : int64_t(t.bk) * l.x->inner;
-  return b.add(b.add(l.src, rows), b.mul(kt, i64(kStep)));
-}
-
-/// The stage byte chunk j (i32) goes to.
-ValueId GemmBuilder::destination(const Loader &l, ValueId stage, ValueId j) {
-  ValueId row = b.add(l.row0, b.mul(j, i32(l.step)));
-  ValueId at = swizzle(row, l.chunk, l.chunks);
-  return b.add(b.add(stage, i32(l.offset)), at);
-}
-
-/// Starts loading the tiles of K step kt (i64) into the stage at byte
-/// `stage` (i32): cp.async copies, or fetches into registers.
-void GemmBuilder::issueLoads(ValueId stage, ValueId kt) {
-  ValueId kt32 = b.convert(DType::I32, kt);
-  for (Loader *l : {&la, &lb}) {
-    b.forLoop(i64(0), i64(l->perThread), i64(1), "j", -1, [&](ValueId jWide) {
-      ValueId j = b.convert(DType::I32, jWide);
-      if (!l->x->async)
-        return fetchChunk(*l, j, kt);
-      ValueId ok = inside(*l, j, kt32);
-      ValueId src = sourceIndex(*l, j, kt);
-      ValueId dst = destination(*l, stage, j);
-      b.copyAsync(smem, dst, l->ptr, src, ok == kir::kNoValue ? always() : ok);
-    });
-  }
-}
-
-/// Chunk j of K step kt into the registers: 16-byte loads when the rows are
-/// whole chunks, else element by element; zeros outside the operand.
-void GemmBuilder::fetchChunk(const Loader &l, ValueId j, ValueId kt) {
-  DType stored = l.x->sources.front().stored;
-  ValueId zero = b.narrow(stored, b.literal(zeros(stored), ""));
-  ValueId ok = inside(l, j, b.convert(DType::I32, kt));
-  ValueId src = sourceIndex(l, j, kt);
-  ValueId slot = b.mul(b.convert(DType::I64, j), i64(8));
-  auto zeroFill = [&](ValueId at) { b.store(l.regs, at, zero); };
-  if (l.x->inner % 8 == 0) {
-    unsigned lanes = 16 / dtypeSize(stored);
-    auto load = [&] {
-      for (unsigned v = 0; v < 8 / lanes; ++v) {
-        ValueId x = b.load(l.ptr, b.add(src, i64(v * lanes)), lanes);
-        b.store(l.regs, b.add(slot, i64(v * lanes)), x, lanes);
-      }
-    };
-    if (ok == kir::kNoValue)
-      return load();
-    return b.ifThenElse(ok, load, [&] {
-      for (int e = 0; e < 8; ++e)
-        zeroFill(b.add(slot, i64(e)));
-    });
-  }
-  // The chunk's first column: along K, or along M (or N).
-  ValueId col = l.column;
-  if (l.x->kMajor) {
-    ValueId k0 = b.mul(kt, i64(t.bk));
-    col = b.add(k0, b.convert(DType::I64, b.mul(l.chunk, i32(8))));
-  }
-  b.forLoop(i64(0), i64(8), i64(1), "e", -1, [&](ValueId e) {
-    ValueId inRow = b.less(b.add(col, e), i64(l.x->inner));
-    ValueId okE = both(ok, inRow);
-    ValueId at = b.add(slot, e);
-    b.ifThenElse(
-        okE,
-        [&] {
-          ValueId x = b.load(l.ptr, b.add(src, e), 1);
-          b.store(l.regs, at, x);
-        },
-        [&] { zeroFill(at); });
-  });
-}
-
-/// The fetched registers, converted (the prologue casts), packed into
-/// operand-dtype pairs and stored into the stage at `stage`.
-void GemmBuilder::stageRegisters(ValueId stage) {
-  for (Loader *l : {&la, &lb}) {
-    if (l->x->async)
-      continue;
-    const Source &src = l->x->sources.front();
-    b.forLoop(i64(0), i64(l->perThread), i64(1), "j", -1, [&](ValueId jWide) {
-      ValueId j = b.convert(DType::I32, jWide);
-      ValueId slot = b.mul(jWide, i64(8));
-      ValueId w = b.localArray(DType::I32, 4, "w");
-      for (int h = 0; h < 4; ++h) {
-        ValueId pair[2];
-        for (int e = 0; e < 2; ++e) {
-          ValueId raw = b.load(l->regs, b.add(slot, i64(2 * h + e)), 1);
-          ValueId wide = b.widen(src.stored, raw, "");
-          pair[e] = castThrough(src, wide, true);
-        }
-        ValueId packed = b.pack(plan.operand, pair[0], pair[1]);
-        b.store(w, i64(h), packed);
-      }
-      ValueId chunk = b.load(w, i64(0), 4);
-      ValueId dst = destination(*l, stage, j);
-      b.store(words, op(IndexOp::Shr, dst, i32(2)), chunk, 4);
-    });
-  }
-}
-
-// Registers fetched at step kt are stored into their stage at the top of
-// step kt + 1, after a whole step of math has hidden the loads' latency:
-// the tile fetched last is K step kt + stages - 2, whose stage was last
-// read at step kt - 2 (stages >= 3).
-void GemmBuilder::mainLoop() {
-  int stages = t.stages;
-  bool registers = !plan.a.async || !plan.b.async;
-  ValueId steps = i64(kTiles);
-  b.forLoop(i64(0), i64(stages - 1), i64(1), "kt", 1, [&](ValueId kt) {
-    b.ifThenElse(b.less(kt, steps), [&] {
-      ValueId stage = b.mul(b.convert(DType::I32, kt), i32(stageBytes), "stage");
-      issueLoads(stage, kt);
-      if (registers)
-        b.ifThenElse(b.less(kt, i64(stages - 2)), [&] { stageRegisters(stage); });
-    });
-    b.commitAsync();
-  });
-  b.forLoop(i64(0), steps, i64(1), "kt", 1, [&](ValueId kt) {
-    b.waitAsync(unsigned(stages - 2));
-    b.barrier();
-    ValueId kt32 = b.convert(DType::I32, kt);
-    if (registers) {
-      ValueId fetched = b.add(kt32, i32(stages - 2));
-      b.ifThenElse(b.less(fetched, i32(kTiles)), [&] {
-        ValueId slot = op(IndexOp::Rem, fetched, i32(stages));
-        stageRegisters(b.mul(slot, i32(stageBytes), "stage"));
-      });
-    }
-    ValueId next = b.add(kt, i64(stages - 1), "next");
-    b.ifThenElse(b.less(next, steps), [&] {
-      ValueId slot = op(IndexOp::Rem, b.convert(DType::I32, next), i32(stages));
-      issueLoads(b.mul(slot, i32(stageBytes), "stage"), next);
-    });
-    b.commitAsync();
-    ValueId slot = op(IndexOp::Rem, kt32, i32(stages));
-    stageMath(b.mul(slot, i32(stageBytes), "stage"));
-  });
-  b.waitAsync(0);
-  b.barrier(); // the accumulator tile reuses the stages
-}
-
-/// The math of one stage: bk/16 slices of ldmatrix + mma (Note [Fragment
-/// addresses]).
-void GemmBuilder::stageMath(ValueId stage) {
-  ValueId zero = i64(0), one = i64(1);
-  ValueId stageB = b.add(stage, i32(aBytes));
-  b.forLoop(zero, i64(t.bk / 16), one, "kk", -1, [&](ValueId kkWide) {
-    ValueId kk = b.convert(DType::I32, kkWide);
-    ValueId fa = b.localArray(DType::I32, unsigned(mi * 4), "fa");
-    ValueId fb = b.localArray(DType::I32, unsigned(ni * 2), "fb");
-    // base + (lane ^ xored * 32) + stepped * stepBytes
-    auto fragment = [&](ValueId base, ValueId laneOff, ValueId xored, ValueId stepped, int step) {
-      ValueId x = op(IndexOp::Xor, laneOff, b.mul(xored, i32(32)));
-      return b.add(b.add(base, x), b.mul(stepped, i32(step)));
-    };
-    b.forLoop(zero, i64(mi), one, "mi", -1, [&](ValueId m) {
-      ValueId m32 = b.convert(DType::I32, m);
-      ValueId at = plan.a.kMajor ? fragment(stage, aLane, kk, m32, 16 * t.bk * 2)
-                                 : fragment(stage, aLane, m32, kk, 16 * t.bm * 2);
-      ValueId r = b.loadMatrix(smem, at, !plan.a.kMajor);
-      b.store(fa, b.mul(m, i64(4)), r, 4);
-    });
-    b.forLoop(zero, i64(ni / 2), one, "nj", -1, [&](ValueId n) {
-      ValueId n32 = b.convert(DType::I32, n);
-      ValueId at = plan.b.kMajor ? fragment(stageB, bLane, kk, n32, 16 * t.bk * 2)
-                                 : fragment(stageB, bLane, n32, kk, 16 * t.bn * 2);
-      ValueId r = b.loadMatrix(smem, at, !plan.b.kMajor);
-      b.store(fb, b.mul(n, i64(4)), r, 4);
-    });
-    b.forLoop(zero, i64(mi), one, "mi", -1, [&](ValueId m) {
-      b.forLoop(zero, i64(ni), one, "ni", -1, [&](ValueId n) {
-        ValueId fragA = b.load(fa, b.mul(m, i64(4)), 4);
-        ValueId fragB = b.load(fb, b.mul(n, i64(2)), 2);
-        ValueId slot = b.mul(b.add(b.mul(m, i64(ni)), n), i64(4));
-        ValueId c = b.load(acc, slot, 4);
-        ValueId d = b.mma(plan.operand, fragA, fragB, c);
-        b.store(acc, slot, d, 4);
-      });
-    });
-  });
-}
-
-/// Each lane's accumulators into the f32 tile (reusing the stages), two
-/// adjacent columns at a time.
-void GemmBuilder::accumulatorsToShared() {
-  int ldc = t.bn + 8; // 8 words of padding keep the stores conflict-free
-  ValueId tileC = b.dynamicShared(DType::F32, "tileC");
-  ValueId zero = i64(0), one = i64(1);
-  ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
-  ValueId laneCol = b.mul(op(IndexOp::And, lane, i32(3)), i32(2));
-  b.forLoop(zero, i64(mi), one, "mi", -1, [&](ValueId m) {
-    b.forLoop(zero, i64(ni), one, "ni", -1, [&](ValueId n) {
-      b.forLoop(zero, i64(2), one, "h", -1, [&](ValueId h) {
-        ValueId m32 = b.convert(DType::I32, m);
-        ValueId n32 = b.convert(DType::I32, n);
-        ValueId h32 = b.convert(DType::I32, h);
-        ValueId rowIn = b.add(b.mul(m32, i32(16)), b.mul(h32, i32(8)));
-        ValueId row = b.add(b.add(warpRow, rowIn), laneRow);
-        ValueId col = b.add(b.add(warpCol, b.mul(n32, i32(8))), laneCol);
-        ValueId slot = b.add(b.mul(b.add(b.mul(m, i64(ni)), n), i64(4)), b.mul(h, i64(2)));
-        ValueId pair = b.load(acc, slot, 2);
-        b.store(tileC, b.add(b.mul(row, i32(ldc)), col), pair, 2);
-      });
-    });
-  });
-  b.barrier();
-  tileCEpilogue = tileC;
-}
-
-void GemmBuilder::tensorCoreKernel() {
-  wm = t.bm / t.warpsM;
-  wn = t.bn / t.warpsN;
-  mi = wm / 16;
-  ni = wn / 8;
-  aBytes = t.bm * t.bk * 2;
-  stageBytes = aBytes + t.bn * t.bk * 2;
-  kTiles = int((plan.k + t.bk - 1) / t.bk);
-  // The stages are addressed in bytes: ldmatrix and cp.async take byte
-  // addresses, and the fragment steps stay constants (Note [Fragment
-  // addresses]).
-  smem = b.dynamicShared(DType::I8, "smem");
-  if (!plan.a.async || !plan.b.async)
-    words = b.dynamicShared(DType::I32, "smemWords");
-  tidWide = b.special(kir::Special::TidX);
-  tid = b.convert(DType::I32, tidWide, "tid");
-  lane = op(IndexOp::And, tid, i32(31), "lane");
-  ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
-  warpRow = b.mul(op(IndexOp::Div, warp, i32(t.warpsN)), i32(wm), "warpRow");
-  warpCol = b.mul(op(IndexOp::Rem, warp, i32(t.warpsN)), i32(wn), "warpCol");
-  aLane = laneOffset(true);
-  bLane = laneOffset(false);
-  tileSpace();
-  la = loader(true);
-  lb = loader(false);
-  forEachTile([&](const TileAt &at) {
-    startTile(la, at);
-    startTile(lb, at);
-    acc = b.localArray(DType::F32, unsigned(mi * ni * 4), "acc");
-    ValueId zero = b.literal(zeros(DType::F32), "");
-    b.forLoop(i64(0), i64(mi * ni * 4), i64(1), "e", -1, [&](ValueId e) { b.store(acc, e, zero); });
-    mainLoop();
-    accumulatorsToShared();
-    epilogueLoop(tileCEpilogue, t.bn + 8, at);
-    b.barrier(); // the next tile reuses the stages
-  });
-}
-
-// ---- the SIMT kernel ----
-
-/// One operand's bk-wide K step from k0 (i64), converted to the accumulator
-/// type, into its staging array (zeros outside the operand).
-void GemmBuilder::stageOperand(bool isA, ValueId k0, const TileAt &at) {
-  const Matrix &x = isA ? plan.a : plan.b;
-  const Source &src = x.sources.front();
-  int mn = isA ? t.bm : t.bn;
-  int rowLen = x.kMajor ? t.bk : mn; // the tile's extent along the contiguous dim
-  int ld = isA ? lda : ldb, offset = isA ? 0 : t.bk * lda;
-  ValueId ptr = isA ? at.a : at.b, base = isA ? at.aBase : at.bBase;
-  ValueId mn0 = isA ? at.m0Wide : at.n0Wide;
-  ValueId extentMn = isA ? rowsM : i64(plan.n);
-  ValueId zero = b.literal(zeros(plan.acc), "");
-  b.forLoop(tidWide, i64(int64_t(mn) * t.bk), i64(t.threads()), "i", 0, [&](ValueId i) {
-    ValueId i32v = b.convert(DType::I32, i);
-    ValueId along = op(IndexOp::Rem, i32v, i32(rowLen));
-    ValueId across = op(IndexOp::Div, i32v, i32(rowLen));
-    ValueId kk = x.kMajor ? along : across, mnI = x.kMajor ? across : along;
-    ValueId gk = b.add(k0, b.convert(DType::I64, kk), "gk");
-    ValueId gmn = b.add(mn0, b.convert(DType::I64, mnI), "gmn");
-    ValueId ok = op(IndexOp::And, b.less(gk, i64(plan.k)), b.less(gmn, extentMn));
-    ValueId dst = b.add(b.add(b.mul(kk, i32(ld)), mnI), i32(offset));
-    b.ifThenElse(
-        ok,
-        [&] {
-          ValueId outer = x.kMajor ? gmn : gk, innerI = x.kMajor ? gk : gmn;
-          ValueId at0 = b.add(b.mul(outer, i64(x.inner)), innerI);
-          ValueId raw = b.load(ptr, b.add(base, at0), 1);
-          ValueId wide = b.widen(src.stored, raw, "");
-          ValueId cast = castThrough(src, wide, false);
-          ValueId v = b.math({OpKind::Cast, src.type(), plan.acc}, {cast}, "");
-          b.store(smem, dst, v);
-        },
-        [&] { b.store(smem, dst, zero); });
-  });
-}
-
-void GemmBuilder::innerProduct(ValueId accum, ValueId tx, ValueId ty) {
-  ValueId zero = i64(0), one = i64(1);
-  kir::MathOp mul{OpKind::Mul, plan.acc, plan.acc}, add{OpKind::Add, plan.acc, plan.acc};
-  b.forLoop(zero, i64(t.bk), one, "kk", 2, [&](ValueId kkWide) {
-    ValueId kk = b.convert(DType::I32, kkWide);
-    ValueId av = b.localArray(plan.acc, unsigned(t.tm), "av");
-    ValueId bv = b.localArray(plan.acc, unsigned(t.tn), "bv");
-    ValueId aRow = b.add(b.mul(kk, i32(lda)), ty);
-    ValueId bRow = b.add(b.add(b.mul(kk, i32(ldb)), tx), i32(t.bk * lda));
-    b.forLoop(zero, i64(t.tm), one, "i", -1, [&](ValueId i) {
-      ValueId at = b.add(aRow, b.mul(b.convert(DType::I32, i), i32(t.bm / t.tm)));
-      b.store(av, i, b.load(smem, at, 1));
-    });
-    b.forLoop(zero, i64(t.tn), one, "j", -1, [&](ValueId j) {
-      ValueId at = b.add(bRow, b.mul(b.convert(DType::I32, j), i32(t.bn / t.tn)));
-      b.store(bv, j, b.load(smem, at, 1));
-    });
-    b.forLoop(zero, i64(t.tm), one, "i", -1, [&](ValueId i) {
-      b.forLoop(zero, i64(t.tn), one, "j", -1, [&](ValueId j) {
-        ValueId slot = b.add(b.mul(i, i64(t.tn)), j);
-        ValueId x = b.load(av, i, 1);
-        ValueId y = b.load(bv, j, 1);
-        ValueId p = b.math(mul, {x, y}, "");
-        ValueId s = b.load(accum, slot, 1);
-        b.store(accum, slot, b.math(add, {s, p}, ""));
-      });
-    });
-  });
-}
-
-void GemmBuilder::simtKernel() {
-  lda = t.bm + 1; // one element of padding against bank conflicts
-  ldb = t.bn + 1;
-  int ldc = t.bn + 16; // 16 words of padding keep a warp's stores conflict-free
-  smem = b.dynamicShared(plan.acc, "smem");
-  tidWide = b.special(kir::Special::TidX);
-  tid = b.convert(DType::I32, tidWide, "tid");
-  ValueId tx = op(IndexOp::Rem, tid, i32(t.bn / t.tn), "tx");
-  ValueId ty = op(IndexOp::Div, tid, i32(t.bn / t.tn), "ty");
-  tileSpace();
-  forEachTile([&](const TileAt &at) {
-    ValueId accum = b.localArray(plan.acc, unsigned(t.tm * t.tn), "acc");
-    ValueId zero = b.literal(zeros(plan.acc), "");
-    b.forLoop(i64(0), i64(t.tm * t.tn), i64(1), "e", -1,
-              [&](ValueId e) { b.store(accum, e, zero); });
-    b.forLoop(i64(0), i64(plan.k), i64(t.bk), "k0", 1, [&](ValueId k0) {
-      stageOperand(true, k0, at);
-      stageOperand(false, k0, at);
-      b.barrier();
-      innerProduct(accum, tx, ty);
-      b.barrier();
-    });
-    // The accumulators through shared memory (reusing the staging arrays).
-    b.forLoop(i64(0), i64(t.tm), i64(1), "i", -1, [&](ValueId i) {
-      b.forLoop(i64(0), i64(t.tn), i64(1), "j", -1, [&](ValueId j) {
-        ValueId row = b.add(ty, b.mul(b.convert(DType::I32, i), i32(t.bm / t.tm)));
-        ValueId col = b.add(tx, b.mul(b.convert(DType::I32, j), i32(t.bn / t.tn)));
-        ValueId v = b.load(accum, b.add(b.mul(i, i64(t.tn)), j), 1);
-        b.store(smem, b.add(b.mul(row, i32(ldc)), col), v);
-      });
-    });
-    b.barrier();
-    epilogueLoop(smem, ldc, at);
-    b.barrier(); // the next tile reuses the staging arrays
-  });
-}
-
-KirKernel GemmBuilder::run() {
-  k.name = plan.entry;
-  std::string schedule = plan.tensorCores ? tensorCoreSchedule(plan) : simtSchedule(plan);
-  k.comment = comment(schedule);
-  k.maxThreads = unsigned(t.threads());
-  // One block an SM: ptxas may use every register (the 64x64 warp tiles
-  // need ~240) rather than cap them for occupancy and spill.
-  k.minBlocks = plan.tensorCores ? 1 : 0;
-  declareParams();
-  declareTables();
-  int sharedBytes;
-  if (plan.tensorCores) {
-    tensorCoreKernel();
-    sharedBytes = std::max(t.stages * stageBytes, t.bm * (t.bn + 8) * 4);
-  } else {
-    simtKernel();
-    int elements = std::max(t.bk * (lda + ldb), t.bm * (t.bn + 16));
-    sharedBytes = elements * int(dtypeSize(plan.acc));
-  }
-  std::optional<LaunchConfig> launch;
-  if (std::optional<int64_t> tiles = gemm::tileCount(plan, t)) {
-    launch = LaunchConfig{};
-    launch->grid[0] = unsigned(std::min<int64_t>(*tiles, 0x7fffffff));
-    launch->block[0] = unsigned(t.threads());
-    launch->sharedBytes = unsigned(sharedBytes);
-  }
-  return KirKernel{std::move(k), plan.args, launch, schedule};
-}
-
 } // namespace
 
-std::optional<KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags) {
+std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
+                                            Diagnostics &diags) {
   Plan plan;
-  if (!gemm::planGemm(kernel, entry, plan, diags))
+  if (!planGemm(kernel, entry, plan, diags))
     return std::nullopt;
   return GemmBuilder(plan).run();
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::gemm

@@ -1,8 +1,7 @@
-// The gemm template: a `kernel` op of template "gemm" (one or more
-// matmul/linear ops sharing their A operand, cast prologues on the
-// operands, pointwise epilogues) built in kir as one kernel: tensor cores
-// (mma.sync) for f16/bf16 operands, a SIMT kernel for f32/f64 ones. See
-// docs/codegen-gemm.md for the kernels, their tiles and their limits.
+// The gemm template: a `kernel` op of template "gemm" (one or more matmul/linear ops sharing their
+// A operand, cast prologues on the operands, pointwise epilogues) built in kir as one kernel:
+// tensor cores (mma.sync) for f16/bf16 operands, SIMT for f32/f64 ones. docs/codegen-gemm.md
+// describes the kernels, their tiles and their limits.
 #pragma once
 
 #include "codegen/templates/Template.h"
@@ -12,16 +11,16 @@
 #include <optional>
 #include <string>
 
-namespace fusec::codegen {
+namespace fusec::gemm {
 
-/// `kernel` (template "gemm") in kir, entry point `entry`; its launch is set
-/// when its shapes are static. Reports an error at the offending op, and
-/// returns nullopt, when the body is not a gemm with cast prologues and a
-/// pointwise epilogue, contracts integers, or has symbolic dims other than
-/// named dims among the rows of an unbatched product; the runtime then runs
-/// the body op by op. A `config` attribute ("bm=128 bn=256 bk=32 warps=2x4
-/// stages=4 group=8" for tensor cores, "bm=128 bn=128 bk=16 thread=8x8" for
-/// SIMT; any subset) overrides the chosen tiles; a malformed one is an error.
-std::optional<KirKernel> buildGemm(const Op &kernel, const std::string &entry, Diagnostics &diags);
+/// `kernel` (template "gemm") in kir, entry point `entry`; its launch is set when its shapes are
+/// static. Reports an error at the offending op, and returns nullopt, when the body is not a gemm
+/// with cast prologues and a pointwise epilogue, contracts integers, or has symbolic dims other
+/// than named dims among the rows of an unbatched product; the runtime then runs the body op by
+/// op. A `config` attribute ("bm=128 bn=256 bk=32 warps=2x4 stages=4 group=8" for tensor cores,
+/// "bm=128 bn=128 bk=16 thread=8x8" for SIMT; any subset) overrides the chosen tiles; a
+/// malformed one is an error.
+std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
+                                            Diagnostics &diags);
 
-} // namespace fusec::codegen
+} // namespace fusec::gemm

@@ -1,25 +1,23 @@
-// Internal to the gemm template: what the analysis of a gemm kernel's body
-// finds (GemmAnalysis.cpp, GemmShapes.cpp) and the tiles (GemmTiles.cpp),
-// all that the kir builder (templates/Gemm.cpp) reads. A body is: cast prologues on the operands, one or
-// more matmul/linear "anchors" sharing their A operand (one chain each), and
-// per chain the pointwise epilogue ops over its result. Every extent is a
-// number, or the product of one and the parameters carrying named dims.
+// Internal to the gemm template: the plan of a gemm kernel, from the analysis of its body
+// (Analysis.cpp) and the choice of tiles (Tiles.cpp); all that the kir builder (Gemm.cpp) reads.
+// A body is: cast prologues on the operands, one or more matmul/linear "anchors" sharing their A
+// operand (one chain each), and per chain the pointwise epilogue ops over its result. Every
+// extent is a number, or the product of one and the parameters carrying named dims.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-namespace fusec::codegen::gemm {
+namespace fusec::gemm {
 
-/// Where a contraction operand (or linear's bias) comes from: kernel input
-/// `input`, stored as `stored`, then cast through `casts` (the prologue).
+/// Where a contraction operand (or linear's bias) comes from: kernel input `input`, stored as
+/// `stored`, then cast through `casts` (the prologue).
 struct Source {
   unsigned input = 0;
   DType stored = DType::F32;
@@ -27,12 +25,10 @@ struct Source {
 
   /// The dtype the contraction sees.
   DType type() const { return casts.empty() ? stored : casts.back(); }
-  bool operator==(const Source &o) const = default;
 };
 
-/// A size: `factor` times the named dims that kernel arguments `dims`
-/// (indices into Plan::args, each a KernelArg::Dim) carry; static when
-/// there are none.
+/// A size: `factor` times the named dims that kernel arguments `dims` (indices into Plan::args,
+/// each a KernelArg::Dim) carry; static when there are none.
 struct Extent {
   int64_t factor = 1;
   std::vector<unsigned> dims;
@@ -45,15 +41,15 @@ struct Extent {
   }
 };
 
-/// One term of a matrix's offset for batch z: (z / outer % size) * stride
-/// elements (size 0: no modulo).
+/// One term of a matrix's offset for batch z: (z / outer % size) * stride elements (size 0: no
+/// modulo).
 struct BatchTerm {
   int64_t outer = 1, size = 0, stride = 0;
 };
 
-/// A matrix operand as laid out in memory, per batch: `outer` rows of
-/// `inner` contiguous elements. A is M x K (kMajor) or K x M; B is N x K
-/// (kMajor: transposed, or linear's weight) or K x N.
+/// A matrix operand as laid out in memory, per batch: `outer` rows of `inner` contiguous
+/// elements. A is M x K (kMajor) or K x M; B is N x K (kMajor: transposed, or linear's weight)
+/// or K x N.
 struct Matrix {
   std::vector<Source> sources; ///< one per chain (A: the same for every chain)
   bool kMajor = true;
@@ -81,7 +77,7 @@ struct TileConfig {
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
 };
 
-/// Everything the writers need about one gemm kernel.
+/// Everything the builder needs about one gemm kernel.
 struct Plan {
   const Op *kernel = nullptr;
   const Graph *body = nullptr;
@@ -99,26 +95,21 @@ struct Plan {
   int64_t n = 0, k = 0;
   bool staticShapes = true;
   TileConfig tile;
-  std::vector<std::string> inputs;  ///< the parameter name of each kernel operand
-  std::vector<std::string> outputs; ///< the parameter name of each kernel result
-  std::vector<KernelArg> args;      ///< inputs, outputs, then the named dims
+  std::vector<KernelArg> args; ///< inputs, outputs, then the named dims
 };
 
-/// analyzeGemm, then the tiles (the kernel's `config` attribute, or the
-/// defaults of GemmTiles.cpp): everything the builder needs.
+/// analyzeGemm, then the tiles (the kernel's `config` attribute, or the defaults of Tiles.cpp).
 bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
 
-/// Fills `plan` from `kernel`'s body: anchors, sources, chains, shapes,
+/// Fills `plan` but for its tiles from `kernel`'s body: anchors, sources, chains, shapes,
 /// parameters. Reports every problem at its op and returns false.
 bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
 
-/// The shapes of `plan` (anchors and sources known): extents, folding of
-/// the batch into the rows, batch offsets, Dim parameters. False after an
-/// error at the first anchor (symbolic dims the template cannot take).
-bool analyzeShapes(Plan &plan, Diagnostics &diags);
-
-/// Output tiles of the whole problem for tiles `t` (chains x batches x
-/// tile rows x tile columns), or nullopt for symbolic rows.
+/// Output tiles of the whole problem for tiles `t` (chains x batches x tile rows x tile
+/// columns), or nullopt for symbolic rows.
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t);
 
-} // namespace fusec::codegen::gemm
+/// "f16[4,8], f16[8,2]": the types of `op`'s operands, for messages and comments.
+std::string operandTypes(const Op &op);
+
+} // namespace fusec::gemm

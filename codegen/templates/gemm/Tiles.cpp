@@ -1,27 +1,16 @@
-// The gemm template's plan: analysis (GemmAnalysis.cpp), then the choice of
-// tiles that the kir builder (templates/Gemm.cpp) builds the tensor-core or
-// the SIMT kernel with.
-//
-// Tiles (docs/codegen-gemm.md has the measurements behind them): for each
-// way the operands are staged, a list of block tiles from largest to
-// smallest; the first that gives every SM of an H100 a tile and is at most
-// twice as wide as N wins. Both operands by cp.async: 128x256x64 with 8
-// warps of 64x64 and 3 stages (about 52% of cuBLAS at 4096^3 on an H100;
-// a warp issues 8 ldmatrix.x4 per 32 mma). A cast operand staged through
-// registers: 256x128 or 128x256 (the converted operand read by fewer
-// blocks) with 4 stages (bk 16 for a cast A: 32 spills). Element-wise loads or f64 sources: 128x128
-// with 8 warps of 64x32, leaving registers for the fetched tile. SIMT: 128x128x16 with 8x8 outputs
-// a thread in f32, 64x64x16 with 4x4 in f64. Every default fits sm_80's 163 KiB of shared memory
-// and assembles without spills. A `config` attribute on the kernel op overrides the choice.
+// The gemm template's tiles: the defaults, or the kernel's `config` attribute, checked.
+// Defaults (docs/codegen-gemm.md has the table and the measurements behind it): for each way the
+// operands are staged, block tiles from largest to smallest; the first that gives every SM of an
+// H100 a tile and is at most twice as wide as N wins. Every default fits sm_80's 163 KiB of
+// shared memory and assembles without spills.
 #include "codegen/templates/gemm/Plan.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
-namespace fusec {
-
-using namespace codegen::gemm;
+namespace fusec::gemm {
 
 namespace {
 
@@ -76,28 +65,24 @@ bool parsePair(const std::string &v, int &x, int &y) {
   return x > 0 && y > 0;
 }
 
-/// Applies "key=value ..." to `t`; false on a malformed entry.
+/// Applies "key=value ..." to `t`; false, with the entry in `bad`, on a malformed one.
 bool parseConfig(const std::string &text, bool tensorCores, TileConfig &t, std::string &bad) {
+  std::map<std::string, int *> sizes = {
+      {"bm", &t.bm}, {"bn", &t.bn}, {"bk", &t.bk}, {"stages", &t.stages}, {"group", &t.groupM}};
   std::istringstream in(text);
   std::string item;
   while (in >> item) {
     size_t eq = item.find('=');
-    std::string key = item.substr(0, eq),
-                value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    int n = std::atoi(value.c_str());
-    bool ok = n > 0;
-    if (key == "bm" || key == "bn" || key == "bk" || key == "stages" || key == "group")
-      (key == "bm"       ? t.bm
-       : key == "bn"     ? t.bn
-       : key == "bk"     ? t.bk
-       : key == "stages" ? t.stages
-                         : t.groupM) = n;
-    else if (key == "warps" && tensorCores)
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    bool ok = false;
+    if (auto it = sizes.find(key); it != sizes.end()) {
+      *it->second = std::atoi(value.c_str());
+      ok = *it->second > 0;
+    } else if (key == "warps" && tensorCores)
       ok = parsePair(value, t.warpsM, t.warpsN);
     else if (key == "thread" && !tensorCores)
       ok = parsePair(value, t.tm, t.tn);
-    else
-      ok = false;
     if (!ok) {
       bad = item;
       return false;
@@ -151,8 +136,6 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
 
 } // namespace
 
-namespace codegen::gemm {
-
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.staticShapes)
     return std::nullopt;
@@ -166,6 +149,4 @@ bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostic
   return analyzeGemm(kernel, entry, plan, diags) && chooseConfig(kernel, plan, diags);
 }
 
-} // namespace codegen::gemm
-
-} // namespace fusec
+} // namespace fusec::gemm
