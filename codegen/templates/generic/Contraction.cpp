@@ -35,14 +35,13 @@
 //
 // Accumulation: f32 for f32/f16/bf16 (or `acc`), f64 for f64, wrapping i64
 // for integers.
-#include "codegen/templates/generic/Kernel.h"
-
 #include "codegen/templates/Index.h"
+#include "codegen/templates/generic/Kernel.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 namespace {
 
@@ -256,7 +255,8 @@ void AttentionBuilder::place(ValueId item) {
   if (shape.pieces > 1)
     piece = b.arith(kir::IndexOp::Rem, item, f.index(shape.pieces), "piece");
   if (shape.splits > 1) {
-    ValueId set = shape.pieces == 1 ? item : b.arith(kir::IndexOp::Div, item, f.index(shape.pieces));
+    ValueId set =
+        shape.pieces == 1 ? item : b.arith(kir::IndexOp::Div, item, f.index(shape.pieces));
     split = b.arith(kir::IndexOp::Rem, set, f.index(shape.splits), "split");
   }
   if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
@@ -319,10 +319,10 @@ ValueId AttentionBuilder::score(ValueId j, ValueId live) {
   for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
     sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
   const Attribute *scale = op.attrIfPresent("scale");
-  ValueId s = f.math(OpKind::Mul,
-                     {sum, f.constant(scale ? op.getFloat("scale") : 1.0 / std::sqrt(double(shape.d)),
-                                      "scale")},
-                     "s");
+  ValueId s = f.math(
+      OpKind::Mul,
+      {sum, f.constant(scale ? op.getFloat("scale") : 1.0 / std::sqrt(double(shape.d)), "scale")},
+      "s");
   if (mask != kir::kNoValue) {
     Sizes scores = batchDims;
     scores.push_back(shape.sq);
@@ -388,13 +388,13 @@ void AttentionBuilder::merge() {
     ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
     ValueId ours = weight(max, newMax, "ours");
     ValueId theirs = weight(otherMax, newMax, "theirs");
-    rowSum->set(f.math(OpKind::Add, {f.math(OpKind::Mul, {sum, ours}),
-                                     f.math(OpKind::Mul, {otherSum, theirs})}));
+    rowSum->set(f.math(
+        OpKind::Add, {f.math(OpKind::Mul, {sum, ours}), f.math(OpKind::Mul, {otherSum, theirs})}));
     each(width, [&](ValueId c) {
       ValueId a = b.load(acc, c);
       ValueId other = shuffle(a, offset);
-      ValueId merged = f.math(OpKind::Add, {f.math(OpKind::Mul, {a, ours}),
-                                            f.math(OpKind::Mul, {other, theirs})});
+      ValueId merged = f.math(
+          OpKind::Add, {f.math(OpKind::Mul, {a, ours}), f.math(OpKind::Mul, {other, theirs})});
       b.store(acc, c, merged);
     });
     rowMax->set(newMax);
@@ -454,14 +454,14 @@ KirKernel AttentionBuilder::run() {
     ValueId lowest = f.lowest();
     ValueId zero = f.index(0), stride = f.index(shape.splits);
     b.forLoop(zero, keys, stride, shape.splits == 1 ? "j" : "j0", 0, [&](ValueId j0) {
-                ValueId j = j0, live = kir::kNoValue;
-                if (shape.splits > 1) {
-                  j = b.add(j0, split, "j");
-                  live = b.arith(kir::IndexOp::Lt, j, keys, "live");
-                }
-                ValueId s = score(j, live);
-                b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
-              });
+      ValueId j = j0, live = kir::kNoValue;
+      if (shape.splits > 1) {
+        j = b.add(j0, split, "j");
+        live = b.arith(kir::IndexOp::Lt, j, keys, "live");
+      }
+      ValueId s = score(j, live);
+      b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
+    });
     if (shape.splits > 1)
       merge();
     store();
@@ -475,4 +475,4 @@ KirKernel buildAttention(const Op &op, const std::string &entry) {
   return AttentionBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

@@ -18,13 +18,13 @@
 //    the strides of broadcast axes; concat copies from the operand whose
 //    range along the axis holds the coordinate (one flat `if` an operand,
 //    operands of extent 0 skipped) shifted back by the operand's offset.
-#include "codegen/templates/generic/Kernel.h"
 #include "codegen/templates/Index.h"
+#include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 namespace {
 
@@ -231,4 +231,4 @@ KirKernel buildElementwise(const Op &op, const std::string &entry) {
   return ElementwiseBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

@@ -2,15 +2,14 @@
 // and strides, the accumulator dtype, the group layout of reductions, and
 // the frame (parameters, accumulator math in kir, group reductions through
 // shared memory, the launch).
-#include "codegen/templates/generic/Kernel.h"
-
 #include "codegen/templates/Index.h"
+#include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 Sizes sizesOf(const Value &v) {
   Sizes sizes;
@@ -206,8 +205,8 @@ KirKernel Frame::finish(const std::string &note, int64_t blocks) {
   std::string types;
   for (const Value *v : op.operands())
     types += (types.empty() ? "" : ", ") + v->type().str();
-  k.comment = {k.name + ": generic kernel for '" + std::string(op.name()) + "' (" + types +
-                   " -> " + op.result()->type().str() + ")",
+  k.comment = {k.name + ": generic kernel for '" + std::string(op.name()) + "' (" + types + " -> " +
+                   op.result()->type().str() + ")",
                note};
   LaunchConfig launch;
   launch.grid[0] = unsigned(std::clamp<int64_t>(blocks, 0, 0x7fffffff));
@@ -215,4 +214,4 @@ KirKernel Frame::finish(const std::string &note, int64_t blocks) {
   return {std::move(k), std::move(args), launch, note};
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

@@ -6,6 +6,7 @@
 // become kir constants.
 #pragma once
 
+#include "codegen/templates/Index.h"
 #include "codegen/templates/Template.h"
 #include "ir/Graph.h"
 
@@ -13,10 +14,14 @@
 #include <string>
 #include <vector>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
-using Sizes = std::vector<int64_t>;
+using codegen::coordinates;
+using codegen::gridStrideLoop;
+using codegen::KirKernel;
+using codegen::stridedOffset;
 using kir::ValueId;
+using Sizes = std::vector<int64_t>;
 
 /// Threads per block of every generic kernel.
 inline constexpr int64_t kBlock = 256;
@@ -209,11 +214,13 @@ private:
 };
 
 // The builders, one per op family, for static shapes.
-KirKernel buildElementwise(const Op &op, const std::string &entry); // pointwise, batch_norm, movement
-KirKernel buildReduction(const Op &op, const std::string &entry);   // reduce_*
-KirKernel buildNormalization(const Op &op, const std::string &entry); // layer_norm, rms_norm, softmax
-KirKernel buildMatMul(const Op &op, const std::string &entry);      // matmul, linear
+KirKernel buildElementwise(const Op &op,
+                           const std::string &entry);             // pointwise, batch_norm, movement
+KirKernel buildReduction(const Op &op, const std::string &entry); // reduce_*
+KirKernel buildNormalization(const Op &op,
+                             const std::string &entry);        // layer_norm, rms_norm, softmax
+KirKernel buildMatMul(const Op &op, const std::string &entry); // matmul, linear
 KirKernel buildAttention(const Op &op, const std::string &entry);
 KirKernel buildWindow(const Op &op, const std::string &entry); // conv2d, max_pool2d, avg_pool2d
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

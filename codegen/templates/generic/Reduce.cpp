@@ -24,12 +24,11 @@
 // Floats accumulate in f32 (f64 for f64), integers in wrapping i64; max and
 // min propagate NaN.
 #include "codegen/templates/generic/Kernel.h"
-
 #include "ir/Assert.h"
 
 #include <cmath>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 ReduceShape splitAxes(const Op &op) {
   Sizes in = sizesOf(*op.operand(0)), own = contiguousStrides(in);
@@ -232,4 +231,4 @@ KirKernel buildNormalization(const Op &op, const std::string &entry) {
   return RowBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

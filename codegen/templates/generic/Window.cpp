@@ -10,11 +10,10 @@
 // input. Pooling: the window clipped to the input; max propagates NaN and
 // padding never wins it; avg divides by the window's size with
 // count_include_pad, else by the number of input elements it covers.
+#include "codegen/templates/Index.h"
 #include "codegen/templates/generic/Kernel.h"
 
-#include "codegen/templates/Index.h"
-
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 Window windowOf(const Op &op) {
   Sizes x = sizesOf(*op.operand(0)), y = sizesOf(*op.result());
@@ -85,11 +84,12 @@ void WindowBuilder::outputCoordinates(ValueId i) {
     int64_t size;
     const char *name;
   };
-  std::vector<Axis> axes = {{&n, win.n, "n"}, {&oc, win.o, "oc"}, {&oh, win.oh, "oh"},
-                            {&ow, win.ow, "ow"}};
+  std::vector<Axis> axes = {
+      {&n, win.n, "n"}, {&oc, win.o, "oc"}, {&oh, win.oh, "oh"}, {&ow, win.ow, "ow"}};
   if (win.nhwc)
     axes = {{&n, win.n, "n"}, {&oh, win.oh, "oh"}, {&ow, win.ow, "ow"}, {&oc, win.o, "oc"}};
-  auto coords = coordinates(b, i, 4, {0, 1, 2, 3}, [&](unsigned a) { return f.index(axes[a].size); });
+  auto coords =
+      coordinates(b, i, 4, {0, 1, 2, 3}, [&](unsigned a) { return f.index(axes[a].size); });
   for (unsigned a = 0; a < 4; ++a) {
     *axes[a].value = coords.at(a);
     b.rename(coords.at(a), axes[a].name);
@@ -118,7 +118,8 @@ void WindowBuilder::conv(ValueId i) {
   int64_t cg = sizesOf(*op.operand(1))[win.nhwc ? 3 : 1], perGroup = win.o / op.getInt("groups");
   ValueId groupBase = kir::kNoValue; // the group's first input channel
   if (perGroup != win.o)
-    groupBase = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Div, oc, perGroup), cg, "channel0");
+    groupBase =
+        f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Div, oc, perGroup), cg, "channel0");
   Frame::Var acc = f.var(f.constant(0.0), "acc");
   f.count(win.kh, "kh", 0, [&](ValueId kh) {
     auto [ih, rowInside] = tap(oh, win.sh, win.pt, kh, win.dh, win.h, "ih");
@@ -213,4 +214,4 @@ KirKernel buildWindow(const Op &op, const std::string &entry) {
   return WindowBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic
