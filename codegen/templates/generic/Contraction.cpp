@@ -57,81 +57,62 @@ Sizes matrixStrides(const Sizes &operand, const Sizes &batch, int64_t matrixSize
 
 constexpr int64_t kTile = 16, kPitch = kTile + 1;
 
-/// Key splits are added until this many threads run (or a group fills a warp).
-constexpr int64_t kWantThreads = 1 << 18;
-
-} // namespace
+/// One (batched) product C = A · B of M×K by K×N matrices: a matmul, or
+/// linear's x (leading dims as rows) times wᵀ.
+struct MatMulShape {
+  int64_t m, n, k;
+  bool ta, tb;    // A stored K×M, B stored N×K
+  Sizes batch;    // the output's leading dims
+  Sizes aStrides; // per batch dim, in elements (0 where A broadcasts)
+  Sizes bStrides;
+  bool bias = false; // linear's third operand
+};
 
 MatMulShape matMulShapeOf(const Op &op) {
   Sizes a = sizesOf(*op.operand(0)), b = sizesOf(*op.operand(1)), out = sizesOf(*op.result());
   if (op.kind() == OpKind::Linear) // rows of x times wᵀ; no batch
     return {product(a, 0, a.size() - 1), b[0], b[1], false, true, {}, {}, {}, op.numOperands() > 2};
-  MatMulShape p{out.end()[-2],
-                out.end()[-1],
-                0,
-                op.getBool("transpose_a"),
-                op.getBool("transpose_b"),
-                leading(out),
-                {},
-                {}};
-  p.k = p.ta ? a.end()[-2] : a.end()[-1];
-  p.aStrides = matrixStrides(a, p.batch, p.m * p.k);
-  p.bStrides = matrixStrides(b, p.batch, p.k * p.n);
-  return p;
+  bool ta = op.getBool("transpose_a"), tb = op.getBool("transpose_b");
+  int64_t m = out.end()[-2], n = out.end()[-1], k = ta ? a.end()[-2] : a.end()[-1];
+  Sizes batch = leading(out);
+  return {m, n, k, ta, tb, batch, matrixStrides(a, batch, m * k), matrixStrides(b, batch, k * n)};
 }
 
-AttentionShape attentionShapeOf(const Op &op) {
-  AttentionShape a;
-  Sizes out = sizesOf(*op.result()), key = sizesOf(*op.operand(1));
-  a.sq = out.end()[-2];
-  a.dv = out.end()[-1];
-  a.sk = key.end()[-2];
-  a.d = sizesOf(*op.operand(0)).back();
-  a.perRow = a.dv <= kMaxRegisterRow;
-  if (a.perRow)
-    while (a.pieces < 8 && a.d % (2 * a.pieces) == 0 && a.dv % (2 * a.pieces) == 0 &&
-           std::min(a.d, a.dv) / (2 * a.pieces) >= 8)
-      a.pieces *= 2;
-  int64_t groups = product(leading(out)) * a.sq * (a.perRow ? 1 : a.dv);
-  while (a.pieces * a.splits < 32 && a.splits < a.sk && groups * a.pieces * a.splits < kWantThreads)
-    a.splits *= 2;
-  return a;
-}
-
-namespace {
-
-/// Stages the 16x16 tile of one operand at (row0 + r, col0 + c), r and c in
-/// [0, 16), into `tile` (pitch 17), reading element (row, col) at
-/// base + row · rowStride + col · colStride; zero outside rows × cols.
+/// The 16x16 tiles of one operand's rows × cols matrix, staged into `tile`
+/// (pitch 17): threadIdx.x walks the stored rows' fastest index (the rows
+/// when stored transposed, cols × rows), so that every load coalesces.
 struct TileLoad {
   unsigned operand;
   ValueId tile;
-  int64_t rows, cols, rowStride, colStride;
+  int64_t rows, cols;
+  bool transposed;
 };
 
-void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId col0, ValueId r,
-               ValueId c) {
+/// Stages the tile at (row0 + r, col0 + c), r and c in [0, 16) from the
+/// thread's (ty, tx) (transposed: (tx, ty)), reading the matrix at `base`;
+/// zero outside rows × cols.
+void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId col0, ValueId tx,
+               ValueId ty) {
   kir::Builder &b = f.b;
+  ValueId r = t.transposed ? tx : ty, c = t.transposed ? ty : tx;
   ValueId row = b.add(row0, r, "row");
   ValueId col = b.add(col0, c, "col");
   ValueId at = b.add(f.arith(kir::IndexOp::Mul, r, kPitch), c, "slot");
   ValueId rowInside = f.arith(kir::IndexOp::Lt, row, t.rows);
   ValueId colInside = f.arith(kir::IndexOp::Lt, col, t.cols);
-  b.ifThenElse(
-      f.both(rowInside, colInside),
-      [&] {
-        ValueId down = f.arith(kir::IndexOp::Mul, row, t.rowStride);
-        ValueId across = f.arith(kir::IndexOp::Mul, col, t.colStride);
-        ValueId x = f.loadAcc(t.operand, b.add(base, b.add(down, across)));
-        b.store(t.tile, at, x);
-      },
-      [&] { b.store(t.tile, at, f.constant(0.0)); });
+  auto load = [&] {
+    ValueId down = f.arith(kir::IndexOp::Mul, row, t.transposed ? 1 : t.cols);
+    ValueId across = f.arith(kir::IndexOp::Mul, col, t.transposed ? t.rows : 1);
+    ValueId x = f.loadAcc(t.operand, b.add(base, b.add(down, across)));
+    b.store(t.tile, at, x);
+  };
+  b.ifThenElse(f.both(rowInside, colInside), load, [&] { b.store(t.tile, at, f.constant(0.0)); });
 }
 
 } // namespace
 
 KirKernel buildMatMul(const Op &op, const std::string &entry) {
-  Frame f(op, entry, accDType(op.result()->type().dtype, accAttr(op)));
+  Frame f(op, entry);
   kir::Builder &b = f.b;
   MatMulShape p = matMulShapeOf(op);
   int64_t tilesM = (p.m + kTile - 1) / kTile, tilesN = (p.n + kTile - 1) / kTile;
@@ -141,10 +122,6 @@ KirKernel buildMatMul(const Op &op, const std::string &entry) {
   ValueId tid = b.special(kir::Special::TidX);
   ValueId tx = b.arith(kir::IndexOp::Rem, tid, f.index(kTile), "tx");
   ValueId ty = b.arith(kir::IndexOp::Div, tid, f.index(kTile), "ty");
-  // A is M×K (K×M stored when ta), B K×N (N×K when tb): the thread whose tx
-  // follows the stored fastest index loads, so every tile load coalesces.
-  TileLoad a{0, tileA, p.m, p.k, p.ta ? 1 : p.k, p.ta ? p.m : 1};
-  TileLoad bt{1, tileB, p.k, p.n, p.tb ? 1 : p.n, p.tb ? p.k : 1};
   f.tileLoop(tiles, [&](ValueId tile) {
     ValueId n0 = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Rem, tile, tilesN), kTile, "n0");
     ValueId mTile = f.arith(kir::IndexOp::Div, tile, tilesN);
@@ -154,20 +131,13 @@ KirKernel buildMatMul(const Op &op, const std::string &entry) {
     ValueId bBase = f.offsetOf(batch, p.batch, p.bStrides);
     Frame::Var acc = f.var(f.constant(0.0), "acc");
     f.loop(f.index(0), p.k, kTile, "k0", 0, [&](ValueId k0) {
-      if (p.ta)
-        stageTile(f, a, aBase, m0, k0, tx, ty);
-      else
-        stageTile(f, a, aBase, m0, k0, ty, tx);
-      if (p.tb)
-        stageTile(f, bt, bBase, k0, n0, tx, ty);
-      else
-        stageTile(f, bt, bBase, k0, n0, ty, tx);
+      stageTile(f, {0, tileA, p.m, p.k, p.ta}, aBase, m0, k0, tx, ty);
+      stageTile(f, {1, tileB, p.k, p.n, p.tb}, bBase, k0, n0, tx, ty);
       b.barrier();
       f.count(kTile, "kk", -1, [&](ValueId kk) {
         ValueId x = b.load(tileA, b.add(f.arith(kir::IndexOp::Mul, ty, kPitch), kk), 1, "a");
         ValueId y = b.load(tileB, b.add(f.arith(kir::IndexOp::Mul, kk, kPitch), tx), 1, "b");
-        ValueId sum = acc.get();
-        acc.set(f.math(OpKind::Add, {sum, f.math(OpKind::Mul, {x, y})}));
+        acc.addProduct(x, y);
       });
       b.barrier();
     });
@@ -193,11 +163,53 @@ KirKernel buildMatMul(const Op &op, const std::string &entry) {
 
 namespace {
 
+/// Register arrays of the attention kernel are used up to this many
+/// elements per lane.
+constexpr int64_t kMaxRegisterRow = 256;
+
+/// Key splits are added until this many threads run (or a group fills a warp).
+constexpr int64_t kWantThreads = 1 << 18;
+
+/// The extents of attention (q [..., Sq, D], k [..., Sk, D], v [..., Sk,
+/// Dv]) and how its kernel maps a query row onto lanes: `pieces` lanes split
+/// the depths, `splits` sets of them the keys; with Dv > kMaxRegisterRow
+/// (not perRow) a group owns one output element.
+struct AttentionShape {
+  int64_t sq = 0, sk = 0, d = 0, dv = 0;
+  bool perRow = true;
+  int64_t pieces = 1, splits = 1;
+};
+
+AttentionShape attentionShapeOf(const Op &op) {
+  AttentionShape a;
+  Sizes out = sizesOf(*op.result()), key = sizesOf(*op.operand(1));
+  a.sq = out.end()[-2];
+  a.dv = out.end()[-1];
+  a.sk = key.end()[-2];
+  a.d = sizesOf(*op.operand(0)).back();
+  a.perRow = a.dv <= kMaxRegisterRow;
+  if (a.perRow)
+    while (a.pieces < 8 && a.d % (2 * a.pieces) == 0 && a.dv % (2 * a.pieces) == 0 &&
+           std::min(a.d, a.dv) / (2 * a.pieces) >= 8)
+      a.pieces *= 2;
+  int64_t groups = product(leading(out)) * a.sq * (a.perRow ? 1 : a.dv);
+  while (a.pieces * a.splits < 32 && a.splits < a.sk && groups * a.pieces * a.splits < kWantThreads)
+    a.splits *= 2;
+  return a;
+}
+
 class AttentionBuilder {
 public:
   AttentionBuilder(const Op &op, const std::string &entry)
-      : f(op, entry, accDType(op.result()->type().dtype, accAttr(op))), b(f.b), op(op),
-        shape(attentionShapeOf(op)), batchDims(leading(sizesOf(*op.result()))) {}
+      : f(op, entry), b(f.b), op(op), shape(attentionShapeOf(op)),
+        batchDims(leading(sizesOf(*op.result()))) {
+    if (op.numOperands() < 4)
+      return;
+    Sizes scores = batchDims;
+    scores.push_back(shape.sq);
+    scores.push_back(shape.sk);
+    maskStrides = broadcastStrides(sizesOf(*op.operand(3)), scores);
+  }
 
   KirKernel run();
 
@@ -235,6 +247,7 @@ private:
   const Op &op;
   AttentionShape shape;
   Sizes batchDims;
+  Sizes maskStrides; // over batchDims, Sq and Sk; empty without a mask
   int64_t width = 1; // accumulators a lane
   ValueId row = kir::kNoValue, col = kir::kNoValue, i = kir::kNoValue, batch = kir::kNoValue;
   ValueId piece = kir::kNoValue, split = kir::kNoValue, laneMask = kir::kNoValue;
@@ -270,21 +283,15 @@ void AttentionBuilder::place(ValueId item) {
 }
 
 ValueId AttentionBuilder::base(unsigned operand, int64_t matrixSize) {
-  Sizes strides = broadcastStrides(leading(sizesOf(*op.operand(operand))), batchDims);
-  for (int64_t &s : strides)
-    s *= matrixSize;
+  Sizes strides = matrixStrides(sizesOf(*op.operand(operand)), batchDims, matrixSize);
   return f.offsetOf(batch, batchDims, strides);
 }
 
 ValueId AttentionBuilder::maskRow() {
-  if (op.numOperands() < 4)
+  if (maskStrides.empty())
     return kir::kNoValue;
-  Sizes scores = batchDims;
-  scores.push_back(shape.sq);
-  scores.push_back(shape.sk);
-  Sizes strides = broadcastStrides(sizesOf(*op.operand(3)), scores);
-  int64_t rowStride = strides.end()[-2];
-  strides.resize(scores.size() - 2);
+  Sizes strides(maskStrides.begin(), maskStrides.end() - 2);
+  int64_t rowStride = maskStrides.end()[-2];
   ValueId at = f.offsetOf(batch, batchDims, strides);
   if (rowStride != 0 && shape.sq > 1)
     at = b.add(at, b.mul(i, f.index(rowStride)), "maskRow");
@@ -293,8 +300,10 @@ ValueId AttentionBuilder::maskRow() {
 
 ValueId AttentionBuilder::score(ValueId j, ValueId live) {
   ValueId partial = b.localArray(f.acc, 4, "partial");
-  for (int64_t p = 0; p < 4; ++p)
-    b.store(partial, f.index(p), f.constant(0.0));
+  for (int64_t p = 0; p < 4; ++p) {
+    ValueId zero = f.constant(0.0);
+    b.store(partial, f.index(p), zero);
+  }
   ValueId kRow = b.add(kBase, b.mul(j, f.index(shape.d)), "kRow");
   auto dot = [&] {
     each(shape.d / shape.pieces, [&](ValueId c) {
@@ -302,8 +311,7 @@ ValueId AttentionBuilder::score(ValueId j, ValueId live) {
       ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
       ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
       ValueId slot = b.arith(kir::IndexOp::Rem, c, f.index(4));
-      ValueId sum = b.load(partial, slot);
-      b.store(partial, slot, f.math(OpKind::Add, {sum, f.math(OpKind::Mul, {x, y})}));
+      f.element(partial, slot).addProduct(x, y);
     });
   };
   if (live == kir::kNoValue)
@@ -318,16 +326,11 @@ ValueId AttentionBuilder::score(ValueId j, ValueId live) {
   ValueId sum = f.math(OpKind::Add, {low, high}, "dot");
   for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
     sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
-  const Attribute *scale = op.attrIfPresent("scale");
-  ValueId s = f.math(
-      OpKind::Mul,
-      {sum, f.constant(scale ? op.getFloat("scale") : 1.0 / std::sqrt(double(shape.d)), "scale")},
-      "s");
+  const Attribute *scaleAttr = op.attrIfPresent("scale");
+  double scale = scaleAttr ? scaleAttr->get<double>() : 1.0 / std::sqrt(double(shape.d));
+  ValueId s = f.math(OpKind::Mul, {sum, f.constant(scale, "scale")}, "s");
   if (mask != kir::kNoValue) {
-    Sizes scores = batchDims;
-    scores.push_back(shape.sq);
-    scores.push_back(shape.sk);
-    int64_t colStride = broadcastStrides(sizesOf(*op.operand(3)), scores).back();
+    int64_t colStride = maskStrides.back();
     // A lane past the last key (live false) still reads the mask, at the
     // last key's column: its score is replaced by -inf below, and the read
     // must stay inside the mask.
@@ -350,23 +353,17 @@ void AttentionBuilder::fold(ValueId j, ValueId s) {
   ValueId max = rowMax->get();
   b.ifThenElse(f.compare(OpKind::Gt, s, max), [&] {
     ValueId correction = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, s})}, "correction");
-    ValueId sum = rowSum->get();
-    rowSum->set(f.math(OpKind::Mul, {sum, correction}));
-    each(width, [&](ValueId c) {
-      ValueId a = b.load(acc, c);
-      b.store(acc, c, f.math(OpKind::Mul, {a, correction}));
-    });
+    rowSum->combine(OpKind::Mul, correction);
+    each(width, [&](ValueId c) { f.element(acc, c).combine(OpKind::Mul, correction); });
     rowMax->set(s);
   });
   ValueId newMax = rowMax->get();
   ValueId p = f.math(OpKind::Exp, {f.math(OpKind::Sub, {s, newMax})}, "p");
-  ValueId sum = rowSum->get();
-  rowSum->set(f.math(OpKind::Add, {sum, p}));
+  rowSum->combine(OpKind::Add, p);
   ValueId vRow = b.add(vBase, b.mul(j, f.index(shape.dv)), "vRow");
   each(width, [&](ValueId c) {
     ValueId v = f.loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
-    ValueId a = b.load(acc, c);
-    b.store(acc, c, f.math(OpKind::Add, {a, f.math(OpKind::Mul, {p, v})}));
+    f.element(acc, c).addProduct(p, v);
   });
 }
 
@@ -379,6 +376,12 @@ void AttentionBuilder::merge() {
     ValueId empty = f.compare(OpKind::Eq, max, lowest);
     return b.math({OpKind::Where, DType::Bool, f.acc}, {empty, zero, e}, name);
   };
+  // ours · weight(ours) + theirs · weight(theirs), for the weights of one step.
+  auto blend = [&](ValueId mine, ValueId ours, ValueId other, ValueId theirs) {
+    ValueId x = f.math(OpKind::Mul, {mine, ours});
+    ValueId y = f.math(OpKind::Mul, {other, theirs});
+    return f.math(OpKind::Add, {x, y});
+  };
   for (int64_t offset = shape.pieces; offset < shape.pieces * shape.splits; offset *= 2) {
     ValueId max = rowMax->get(), sum = rowSum->get();
     ValueId otherMax = shuffle(max, offset);
@@ -388,14 +391,11 @@ void AttentionBuilder::merge() {
     ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
     ValueId ours = weight(max, newMax, "ours");
     ValueId theirs = weight(otherMax, newMax, "theirs");
-    rowSum->set(f.math(
-        OpKind::Add, {f.math(OpKind::Mul, {sum, ours}), f.math(OpKind::Mul, {otherSum, theirs})}));
+    rowSum->set(blend(sum, ours, otherSum, theirs));
     each(width, [&](ValueId c) {
       ValueId a = b.load(acc, c);
       ValueId other = shuffle(a, offset);
-      ValueId merged = f.math(
-          OpKind::Add, {f.math(OpKind::Mul, {a, ours}), f.math(OpKind::Mul, {other, theirs})});
-      b.store(acc, c, merged);
+      b.store(acc, c, blend(a, ours, other, theirs));
     });
     rowMax->set(newMax);
   }

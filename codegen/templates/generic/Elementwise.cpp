@@ -2,7 +2,7 @@
 // thread per output element over a grid-stride loop, so that consecutive
 // threads write consecutive elements. Sizes and strides are constants (the
 // generic kernels need static shapes); the parameters are one pointer per
-// operand, then one per result (Frame, GenericKernel.h).
+// operand, then one per result (Frame, Kernel.h).
 //
 //  - pointwise ops: an operand of the result's shape is read at the flat
 //    index, a broadcast one at the strided sum of the output coordinates it
@@ -69,26 +69,16 @@ public:
   KirKernel run();
 
 private:
-  /// The axes a gather of `strides` (over the output axes) reads along.
-  std::vector<unsigned> axesOf(const Sizes &strides) const {
-    std::vector<unsigned> axes;
-    for (unsigned a = 0; a < shape.size(); ++a)
-      if (shape[a] != 1 && strides[a] != 0)
-        axes.push_back(a);
-    return axes;
-  }
-  /// Whether `strides` read the element at the flat index itself.
+  /// Whether `strides` and `base` read the element at the flat index itself.
   bool isFlat(const Sizes &strides, int64_t base) const {
-    Sizes own = contiguousStrides(shape);
-    for (unsigned a = 0; a < shape.size(); ++a)
-      if (shape[a] != 1 && strides[a] != own[a])
-        return false;
-    return base == 0;
+    return base == 0 && isRowMajor(shape, strides);
   }
+  /// The offset `strides` and `base` read at output element i.
   ValueId offset(const Sizes &strides, int64_t base, ValueId i);
+  /// Asks the coordinates `offset` needs for `strides` and `base`.
   void need(const Sizes &strides, int64_t base) {
     if (!isFlat(strides, base))
-      for (unsigned a : axesOf(strides))
+      for (unsigned a : movingAxes(shape, strides))
         needed.insert(a);
   }
   void pointwise(ValueId i);
@@ -107,10 +97,9 @@ private:
 ValueId ElementwiseBuilder::offset(const Sizes &strides, int64_t base, ValueId i) {
   if (isFlat(strides, base))
     return i;
-  std::vector<std::pair<unsigned, ValueId>> terms;
-  for (unsigned a : axesOf(strides))
-    terms.push_back({a, b.index(strides[a])});
-  return stridedOffset(b, coords, terms, base ? b.index(base) : kir::kNoValue);
+  auto terms = f.terms(shape, strides);
+  ValueId start = base ? b.index(base) : kir::kNoValue;
+  return stridedOffset(b, coords, terms, start);
 }
 
 void ElementwiseBuilder::pointwise(ValueId i) {
@@ -199,7 +188,7 @@ KirKernel ElementwiseBuilder::run() {
     unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
     needed.insert(axis);
     for (const Value *v : op.operands())
-      for (unsigned a : axesOf(contiguousStrides(sizesOf(*v))))
+      for (unsigned a : movingAxes(shape, contiguousStrides(sizesOf(*v))))
         needed.insert(a);
     note = ": operand chosen along axis " + std::to_string(axis);
   } else {

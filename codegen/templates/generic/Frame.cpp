@@ -1,7 +1,7 @@
-// What every generic kernel is built with (GenericKernel.h): static sizes
-// and strides, the accumulator dtype, the group layout of reductions, and
-// the frame (parameters, accumulator math in kir, group reductions through
-// shared memory, the launch).
+// What every generic kernel is built with (Kernel.h): static sizes and
+// strides, the group layout of reductions, and the frame (parameters,
+// accumulator math in kir, group reductions through shared memory, the
+// launch).
 #include "codegen/templates/Index.h"
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
@@ -44,19 +44,33 @@ Sizes broadcastStrides(const Sizes &shape, const Sizes &target) {
   return strides;
 }
 
-DType accDType(DType t, std::optional<DType> acc) {
-  DType basis = acc.value_or(t);
+bool isRowMajor(const Sizes &dims, const Sizes &strides) {
+  Sizes own = contiguousStrides(dims);
+  for (size_t a = 0; a < dims.size(); ++a)
+    if (dims[a] != 1 && strides[a] != own[a])
+      return false;
+  return true;
+}
+
+std::vector<unsigned> movingAxes(const Sizes &dims, const Sizes &strides) {
+  std::vector<unsigned> axes;
+  for (unsigned a = 0; a < dims.size(); ++a)
+    if (dims[a] != 1 && strides[a] != 0)
+      axes.push_back(a);
+  return axes;
+}
+
+namespace {
+
+/// The dtype `op` accumulates in: F64 for f64 (or an `acc` of f64), I64
+/// for integers, else F32.
+DType accDType(const Op &op) {
+  const Attribute *attr = op.attrIfPresent("acc");
+  DType basis = attr ? attr->get<DType>() : op.result()->type().dtype;
   if (basis == DType::F64)
     return DType::F64;
   return isFloat(basis) ? DType::F32 : DType::I64;
 }
-
-std::optional<DType> accAttr(const Op &op) {
-  const Attribute *acc = op.attrIfPresent("acc");
-  return acc ? std::optional<DType>(acc->get<DType>()) : std::nullopt;
-}
-
-namespace {
 
 /// The smallest power of two >= n, clamped to [lo, hi] (powers of two).
 int64_t pow2Clamp(int64_t n, int64_t lo, int64_t hi) {
@@ -75,39 +89,29 @@ GroupLayout GroupLayout::choose(int64_t lines, int64_t length, bool elementsCont
   return {kBlock / lanes, lanes, elementsContiguous};
 }
 
-Frame::Frame(const Op &op, const std::string &entry, DType acc) : b(k), op(op), acc(acc) {
+Frame::Frame(const Op &op, const std::string &entry) : b(k), op(op), acc(accDType(op)) {
   k.name = entry;
   k.maxThreads = unsigned(kBlock);
   Namer names;
-  for (unsigned i = 0; i < op.numOperands(); ++i) {
-    const Value *v = op.operand(i);
-    std::string name = names.fresh("in_", v->name());
+  auto param = [&](const Value *v, KernelArg::Kind kind, unsigned i) {
+    bool input = kind == KernelArg::Kind::Input;
+    std::string name = names.fresh(input ? "in_" : "out_", v->name());
+    args.push_back({kind, name, i, 0, std::nullopt});
     kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-    inputs.push_back(b.param(name, type, true));
-    args.push_back({KernelArg::Kind::Input, name, i, 0, std::nullopt});
-  }
+    return b.param(name, type, input);
+  };
+  for (unsigned i = 0; i < op.numOperands(); ++i)
+    inputs.push_back(param(op.operand(i), KernelArg::Kind::Input, i));
   for (unsigned i = 0; i < op.numResults(); ++i) {
-    const Value *v = op.result(i);
-    std::string name = names.fresh("out_", v->name());
-    kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-    ValueId p = b.param(name, type);
-    if (i == 0)
-      output = p;
-    args.push_back({KernelArg::Kind::Output, name, i, 0, std::nullopt});
+    ValueId p = param(op.result(i), KernelArg::Kind::Output, i);
+    output = i == 0 ? p : output;
   }
-}
-
-ValueId Frame::load(unsigned i, ValueId at, const std::string &name) {
-  DType t = op.operand(i)->type().dtype;
-  ValueId x = b.load(inputs[i], at, 1, kir::storageType(t) == kir::computeType(t) ? name : "");
-  return b.widen(t, x, name);
 }
 
 ValueId Frame::loadAcc(unsigned i, ValueId at, const std::string &name) {
-  return toAcc(op.operand(i)->type().dtype, load(i, at, name));
-}
-
-ValueId Frame::toAcc(DType t, ValueId v) {
+  DType t = op.operand(i)->type().dtype;
+  ValueId x = b.load(inputs[i], at, 1, kir::storageType(t) == kir::computeType(t) ? name : "");
+  ValueId v = b.widen(t, x, name);
   if (kir::computeType(t) == acc)
     return v;
   return b.math({OpKind::Cast, t, acc}, {v}, "");
@@ -123,65 +127,61 @@ void Frame::storeAcc(ValueId at, ValueId v) {
 
 ValueId Frame::constant(double v, const std::string &name) { return b.literal(acc, v, name); }
 
-ValueId Frame::lowest() { return constant(-HUGE_VAL, "lowest"); }
-
-ValueId Frame::math(OpKind kind, std::vector<ValueId> args, const std::string &name) {
-  return b.math({kind, acc, acc}, args, name);
-}
-
-ValueId Frame::compare(OpKind kind, ValueId a, ValueId c) {
-  return b.math({kind, acc, DType::Bool}, {a, c}, "");
+std::vector<std::pair<unsigned, ValueId>> Frame::terms(const Sizes &dims, const Sizes &strides) {
+  std::vector<std::pair<unsigned, ValueId>> terms;
+  for (unsigned a : movingAxes(dims, strides))
+    terms.push_back({a, index(strides[a])});
+  return terms;
 }
 
 ValueId Frame::offsetOf(ValueId flat, const Sizes &dims, const Sizes &strides, ValueId base) {
-  Sizes own = contiguousStrides(dims);
-  bool rowMajor = true, single = true; // the element at the flat index itself; one element
-  for (unsigned a = 0; a < dims.size(); ++a) {
-    rowMajor = rowMajor && (dims[a] == 1 || strides[a] == own[a]);
-    single = single && dims[a] == 1;
-  }
-  if (single)
+  if (product(dims) == 1) // one element
     return base == kir::kNoValue ? index(0) : base;
-  if (rowMajor)
+  if (isRowMajor(dims, strides))
     return base == kir::kNoValue ? flat : b.add(base, flat);
-  std::set<unsigned> needed;
-  std::vector<std::pair<unsigned, ValueId>> terms;
-  for (unsigned a = 0; a < dims.size(); ++a) {
-    if (dims[a] == 1 || strides[a] == 0)
-      continue;
-    needed.insert(a);
-    terms.push_back({a, index(strides[a])});
-  }
-  auto coords = coordinates(b, flat, unsigned(dims.size()), needed,
+  std::vector<unsigned> axes = movingAxes(dims, strides);
+  auto strided = terms(dims, strides);
+  auto coords = coordinates(b, flat, unsigned(dims.size()), {axes.begin(), axes.end()},
                             [&](unsigned a) { return index(dims[a]); });
-  return stridedOffset(b, coords, terms, base);
+  return stridedOffset(b, coords, strided, base);
 }
 
 Frame::Var Frame::var(ValueId init, const std::string &name) {
-  Var v{*this, b.localArray(acc, 1, name)};
+  ValueId slot = b.localArray(acc, 1, name);
+  Var v{*this, slot, index(0)};
   v.set(init);
   return v;
 }
 
-std::pair<ValueId, ValueId> Frame::groupAndLane(const GroupLayout &layout) {
+void Frame::groupLoop(const GroupLayout &groups, int64_t lines, const std::string &name,
+                      const std::function<void(ValueId)> &body) {
+  layout = groups;
+  scratch = b.sharedArray(acc, unsigned(kBlock), "red");
   ValueId tid = b.special(kir::Special::TidX);
   ValueId inner = index(layout.lanesInner ? layout.lanes : layout.groups);
   ValueId first = b.arith(kir::IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
   ValueId second = b.arith(kir::IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
-  return layout.lanesInner ? std::pair(first, second) : std::pair(second, first);
+  group = layout.lanesInner ? first : second;
+  laneId = layout.lanesInner ? second : first;
+  tileLoop(layout.tiles(lines), [&](ValueId tile) {
+    ValueId scaled = b.mul(tile, index(layout.groups));
+    body(b.add(scaled, group, name));
+  });
 }
 
-ValueId Frame::groupReduce(ValueId v, OpKind kind, const GroupLayout &layout, ValueId group,
-                           ValueId lane) {
-  FUSEC_ASSERT(scratch != kir::kNoValue, "a group reduction needs scratchArray() first");
-  ValueId laneStride = index(layout.lanesInner ? 1 : layout.groups);
-  ValueId mine = layout.lanesInner ? b.mul(group, index(layout.lanes), "mine") : group;
-  ValueId at = b.add(mine, b.mul(lane, laneStride), "at");
+ValueId Frame::groupReduce(ValueId v, OpKind kind) {
+  FUSEC_ASSERT(scratch != kir::kNoValue, "a group reduction runs inside groupLoop");
+  int64_t step = layout.lanesInner ? 1 : layout.groups; // from a lane to the next
+  ValueId laneStride = index(step);
+  ValueId mine = layout.lanesInner ? arith(kir::IndexOp::Mul, group, layout.lanes, "mine") : group;
+  ValueId spread = b.mul(laneId, laneStride);
+  ValueId at = b.add(mine, spread, "at");
   b.store(scratch, at, v);
   b.barrier();
   for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
-    b.ifThenElse(b.less(lane, index(half)), [&] {
-      ValueId partner = b.add(at, index(half * (layout.lanesInner ? 1 : layout.groups)));
+    ValueId below = arith(kir::IndexOp::Lt, laneId, half);
+    b.ifThenElse(below, [&] {
+      ValueId partner = arith(kir::IndexOp::Add, at, half * step);
       ValueId left = b.load(scratch, at, 1, "left");
       ValueId right = b.load(scratch, partner, 1, "right");
       ValueId both = math(kind, {left, right});
@@ -193,8 +193,6 @@ ValueId Frame::groupReduce(ValueId v, OpKind kind, const GroupLayout &layout, Va
   b.barrier();
   return total;
 }
-
-void Frame::scratchArray() { scratch = b.sharedArray(acc, unsigned(kBlock), "red"); }
 
 void Frame::tileLoop(int64_t tiles, const std::function<void(ValueId)> &body) {
   ValueId first = b.special(kir::Special::CtaidX), step = b.special(kir::Special::NctaidX);

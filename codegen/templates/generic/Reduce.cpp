@@ -30,76 +30,42 @@
 
 namespace fusec::generic {
 
-ReduceShape splitAxes(const Op &op) {
+KirKernel buildReduction(const Op &op, const std::string &entry) {
+  Frame f(op, entry);
+  kir::Builder &b = f.b;
+  // The input's axes split into kept and reduced ones.
   Sizes in = sizesOf(*op.operand(0)), own = contiguousStrides(in);
   std::vector<bool> reduced(in.size(), op.getInts("axes").empty());
   for (int64_t axis : op.getInts("axes"))
     reduced[*normalizeAxis(axis, in.size())] = true;
-  ReduceShape s;
+  Sizes keptDims, keptStrides, redDims, redStrides;
   for (size_t k = 0; k < in.size(); ++k) {
-    (reduced[k] ? s.redDims : s.keptDims).push_back(in[k]);
-    (reduced[k] ? s.redStrides : s.keptStrides).push_back(own[k]);
+    (reduced[k] ? redDims : keptDims).push_back(in[k]);
+    (reduced[k] ? redStrides : keptStrides).push_back(own[k]);
   }
-  s.lastReduced = !in.empty() && reduced.back();
-  return s;
-}
-
-Rows rowsOf(const Op &op) {
-  Sizes in = sizesOf(*op.operand(0));
-  size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
-  if (op.kind() != OpKind::Softmax)
-    return {product(in, 0, axis), product(in, axis), 1};
-  int64_t inner = product(in, axis + 1);
-  return {product(in, 0, axis) * inner, in[axis], inner};
-}
-
-namespace {
-
-/// The op of Ops.def a reduction combines with, and its initial value.
-std::pair<OpKind, double> combinerOf(OpKind kind) {
-  switch (kind) {
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-    return {OpKind::Add, 0.0};
-  case OpKind::ReduceMax:
-    return {OpKind::Max, -HUGE_VAL};
-  case OpKind::ReduceMin:
-    return {OpKind::Min, HUGE_VAL};
-  default:
-    FUSEC_ASSERT(false, "not a reduction");
-  }
-}
-
-} // namespace
-
-KirKernel buildReduction(const Op &op, const std::string &entry) {
-  Frame f(op, entry, accDType(op.result()->type().dtype));
-  kir::Builder &b = f.b;
-  ReduceShape s = splitAxes(op);
-  int64_t outputs = product(s.keptDims), extent = product(s.redDims);
-  GroupLayout layout = GroupLayout::choose(outputs, extent, s.lastReduced);
-  auto [combine, init] = combinerOf(op.kind());
-  f.scratchArray();
-  auto [group, lane] = f.groupAndLane(layout);
-  f.tileLoop(layout.tiles(outputs), [&](ValueId tile) {
-    ValueId o = b.add(b.mul(tile, f.index(layout.groups)), group, "o");
+  int64_t outputs = product(keptDims), extent = product(redDims);
+  GroupLayout layout = GroupLayout::choose(outputs, extent, !in.empty() && reduced.back());
+  OpKind kind = op.kind();
+  OpKind combine = kind == OpKind::ReduceMax   ? OpKind::Max
+                   : kind == OpKind::ReduceMin ? OpKind::Min
+                                               : OpKind::Add;
+  double init = combine == OpKind::Max ? -HUGE_VAL : combine == OpKind::Min ? HUGE_VAL : 0.0;
+  f.groupLoop(layout, outputs, "o", [&](ValueId o) {
     Frame::Var acc = f.var(f.constant(init, "init"), "acc");
     ValueId active = b.less(o, f.index(outputs));
     b.ifThenElse(active, [&] {
-      ValueId base = f.offsetOf(o, s.keptDims, s.keptStrides);
-      f.loop(lane, extent, layout.lanes, "r", 0, [&](ValueId r) {
-        ValueId at = f.offsetOf(r, s.redDims, s.redStrides, base);
-        ValueId x = f.loadAcc(0, at, "x");
-        ValueId sum = acc.get();
-        acc.set(f.math(combine, {sum, x}));
+      ValueId base = f.offsetOf(o, keptDims, keptStrides);
+      f.loop(f.lane(), extent, layout.lanes, "r", 0, [&](ValueId r) {
+        ValueId at = f.offsetOf(r, redDims, redStrides, base);
+        acc.combine(combine, f.loadAcc(0, at, "x"));
       });
     });
     ValueId partial = acc.get();
-    ValueId total = f.groupReduce(partial, combine, layout, group, lane);
+    ValueId total = f.groupReduce(partial, combine);
     b.ifThenElse(active, [&] {
-      b.ifThenElse(b.less(lane, f.index(1)), [&] {
+      b.ifThenElse(b.less(f.lane(), f.index(1)), [&] {
         ValueId y = total;
-        if (op.kind() == OpKind::ReduceMean)
+        if (kind == OpKind::ReduceMean)
           y = f.math(OpKind::Div, {total, f.constant(double(extent), "extent")});
         f.storeAcc(o, y);
       });
@@ -112,10 +78,26 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
 
 namespace {
 
+/// The rows a layer_norm, rms_norm or softmax normalizes: count, length,
+/// and the element stride within a row (1, or the product of the dims after
+/// a softmax's axis).
+struct Rows {
+  int64_t count, length, inner;
+};
+
+Rows rowsOf(const Op &op) {
+  Sizes in = sizesOf(*op.operand(0));
+  size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
+  if (op.kind() != OpKind::Softmax)
+    return {product(in, 0, axis), product(in, axis), 1};
+  int64_t inner = product(in, axis + 1);
+  return {product(in, 0, axis) * inner, in[axis], inner};
+}
+
 class RowBuilder {
 public:
   explicit RowBuilder(const Op &op, const std::string &entry)
-      : f(op, entry, accDType(op.result()->type().dtype)), b(f.b), op(op), rows(rowsOf(op)),
+      : f(op, entry), b(f.b), op(op), rows(rowsOf(op)),
         layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)) {}
 
   KirKernel run();
@@ -135,13 +117,12 @@ private:
   const Op &op;
   Rows rows;
   GroupLayout layout;
-  ValueId group = kir::kNoValue, lane = kir::kNoValue;
   ValueId active = kir::kNoValue, base = kir::kNoValue;
 };
 
 void RowBuilder::pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
   b.ifThenElse(active, [&] {
-    f.loop(lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
+    f.loop(f.lane(), rows.length, layout.lanes, "j", 0, [&](ValueId j) {
       ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
       ValueId at = b.add(base, step, "at");
       ValueId x = f.loadAcc(0, at, "x");
@@ -153,15 +134,10 @@ void RowBuilder::pass(const std::function<void(ValueId, ValueId, ValueId)> &each
 ValueId RowBuilder::combineRow(OpKind kind, double init, const std::string &name,
                                const std::function<ValueId(ValueId)> &each) {
   Frame::Var part = f.var(f.constant(init), name);
-  pass([&](ValueId x, ValueId, ValueId) {
-    ValueId term = each(x);
-    ValueId sofar = part.get();
-    part.set(f.math(kind, {sofar, term}));
-  });
+  pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
   ValueId mine = part.get();
-  return f.groupReduce(mine, kind, layout, group, lane);
+  return f.groupReduce(mine, kind);
 }
-
 void RowBuilder::layerNorm() {
   bool isRms = op.kind() == OpKind::RmsNorm;
   ValueId n = f.constant(double(rows.length), "n");
@@ -202,10 +178,7 @@ void RowBuilder::softmax() {
 }
 
 KirKernel RowBuilder::run() {
-  f.scratchArray();
-  std::tie(group, lane) = f.groupAndLane(layout);
-  f.tileLoop(layout.tiles(rows.count), [&](ValueId tile) {
-    ValueId row = b.add(b.mul(tile, f.index(layout.groups)), group, "row");
+  f.groupLoop(layout, rows.count, "row", [&](ValueId row) {
     active = b.less(row, f.index(rows.count));
     if (rows.inner == 1) {
       base = b.mul(row, f.index(rows.length), "base");
