@@ -1,41 +1,26 @@
 // Generic kernels of the contractions.
 //
 // matmul and linear: the classic shared-memory tiling. A block computes one
-// 16x16 tile of one output matrix, one thread per output element; for each
-// step of 16 along K it stages a 16x16 tile of A and of B in shared memory
-// (converted to the accumulator type, zero past the edges; rows padded to
-// 17 against bank conflicts) and adds their product into its accumulator.
-// Each tile load is coalesced whatever the transposes: a thread reads the
-// element whose fastest-moving index in memory follows threadIdx.x, and
-// stores it at its place in the tile. Leading (batch) dims broadcast: each
-// operand's matrix is found by its own strides (0 along broadcast dims).
-// linear is x · wᵀ (+ b): A = x with its leading dims as rows, B = w read
-// transposed, the bias added to the accumulator.
+// 16x16 tile of one output matrix, one thread per element; for each step of
+// 16 along K it stages a tile of A and of B in shared memory (in the
+// accumulator type, zero past the edges, rows padded to 17 against bank
+// conflicts), each load coalesced whatever the transposes (stageTile).
+// Batch dims broadcast by each operand's own strides. linear is x · wᵀ (+ b):
+// x's leading dims are rows, w is read transposed.
 //
 // attention: softmax(q · kᵀ · scale + mask) · v by an online softmax over
 // the keys, each query row owned by a group of lanes of one warp: `pieces`
 // lanes split the depths (lane `piece` holds elements piece, piece +
-// pieces, ... of the query row and of the value accumulators, in
-// registers) and `splits` sets of them split the keys (set `split` takes
-// keys split, split + splits, ...). Per key, a lane adds its partial dot
-// product (four interleaved sums, so the additions do not wait on each
-// other), the pieces' partials meet by shuffles, and the score gets the
-// mask element converted to the accumulator type; exp(score - running max)
-// · v_j folds into the accumulators, which are rescaled when the max grows.
-// The splits' (max, sum, accumulators) merge by shuffles at the end. Pieces
-// are chosen so each lane keeps at least 8 of D and Dv; splits only when
-// there are too few rows to fill the GPU (decode-like shapes). With Dv >
-// 256 a group owns one output element instead (pieces = 1) and recomputes
-// the scores. Semantics follow the reference: scale defaults to 1/sqrt(D);
-// `causal` drops key j for query i when j > i (top-left aligned); batch
-// dims and the mask broadcast ([..., Sq, Sk], right-aligned). A score of
-// -inf contributes nothing; a row whose scores are all -inf gives NaN
-// (exp(-inf - -inf)), a NaN or +inf score gives NaN, and no keys at all
-// (Sk = 0) gives 0.
-//
-// Accumulation: f32 for f32/f16/bf16 (or `acc`), f64 for f64, wrapping i64
-// for integers.
-#include "codegen/templates/Index.h"
+// pieces, ... of the query row and of the accumulators, in registers) and
+// `splits` sets of them split the keys (set `split` takes keys split, split
+// + splits, ...) when there are too few rows to fill the GPU. Per key, the
+// partial dot products (four interleaved sums) meet by shuffles, the mask
+// is added, and exp(score - running max) · v_j folds into the accumulators,
+// rescaled when the max grows; the splits' states merge by shuffles at the
+// end. With Dv > 256 a group owns one output element (pieces = 1). As the
+// reference: scale defaults to 1/sqrt(D); `causal` drops key j > i; batch
+// dims and the mask broadcast; a score of -inf contributes nothing, a row
+// of only -inf, or with a NaN or +inf score, gives NaN, and Sk = 0 gives 0.
 #include "codegen/templates/generic/Kernel.h"
 
 #include <algorithm>
@@ -97,12 +82,12 @@ void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId 
   ValueId r = t.transposed ? tx : ty, c = t.transposed ? ty : tx;
   ValueId row = b.add(row0, r, "row");
   ValueId col = b.add(col0, c, "col");
-  ValueId at = b.add(f.arith(kir::IndexOp::Mul, r, kPitch), c, "slot");
-  ValueId rowInside = f.arith(kir::IndexOp::Lt, row, t.rows);
-  ValueId colInside = f.arith(kir::IndexOp::Lt, col, t.cols);
+  ValueId at = b.add(f.arith(IndexOp::Mul, r, kPitch), c, "slot");
+  ValueId rowInside = f.arith(IndexOp::Lt, row, t.rows);
+  ValueId colInside = f.arith(IndexOp::Lt, col, t.cols);
   auto load = [&] {
-    ValueId down = f.arith(kir::IndexOp::Mul, row, t.transposed ? 1 : t.cols);
-    ValueId across = f.arith(kir::IndexOp::Mul, col, t.transposed ? t.rows : 1);
+    ValueId down = f.arith(IndexOp::Mul, row, t.transposed ? 1 : t.cols);
+    ValueId across = f.arith(IndexOp::Mul, col, t.transposed ? t.rows : 1);
     ValueId x = f.loadAcc(t.operand, b.add(base, b.add(down, across)));
     b.store(t.tile, at, x);
   };
@@ -120,13 +105,13 @@ KirKernel buildMatMul(const Op &op, const std::string &entry) {
   ValueId tileA = b.sharedArray(f.acc, kTile * kPitch, "tileA");
   ValueId tileB = b.sharedArray(f.acc, kTile * kPitch, "tileB");
   ValueId tid = b.special(kir::Special::TidX);
-  ValueId tx = b.arith(kir::IndexOp::Rem, tid, f.index(kTile), "tx");
-  ValueId ty = b.arith(kir::IndexOp::Div, tid, f.index(kTile), "ty");
+  ValueId tx = b.arith(IndexOp::Rem, tid, f.index(kTile), "tx");
+  ValueId ty = b.arith(IndexOp::Div, tid, f.index(kTile), "ty");
   f.tileLoop(tiles, [&](ValueId tile) {
-    ValueId n0 = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Rem, tile, tilesN), kTile, "n0");
-    ValueId mTile = f.arith(kir::IndexOp::Div, tile, tilesN);
-    ValueId m0 = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Rem, mTile, tilesM), kTile, "m0");
-    ValueId batch = f.arith(kir::IndexOp::Div, tile, tilesM * tilesN, "batch");
+    ValueId n0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, tile, tilesN), kTile, "n0");
+    ValueId mTile = f.arith(IndexOp::Div, tile, tilesN);
+    ValueId m0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, mTile, tilesM), kTile, "m0");
+    ValueId batch = f.arith(IndexOp::Div, tile, tilesM * tilesN, "batch");
     ValueId aBase = f.offsetOf(batch, p.batch, p.aStrides);
     ValueId bBase = f.offsetOf(batch, p.batch, p.bStrides);
     Frame::Var acc = f.var(f.constant(0.0), "acc");
@@ -135,22 +120,22 @@ KirKernel buildMatMul(const Op &op, const std::string &entry) {
       stageTile(f, {1, tileB, p.k, p.n, p.tb}, bBase, k0, n0, tx, ty);
       b.barrier();
       f.count(kTile, "kk", -1, [&](ValueId kk) {
-        ValueId x = b.load(tileA, b.add(f.arith(kir::IndexOp::Mul, ty, kPitch), kk), 1, "a");
-        ValueId y = b.load(tileB, b.add(f.arith(kir::IndexOp::Mul, kk, kPitch), tx), 1, "b");
+        ValueId x = b.load(tileA, b.add(f.arith(IndexOp::Mul, ty, kPitch), kk), 1, "a");
+        ValueId y = b.load(tileB, b.add(f.arith(IndexOp::Mul, kk, kPitch), tx), 1, "b");
         acc.addProduct(x, y);
       });
       b.barrier();
     });
     ValueId m = b.add(m0, ty, "m");
     ValueId n = b.add(n0, tx, "n");
-    ValueId rowInside = f.arith(kir::IndexOp::Lt, m, p.m);
-    ValueId colInside = f.arith(kir::IndexOp::Lt, n, p.n);
+    ValueId rowInside = f.arith(IndexOp::Lt, m, p.m);
+    ValueId colInside = f.arith(IndexOp::Lt, n, p.n);
     b.ifThenElse(f.both(rowInside, colInside), [&] {
       ValueId y = acc.get("y");
       if (p.bias)
         y = f.math(OpKind::Add, {y, f.loadAcc(2, n, "bias")});
-      ValueId matrix = f.arith(kir::IndexOp::Mul, batch, p.m * p.n);
-      ValueId row = b.add(matrix, f.arith(kir::IndexOp::Mul, m, p.n));
+      ValueId matrix = f.arith(IndexOp::Mul, batch, p.m * p.n);
+      ValueId row = b.add(matrix, f.arith(IndexOp::Mul, m, p.n));
       f.storeAcc(b.add(row, n), y);
     });
   });
@@ -224,7 +209,7 @@ private:
   ValueId mine(ValueId c) {
     if (shape.pieces == 1)
       return c;
-    return b.add(f.arith(kir::IndexOp::Mul, c, shape.pieces), piece);
+    return b.add(f.arith(IndexOp::Mul, c, shape.pieces), piece);
   }
   /// The score of key j: q · k_j · scale + mask, summed over the pieces.
   ValueId score(ValueId j, ValueId live);
@@ -258,28 +243,27 @@ private:
 
 void AttentionBuilder::place(ValueId item) {
   int64_t lanes = shape.pieces * shape.splits;
-  ValueId group = lanes == 1 ? item : b.arith(kir::IndexOp::Div, item, f.index(lanes), "group");
+  ValueId group = lanes == 1 ? item : b.arith(IndexOp::Div, item, f.index(lanes), "group");
   if (shape.perRow) {
     row = group;
   } else {
-    row = b.arith(kir::IndexOp::Div, group, f.index(shape.dv), "row");
-    col = b.arith(kir::IndexOp::Rem, group, f.index(shape.dv), "col");
+    row = b.arith(IndexOp::Div, group, f.index(shape.dv), "row");
+    col = b.arith(IndexOp::Rem, group, f.index(shape.dv), "col");
   }
   if (shape.pieces > 1)
-    piece = b.arith(kir::IndexOp::Rem, item, f.index(shape.pieces), "piece");
+    piece = b.arith(IndexOp::Rem, item, f.index(shape.pieces), "piece");
   if (shape.splits > 1) {
-    ValueId set =
-        shape.pieces == 1 ? item : b.arith(kir::IndexOp::Div, item, f.index(shape.pieces));
-    split = b.arith(kir::IndexOp::Rem, set, f.index(shape.splits), "split");
+    ValueId set = shape.pieces == 1 ? item : b.arith(IndexOp::Div, item, f.index(shape.pieces));
+    split = b.arith(IndexOp::Rem, set, f.index(shape.splits), "split");
   }
   if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
-    ValueId warpLane = f.arith(kir::IndexOp::Rem, b.special(kir::Special::TidX), 32);
-    ValueId first = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Div, warpLane, lanes), lanes);
+    ValueId warpLane = f.arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
+    ValueId first = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, warpLane, lanes), lanes);
     ValueId bits = f.index((int64_t(1) << lanes) - 1);
-    laneMask = b.arith(kir::IndexOp::Shl, bits, first, "lanes");
+    laneMask = b.arith(IndexOp::Shl, bits, first, "lanes");
   }
-  i = b.arith(kir::IndexOp::Rem, row, f.index(shape.sq), "i");
-  batch = b.arith(kir::IndexOp::Div, row, f.index(shape.sq), "batch");
+  i = b.arith(IndexOp::Rem, row, f.index(shape.sq), "i");
+  batch = b.arith(IndexOp::Div, row, f.index(shape.sq), "batch");
 }
 
 ValueId AttentionBuilder::base(unsigned operand, int64_t matrixSize) {
@@ -310,7 +294,7 @@ ValueId AttentionBuilder::score(ValueId j, ValueId live) {
       ValueId at = mine(c);
       ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
       ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
-      ValueId slot = b.arith(kir::IndexOp::Rem, c, f.index(4));
+      ValueId slot = b.arith(IndexOp::Rem, c, f.index(4));
       f.element(partial, slot).addProduct(x, y);
     });
   };
@@ -341,7 +325,7 @@ ValueId AttentionBuilder::score(ValueId j, ValueId live) {
     }
     ValueId at = mask;
     if (colStride != 0 && shape.sk > 1)
-      at = b.add(mask, f.arith(kir::IndexOp::Mul, column, colStride));
+      at = b.add(mask, f.arith(IndexOp::Mul, column, colStride));
     s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
   }
   if (live != kir::kNoValue)
@@ -434,7 +418,7 @@ KirKernel AttentionBuilder::run() {
     b.rename(item, "item"); // `i` is the query row's index
     place(item);
     ValueId qBase = base(0, shape.sq * shape.d);
-    qRow = b.add(qBase, f.arith(kir::IndexOp::Mul, i, shape.d), "qRow");
+    qRow = b.add(qBase, f.arith(IndexOp::Mul, i, shape.d), "qRow");
     kBase = base(1, shape.sk * shape.d);
     vBase = base(2, shape.sk * shape.dv);
     mask = maskRow();
@@ -457,7 +441,7 @@ KirKernel AttentionBuilder::run() {
       ValueId j = j0, live = kir::kNoValue;
       if (shape.splits > 1) {
         j = b.add(j0, split, "j");
-        live = b.arith(kir::IndexOp::Lt, j, keys, "live");
+        live = b.arith(IndexOp::Lt, j, keys, "live");
       }
       ValueId s = score(j, live);
       b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });

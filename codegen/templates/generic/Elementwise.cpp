@@ -18,7 +18,6 @@
 //    the strides of broadcast axes; concat copies from the operand whose
 //    range along the axis holds the coordinate (one flat `if` an operand,
 //    operands of extent 0 skipped) shifted back by the operand's offset.
-#include "codegen/templates/Index.h"
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
@@ -197,9 +196,7 @@ KirKernel ElementwiseBuilder::run() {
     note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
   }
   int64_t numel = product(shape);
-  gridStrideLoop(b, b.index(numel), [&](ValueId i) {
-    if (numel == 0) // no element: and a coordinate would divide by a 0 extent
-      return;
+  f.forEachElement(numel, [&](ValueId i) {
     coords = coordinates(b, i, unsigned(shape.size()), needed,
                          [&](unsigned a) { return b.index(shape[a]); });
     if (op.info().cls == OpClass::Pointwise)

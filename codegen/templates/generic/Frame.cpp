@@ -2,23 +2,13 @@
 // strides, the group layout of reductions, and the frame (parameters,
 // accumulator math in kir, group reductions through shared memory, the
 // launch).
-#include "codegen/templates/Index.h"
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
-#include <cmath>
+#include <bit>
 
 namespace fusec::generic {
-
-Sizes sizesOf(const Value &v) {
-  Sizes sizes;
-  for (const Dim &d : v.type().shape) {
-    FUSEC_ASSERT(d.isStatic(), "the generic kernels need static shapes");
-    sizes.push_back(d.size);
-  }
-  return sizes;
-}
 
 int64_t product(const Sizes &sizes, size_t begin, size_t end) {
   int64_t n = 1;
@@ -72,20 +62,16 @@ DType accDType(const Op &op) {
   return isFloat(basis) ? DType::F32 : DType::I64;
 }
 
-/// The smallest power of two >= n, clamped to [lo, hi] (powers of two).
-int64_t pow2Clamp(int64_t n, int64_t lo, int64_t hi) {
-  int64_t p = lo;
-  while (p < n && p < hi)
-    p *= 2;
-  return p;
-}
-
 } // namespace
 
 GroupLayout GroupLayout::choose(int64_t lines, int64_t length, bool elementsContiguous) {
-  int64_t lanes = pow2Clamp(length, 1, kBlock);
+  // The smallest power of two >= n, at most hi (a power of two).
+  auto pow2 = [](int64_t n, int64_t hi) {
+    return std::min(int64_t(std::bit_ceil(uint64_t(n))), hi);
+  };
+  int64_t lanes = pow2(length, kBlock);
   if (!elementsContiguous)
-    lanes = std::min(lanes, kBlock / pow2Clamp(lines, 1, 32));
+    lanes = std::min(lanes, kBlock / pow2(lines, 32));
   return {kBlock / lanes, lanes, elementsContiguous};
 }
 
@@ -159,8 +145,8 @@ void Frame::groupLoop(const GroupLayout &groups, int64_t lines, const std::strin
   scratch = b.sharedArray(acc, unsigned(kBlock), "red");
   ValueId tid = b.special(kir::Special::TidX);
   ValueId inner = index(layout.lanesInner ? layout.lanes : layout.groups);
-  ValueId first = b.arith(kir::IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
-  ValueId second = b.arith(kir::IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
+  ValueId first = b.arith(IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
+  ValueId second = b.arith(IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
   group = layout.lanesInner ? first : second;
   laneId = layout.lanesInner ? second : first;
   tileLoop(layout.tiles(lines), [&](ValueId tile) {
@@ -173,15 +159,15 @@ ValueId Frame::groupReduce(ValueId v, OpKind kind) {
   FUSEC_ASSERT(scratch != kir::kNoValue, "a group reduction runs inside groupLoop");
   int64_t step = layout.lanesInner ? 1 : layout.groups; // from a lane to the next
   ValueId laneStride = index(step);
-  ValueId mine = layout.lanesInner ? arith(kir::IndexOp::Mul, group, layout.lanes, "mine") : group;
+  ValueId mine = layout.lanesInner ? arith(IndexOp::Mul, group, layout.lanes, "mine") : group;
   ValueId spread = b.mul(laneId, laneStride);
   ValueId at = b.add(mine, spread, "at");
   b.store(scratch, at, v);
   b.barrier();
   for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
-    ValueId below = arith(kir::IndexOp::Lt, laneId, half);
+    ValueId below = arith(IndexOp::Lt, laneId, half);
     b.ifThenElse(below, [&] {
-      ValueId partner = arith(kir::IndexOp::Add, at, half * step);
+      ValueId partner = arith(IndexOp::Add, at, half * step);
       ValueId left = b.load(scratch, at, 1, "left");
       ValueId right = b.load(scratch, partner, 1, "right");
       ValueId both = math(kind, {left, right});
@@ -192,6 +178,13 @@ ValueId Frame::groupReduce(ValueId v, OpKind kind) {
   ValueId total = b.load(scratch, mine, 1, "total");
   b.barrier();
   return total;
+}
+
+void Frame::forEachElement(int64_t numel, const std::function<void(ValueId)> &body) {
+  gridStrideLoop(b, index(numel), [&](ValueId i) {
+    if (numel > 0) // else a coordinate would divide by a 0 extent
+      body(i);
+  });
 }
 
 void Frame::tileLoop(int64_t tiles, const std::function<void(ValueId)> &body) {

@@ -19,6 +19,7 @@ using codegen::coordinates;
 using codegen::gridStrideLoop;
 using codegen::KirKernel;
 using codegen::stridedOffset;
+using kir::IndexOp;
 using kir::ValueId;
 using Sizes = std::vector<int64_t>;
 
@@ -26,7 +27,7 @@ using Sizes = std::vector<int64_t>;
 inline constexpr int64_t kBlock = 256;
 
 /// The sizes of a value whose shape is static.
-Sizes sizesOf(const Value &v);
+inline Sizes sizesOf(const Value &v) { return staticSizes(v.type().shape); }
 /// Product of sizes[begin, end).
 int64_t product(const Sizes &sizes, size_t begin = 0, size_t end = SIZE_MAX);
 /// Row-major element strides.
@@ -77,7 +78,7 @@ public:
   ValueId out() const { return output; }
   ValueId index(int64_t v) { return b.index(v); }
   /// `op` of `a` and the constant `c` (so that a call builds one thing).
-  ValueId arith(kir::IndexOp op, ValueId a, int64_t c, const std::string &name = "") {
+  ValueId arith(IndexOp op, ValueId a, int64_t c, const std::string &name = "") {
     ValueId constant = index(c);
     return b.arith(op, a, constant, name);
   }
@@ -158,6 +159,8 @@ public:
   /// NaN-propagating max stays so. Inside groupLoop; every thread of the
   /// block must reach it.
   ValueId groupReduce(ValueId v, OpKind kind);
+  /// body(i) for each of `numel` output elements i, over a grid-stride loop.
+  void forEachElement(int64_t numel, const std::function<void(ValueId i)> &body);
   /// for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) body(tile): a
   /// block-uniform loop, so that its body may synchronize the block.
   void tileLoop(int64_t tiles, const std::function<void(ValueId)> &body);
@@ -175,14 +178,14 @@ private:
   ValueId scratch = kir::kNoValue, group = kir::kNoValue, laneId = kir::kNoValue;
 };
 
-// The builders, one per op family, for static shapes.
-KirKernel buildElementwise(const Op &op,
-                           const std::string &entry);             // pointwise, batch_norm, movement
-KirKernel buildReduction(const Op &op, const std::string &entry); // reduce_*
-KirKernel buildNormalization(const Op &op,
-                             const std::string &entry);        // layer_norm, rms_norm, softmax
-KirKernel buildMatMul(const Op &op, const std::string &entry); // matmul, linear
+// The builders, one per op family, for static shapes: pointwise ops,
+// batch_norm and movement ops; reduce_*; layer_norm, rms_norm and softmax;
+// matmul and linear; attention; conv2d and pooling.
+KirKernel buildElementwise(const Op &op, const std::string &entry);
+KirKernel buildReduction(const Op &op, const std::string &entry);
+KirKernel buildNormalization(const Op &op, const std::string &entry);
+KirKernel buildMatMul(const Op &op, const std::string &entry);
 KirKernel buildAttention(const Op &op, const std::string &entry);
-KirKernel buildWindow(const Op &op, const std::string &entry); // conv2d, max_pool2d, avg_pool2d
+KirKernel buildWindow(const Op &op, const std::string &entry);
 
 } // namespace fusec::generic

@@ -24,9 +24,6 @@
 // Floats accumulate in f32 (f64 for f64), integers in wrapping i64; max and
 // min propagate NaN.
 #include "codegen/templates/generic/Kernel.h"
-#include "ir/Assert.h"
-
-#include <cmath>
 
 namespace fusec::generic {
 
@@ -183,8 +180,8 @@ KirKernel RowBuilder::run() {
     if (rows.inner == 1) {
       base = b.mul(row, f.index(rows.length), "base");
     } else {
-      ValueId outer = b.arith(kir::IndexOp::Div, row, f.index(rows.inner));
-      ValueId inner = b.arith(kir::IndexOp::Rem, row, f.index(rows.inner));
+      ValueId outer = b.arith(IndexOp::Div, row, f.index(rows.inner));
+      ValueId inner = b.arith(IndexOp::Rem, row, f.index(rows.inner));
       base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
     }
     if (op.kind() == OpKind::Softmax)

@@ -10,7 +10,6 @@
 // input. Pooling: the window clipped to the input; max propagates NaN and
 // padding never wins it; avg divides by the window's size with
 // count_include_pad, else by the number of input elements it covers.
-#include "codegen/templates/Index.h"
 #include "codegen/templates/generic/Kernel.h"
 
 namespace fusec::generic {
@@ -70,13 +69,13 @@ private:
   ValueId inputAt(ValueId channel, ValueId ih, ValueId iw);
   /// (a * x + y) as index math.
   ValueId muladd(ValueId a, int64_t x, ValueId y) {
-    ValueId scaled = f.arith(kir::IndexOp::Mul, a, x);
+    ValueId scaled = f.arith(IndexOp::Mul, a, x);
     return b.add(scaled, y);
   }
   /// The input position of the window's first tap at output `position`.
   ValueId start(ValueId position, const Axis &axis) {
-    ValueId scaled = f.arith(kir::IndexOp::Mul, position, axis.stride);
-    return f.arith(kir::IndexOp::Sub, scaled, axis.pad);
+    ValueId scaled = f.arith(IndexOp::Mul, position, axis.stride);
+    return f.arith(IndexOp::Sub, scaled, axis.pad);
   }
   void conv(ValueId i);
   void pool(ValueId i);
@@ -114,12 +113,11 @@ void WindowBuilder::conv(ValueId i) {
   int64_t perGroup = win.o / op.getInt("groups");
   ValueId groupBase = kir::kNoValue; // the group's first input channel
   if (perGroup != win.o)
-    groupBase =
-        f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Div, oc, perGroup), cg, "channel0");
+    groupBase = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, oc, perGroup), cg, "channel0");
   // Tap k of `axis` at output `position`, and whether it lies inside the input.
   auto tap = [&](ValueId position, const Axis &axis, ValueId k, const std::string &name) {
     ValueId first = start(position, axis);
-    ValueId at = b.add(first, f.arith(kir::IndexOp::Mul, k, axis.dilation), name);
+    ValueId at = b.add(first, f.arith(IndexOp::Mul, k, axis.dilation), name);
     ValueId above = b.less(f.index(-1), at);
     ValueId below = b.less(at, f.index(axis.size));
     return std::pair(at, f.both(above, below));
@@ -156,7 +154,7 @@ void WindowBuilder::pool(ValueId i) {
     ValueId first = start(position, axis);
     ValueId zero = f.index(0);
     ValueId lo = b.math({OpKind::Max, DType::I64, DType::I64}, {first, zero}, name + "Lo");
-    ValueId end = f.arith(kir::IndexOp::Add, first, axis.window);
+    ValueId end = f.arith(IndexOp::Add, first, axis.window);
     ValueId size = f.index(axis.size);
     ValueId hi = b.math({OpKind::Min, DType::I64, DType::I64}, {end, size}, name + "Hi");
     return std::pair(lo, hi);
@@ -177,8 +175,8 @@ void WindowBuilder::pool(ValueId i) {
     if (op.getBool("count_include_pad")) {
       count = f.constant(double(win.rows.window * win.cols.window), "count");
     } else {
-      ValueId rows = b.arith(kir::IndexOp::Sub, hHi, hLo);
-      ValueId cols = b.arith(kir::IndexOp::Sub, wHi, wLo);
+      ValueId rows = b.arith(IndexOp::Sub, hHi, hLo);
+      ValueId cols = b.arith(IndexOp::Sub, wHi, wLo);
       count = b.math({OpKind::Cast, DType::I64, f.acc}, {b.mul(rows, cols)}, "count");
     }
     y = f.math(OpKind::Div, {y, count}, "y");
@@ -188,9 +186,7 @@ void WindowBuilder::pool(ValueId i) {
 
 KirKernel WindowBuilder::run() {
   int64_t numel = product(sizesOf(*op.result()));
-  gridStrideLoop(b, f.index(numel), [&](ValueId i) {
-    if (numel == 0) // no element: and a coordinate would divide by a 0 extent
-      return;
+  f.forEachElement(numel, [&](ValueId i) {
     outputCoordinates(i);
     if (op.kind() == OpKind::Conv2d)
       conv(i);
