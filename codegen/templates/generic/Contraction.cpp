@@ -196,36 +196,240 @@ public:
     maskStrides = broadcastStrides(sizesOf(*op.operand(3)), scores);
   }
 
-  KirKernel run();
+  KirKernel run() {
+    width = shape.perRow ? shape.dv / shape.pieces : 1;
+    int64_t rows = product(batchDims) * shape.sq;
+    int64_t items =
+        shape.dv == 0 ? 0 : rows * (shape.perRow ? 1 : shape.dv) * shape.pieces * shape.splits;
+    gridStrideLoop(b, f.index(items), [&](ValueId item) {
+      b.rename(item, "item"); // `i` is the query row's index
+      place(item);
+      ValueId qBase = base(0, shape.sq * shape.d);
+      qRow = b.add(qBase, f.arith(IndexOp::Mul, i, shape.d), "qRow");
+      kBase = base(1, shape.sk * shape.d);
+      vBase = base(2, shape.sk * shape.dv);
+      mask = maskRow();
+      acc = b.localArray(f.acc, unsigned(width), "acc");
+      each(width, [&](ValueId c) { b.store(acc, c, f.constant(0.0)); });
+      q = kir::kNoValue;
+      int64_t share = shape.d / shape.pieces;
+      if (shape.d > 0 && share <= kMaxRegisterRow) {
+        q = b.localArray(f.acc, unsigned(share), "q");
+        each(share, [&](ValueId c) { b.store(q, c, f.loadAcc(0, b.add(qRow, mine(c)), "x")); });
+      }
+      rowMax.emplace(f.var(f.lowest(), "rowMax"));
+      rowSum.emplace(f.var(f.constant(0.0), "rowSum"));
+      ValueId keys = f.index(shape.sk);
+      if (op.getBool("causal"))
+        keys = b.math({OpKind::Min, DType::I64, DType::I64}, {b.add(i, f.index(1)), keys}, "keys");
+      ValueId lowest = f.lowest();
+      ValueId zero = f.index(0), stride = f.index(shape.splits);
+      b.forLoop(zero, keys, stride, shape.splits == 1 ? "j" : "j0", 0, [&](ValueId j0) {
+        ValueId j = j0, live = kir::kNoValue;
+        if (shape.splits > 1) {
+          j = b.add(j0, split, "j");
+          live = b.arith(IndexOp::Lt, j, keys, "live");
+        }
+        ValueId s = score(j, live);
+        b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
+      });
+      if (shape.splits > 1)
+        merge();
+      store();
+    });
+    return f.finish(note(), blocksFor(items));
+  }
 
 private:
   /// The thread's query row (and output column), piece, split and lane mask.
-  void place(ValueId item);
+  void place(ValueId item) {
+    int64_t lanes = shape.pieces * shape.splits;
+    ValueId group = lanes == 1 ? item : b.arith(IndexOp::Div, item, f.index(lanes), "group");
+    if (shape.perRow) {
+      row = group;
+    } else {
+      row = b.arith(IndexOp::Div, group, f.index(shape.dv), "row");
+      col = b.arith(IndexOp::Rem, group, f.index(shape.dv), "col");
+    }
+    if (shape.pieces > 1)
+      piece = b.arith(IndexOp::Rem, item, f.index(shape.pieces), "piece");
+    if (shape.splits > 1) {
+      ValueId set = shape.pieces == 1 ? item : b.arith(IndexOp::Div, item, f.index(shape.pieces));
+      split = b.arith(IndexOp::Rem, set, f.index(shape.splits), "split");
+    }
+    if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
+      ValueId warpLane = f.arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
+      ValueId first = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, warpLane, lanes), lanes);
+      ValueId bits = f.index((int64_t(1) << lanes) - 1);
+      laneMask = b.arith(IndexOp::Shl, bits, first, "lanes");
+    }
+    i = b.arith(IndexOp::Rem, row, f.index(shape.sq), "i");
+    batch = b.arith(IndexOp::Div, row, f.index(shape.sq), "batch");
+  }
+
   /// The batch offset of operand `i`'s matrix of `matrixSize` elements.
-  ValueId base(unsigned i, int64_t matrixSize);
+  ValueId base(unsigned operand, int64_t matrixSize) {
+    Sizes strides = matrixStrides(sizesOf(*op.operand(operand)), batchDims, matrixSize);
+    return f.offsetOf(batch, batchDims, strides);
+  }
+
   /// The mask's offset for query row i (kNoValue without a mask).
-  ValueId maskRow();
+  ValueId maskRow() {
+    if (maskStrides.empty())
+      return kir::kNoValue;
+    Sizes strides(maskStrides.begin(), maskStrides.end() - 2);
+    int64_t rowStride = maskStrides.end()[-2];
+    ValueId at = f.offsetOf(batch, batchDims, strides);
+    if (rowStride != 0 && shape.sq > 1)
+      at = b.add(at, b.mul(i, f.index(rowStride)), "maskRow");
+    return at;
+  }
+
   /// Element c of this lane's share of a row of D (or Dv) elements.
   ValueId mine(ValueId c) {
     if (shape.pieces == 1)
       return c;
     return b.add(f.arith(IndexOp::Mul, c, shape.pieces), piece);
   }
+
   /// The score of key j: q · k_j · scale + mask, summed over the pieces.
-  ValueId score(ValueId j, ValueId live);
+  ValueId score(ValueId j, ValueId live) {
+    ValueId partial = b.localArray(f.acc, 4, "partial");
+    for (int64_t p = 0; p < 4; ++p) {
+      ValueId zero = f.constant(0.0);
+      b.store(partial, f.index(p), zero);
+    }
+    ValueId kRow = b.add(kBase, b.mul(j, f.index(shape.d)), "kRow");
+    auto dot = [&] {
+      each(shape.d / shape.pieces, [&](ValueId c) {
+        ValueId at = mine(c);
+        ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
+        ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
+        ValueId slot = b.arith(IndexOp::Rem, c, f.index(4));
+        f.element(partial, slot).addProduct(x, y);
+      });
+    };
+    if (live == kir::kNoValue)
+      dot();
+    else
+      b.ifThenElse(live, dot);
+    ValueId p[4];
+    for (int64_t k = 0; k < 4; ++k)
+      p[k] = b.load(partial, f.index(k));
+    ValueId low = f.math(OpKind::Add, {p[0], p[1]});
+    ValueId high = f.math(OpKind::Add, {p[2], p[3]});
+    ValueId sum = f.math(OpKind::Add, {low, high}, "dot");
+    for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
+      sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
+    const Attribute *scaleAttr = op.attrIfPresent("scale");
+    double scale = scaleAttr ? scaleAttr->get<double>() : 1.0 / std::sqrt(double(shape.d));
+    ValueId s = f.math(OpKind::Mul, {sum, f.constant(scale, "scale")}, "s");
+    if (mask != kir::kNoValue) {
+      int64_t colStride = maskStrides.back();
+      // A lane past the last key (live false) still reads the mask, at the
+      // last key's column: its score is replaced by -inf below, and the read
+      // must stay inside the mask.
+      ValueId column = j;
+      if (live != kir::kNoValue) {
+        ValueId last = f.index(shape.sk - 1);
+        column = b.math({OpKind::Min, DType::I64, DType::I64}, {j, last}, "column");
+      }
+      ValueId at = mask;
+      if (colStride != 0 && shape.sk > 1)
+        at = b.add(mask, f.arith(IndexOp::Mul, column, colStride));
+      s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
+    }
+    if (live != kir::kNoValue)
+      s = b.math({OpKind::Where, DType::Bool, f.acc}, {live, s, f.lowest()}, "s");
+    return s;
+  }
+
   /// Folds key j's score `s` into the running max, sum and accumulators.
-  void fold(ValueId j, ValueId s);
+  void fold(ValueId j, ValueId s) {
+    ValueId max = rowMax->get();
+    b.ifThenElse(f.compare(OpKind::Gt, s, max), [&] {
+      ValueId correction = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, s})}, "correction");
+      rowSum->combine(OpKind::Mul, correction);
+      each(width, [&](ValueId c) { f.element(acc, c).combine(OpKind::Mul, correction); });
+      rowMax->set(s);
+    });
+    ValueId newMax = rowMax->get();
+    ValueId p = f.math(OpKind::Exp, {f.math(OpKind::Sub, {s, newMax})}, "p");
+    rowSum->combine(OpKind::Add, p);
+    ValueId vRow = b.add(vBase, b.mul(j, f.index(shape.dv)), "vRow");
+    each(width, [&](ValueId c) {
+      ValueId v = f.loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
+      f.element(acc, c).addProduct(p, v);
+    });
+  }
+
   /// Merges the key splits' states, lanes `offset` apart, into every lane.
-  void merge();
-  void store();
+  void merge() {
+    ValueId lowest = f.lowest(), zero = f.constant(0.0);
+    // The weight of a state of maximum `max` under the merged `newMax`: 0 for
+    // a state that saw no key.
+    auto weight = [&](ValueId max, ValueId newMax, const std::string &name) {
+      ValueId e = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, newMax})});
+      ValueId empty = f.compare(OpKind::Eq, max, lowest);
+      return b.math({OpKind::Where, DType::Bool, f.acc}, {empty, zero, e}, name);
+    };
+    // ours · weight(ours) + theirs · weight(theirs), for the weights of one step.
+    auto blend = [&](ValueId mine, ValueId ours, ValueId other, ValueId theirs) {
+      ValueId x = f.math(OpKind::Mul, {mine, ours});
+      ValueId y = f.math(OpKind::Mul, {other, theirs});
+      return f.math(OpKind::Add, {x, y});
+    };
+    for (int64_t offset = shape.pieces; offset < shape.pieces * shape.splits; offset *= 2) {
+      ValueId max = rowMax->get(), sum = rowSum->get();
+      ValueId otherMax = shuffle(max, offset);
+      b.rename(otherMax, "otherMax");
+      ValueId otherSum = shuffle(sum, offset);
+      b.rename(otherSum, "otherSum");
+      ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
+      ValueId ours = weight(max, newMax, "ours");
+      ValueId theirs = weight(otherMax, newMax, "theirs");
+      rowSum->set(blend(sum, ours, otherSum, theirs));
+      each(width, [&](ValueId c) {
+        ValueId a = b.load(acc, c);
+        ValueId other = shuffle(a, offset);
+        b.store(acc, c, blend(a, ours, other, theirs));
+      });
+      rowMax->set(newMax);
+    }
+  }
+
+  void store() {
+    auto write = [&] {
+      ValueId sum = rowSum->get("sum");
+      ValueId rowAt = b.mul(row, f.index(shape.dv));
+      each(width, [&](ValueId c) {
+        ValueId a = b.load(acc, c);
+        ValueId y = shape.sk == 0 ? a : f.math(OpKind::Div, {a, sum}, "y");
+        f.storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
+      });
+    };
+    if (shape.splits == 1)
+      write();
+    else
+      b.ifThenElse(b.less(split, f.index(1)), write);
+  }
+
   /// for (c = 0; c < width; ++c) body(c), fully unrolled.
   void each(int64_t width, const std::function<void(ValueId)> &body) {
     f.count(width, "c", -1, body);
   }
+
   ValueId shuffle(ValueId v, int64_t offset, unsigned width = 32) {
     return b.shuffle(kir::ShuffleMode::Xor, v, f.index(offset), width, laneMask);
   }
-  std::string note() const;
+
+  std::string note() const {
+    std::string who = shape.perRow ? "query row" : "output element";
+    return std::to_string(shape.pieces * shape.splits) + " lane(s) per " + who + " (" +
+           std::to_string(shape.pieces) + " over the depth, " + std::to_string(shape.splits) +
+           " over the keys), online softmax over " + std::to_string(shape.sk) + " keys" +
+           (op.getBool("causal") ? " (causal)" : "") + (op.numOperands() > 3 ? ", mask" : "");
+  }
 
   Frame f;
   kir::Builder &b;
@@ -240,218 +444,6 @@ private:
   ValueId mask = kir::kNoValue, q = kir::kNoValue, acc = kir::kNoValue;
   std::optional<Frame::Var> rowMax, rowSum;
 };
-
-void AttentionBuilder::place(ValueId item) {
-  int64_t lanes = shape.pieces * shape.splits;
-  ValueId group = lanes == 1 ? item : b.arith(IndexOp::Div, item, f.index(lanes), "group");
-  if (shape.perRow) {
-    row = group;
-  } else {
-    row = b.arith(IndexOp::Div, group, f.index(shape.dv), "row");
-    col = b.arith(IndexOp::Rem, group, f.index(shape.dv), "col");
-  }
-  if (shape.pieces > 1)
-    piece = b.arith(IndexOp::Rem, item, f.index(shape.pieces), "piece");
-  if (shape.splits > 1) {
-    ValueId set = shape.pieces == 1 ? item : b.arith(IndexOp::Div, item, f.index(shape.pieces));
-    split = b.arith(IndexOp::Rem, set, f.index(shape.splits), "split");
-  }
-  if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
-    ValueId warpLane = f.arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
-    ValueId first = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, warpLane, lanes), lanes);
-    ValueId bits = f.index((int64_t(1) << lanes) - 1);
-    laneMask = b.arith(IndexOp::Shl, bits, first, "lanes");
-  }
-  i = b.arith(IndexOp::Rem, row, f.index(shape.sq), "i");
-  batch = b.arith(IndexOp::Div, row, f.index(shape.sq), "batch");
-}
-
-ValueId AttentionBuilder::base(unsigned operand, int64_t matrixSize) {
-  Sizes strides = matrixStrides(sizesOf(*op.operand(operand)), batchDims, matrixSize);
-  return f.offsetOf(batch, batchDims, strides);
-}
-
-ValueId AttentionBuilder::maskRow() {
-  if (maskStrides.empty())
-    return kir::kNoValue;
-  Sizes strides(maskStrides.begin(), maskStrides.end() - 2);
-  int64_t rowStride = maskStrides.end()[-2];
-  ValueId at = f.offsetOf(batch, batchDims, strides);
-  if (rowStride != 0 && shape.sq > 1)
-    at = b.add(at, b.mul(i, f.index(rowStride)), "maskRow");
-  return at;
-}
-
-ValueId AttentionBuilder::score(ValueId j, ValueId live) {
-  ValueId partial = b.localArray(f.acc, 4, "partial");
-  for (int64_t p = 0; p < 4; ++p) {
-    ValueId zero = f.constant(0.0);
-    b.store(partial, f.index(p), zero);
-  }
-  ValueId kRow = b.add(kBase, b.mul(j, f.index(shape.d)), "kRow");
-  auto dot = [&] {
-    each(shape.d / shape.pieces, [&](ValueId c) {
-      ValueId at = mine(c);
-      ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
-      ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
-      ValueId slot = b.arith(IndexOp::Rem, c, f.index(4));
-      f.element(partial, slot).addProduct(x, y);
-    });
-  };
-  if (live == kir::kNoValue)
-    dot();
-  else
-    b.ifThenElse(live, dot);
-  ValueId p[4];
-  for (int64_t k = 0; k < 4; ++k)
-    p[k] = b.load(partial, f.index(k));
-  ValueId low = f.math(OpKind::Add, {p[0], p[1]});
-  ValueId high = f.math(OpKind::Add, {p[2], p[3]});
-  ValueId sum = f.math(OpKind::Add, {low, high}, "dot");
-  for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
-    sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
-  const Attribute *scaleAttr = op.attrIfPresent("scale");
-  double scale = scaleAttr ? scaleAttr->get<double>() : 1.0 / std::sqrt(double(shape.d));
-  ValueId s = f.math(OpKind::Mul, {sum, f.constant(scale, "scale")}, "s");
-  if (mask != kir::kNoValue) {
-    int64_t colStride = maskStrides.back();
-    // A lane past the last key (live false) still reads the mask, at the
-    // last key's column: its score is replaced by -inf below, and the read
-    // must stay inside the mask.
-    ValueId column = j;
-    if (live != kir::kNoValue) {
-      ValueId last = f.index(shape.sk - 1);
-      column = b.math({OpKind::Min, DType::I64, DType::I64}, {j, last}, "column");
-    }
-    ValueId at = mask;
-    if (colStride != 0 && shape.sk > 1)
-      at = b.add(mask, f.arith(IndexOp::Mul, column, colStride));
-    s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
-  }
-  if (live != kir::kNoValue)
-    s = b.math({OpKind::Where, DType::Bool, f.acc}, {live, s, f.lowest()}, "s");
-  return s;
-}
-
-void AttentionBuilder::fold(ValueId j, ValueId s) {
-  ValueId max = rowMax->get();
-  b.ifThenElse(f.compare(OpKind::Gt, s, max), [&] {
-    ValueId correction = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, s})}, "correction");
-    rowSum->combine(OpKind::Mul, correction);
-    each(width, [&](ValueId c) { f.element(acc, c).combine(OpKind::Mul, correction); });
-    rowMax->set(s);
-  });
-  ValueId newMax = rowMax->get();
-  ValueId p = f.math(OpKind::Exp, {f.math(OpKind::Sub, {s, newMax})}, "p");
-  rowSum->combine(OpKind::Add, p);
-  ValueId vRow = b.add(vBase, b.mul(j, f.index(shape.dv)), "vRow");
-  each(width, [&](ValueId c) {
-    ValueId v = f.loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
-    f.element(acc, c).addProduct(p, v);
-  });
-}
-
-void AttentionBuilder::merge() {
-  ValueId lowest = f.lowest(), zero = f.constant(0.0);
-  // The weight of a state of maximum `max` under the merged `newMax`: 0 for
-  // a state that saw no key.
-  auto weight = [&](ValueId max, ValueId newMax, const std::string &name) {
-    ValueId e = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, newMax})});
-    ValueId empty = f.compare(OpKind::Eq, max, lowest);
-    return b.math({OpKind::Where, DType::Bool, f.acc}, {empty, zero, e}, name);
-  };
-  // ours · weight(ours) + theirs · weight(theirs), for the weights of one step.
-  auto blend = [&](ValueId mine, ValueId ours, ValueId other, ValueId theirs) {
-    ValueId x = f.math(OpKind::Mul, {mine, ours});
-    ValueId y = f.math(OpKind::Mul, {other, theirs});
-    return f.math(OpKind::Add, {x, y});
-  };
-  for (int64_t offset = shape.pieces; offset < shape.pieces * shape.splits; offset *= 2) {
-    ValueId max = rowMax->get(), sum = rowSum->get();
-    ValueId otherMax = shuffle(max, offset);
-    b.rename(otherMax, "otherMax");
-    ValueId otherSum = shuffle(sum, offset);
-    b.rename(otherSum, "otherSum");
-    ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
-    ValueId ours = weight(max, newMax, "ours");
-    ValueId theirs = weight(otherMax, newMax, "theirs");
-    rowSum->set(blend(sum, ours, otherSum, theirs));
-    each(width, [&](ValueId c) {
-      ValueId a = b.load(acc, c);
-      ValueId other = shuffle(a, offset);
-      b.store(acc, c, blend(a, ours, other, theirs));
-    });
-    rowMax->set(newMax);
-  }
-}
-
-void AttentionBuilder::store() {
-  auto write = [&] {
-    ValueId sum = rowSum->get("sum");
-    ValueId rowAt = b.mul(row, f.index(shape.dv));
-    each(width, [&](ValueId c) {
-      ValueId a = b.load(acc, c);
-      ValueId y = shape.sk == 0 ? a : f.math(OpKind::Div, {a, sum}, "y");
-      f.storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
-    });
-  };
-  if (shape.splits == 1)
-    write();
-  else
-    b.ifThenElse(b.less(split, f.index(1)), write);
-}
-
-std::string AttentionBuilder::note() const {
-  std::string who = shape.perRow ? "query row" : "output element";
-  return std::to_string(shape.pieces * shape.splits) + " lane(s) per " + who + " (" +
-         std::to_string(shape.pieces) + " over the depth, " + std::to_string(shape.splits) +
-         " over the keys), online softmax over " + std::to_string(shape.sk) + " keys" +
-         (op.getBool("causal") ? " (causal)" : "") + (op.numOperands() > 3 ? ", mask" : "");
-}
-
-KirKernel AttentionBuilder::run() {
-  width = shape.perRow ? shape.dv / shape.pieces : 1;
-  int64_t rows = product(batchDims) * shape.sq;
-  int64_t items =
-      shape.dv == 0 ? 0 : rows * (shape.perRow ? 1 : shape.dv) * shape.pieces * shape.splits;
-  gridStrideLoop(b, f.index(items), [&](ValueId item) {
-    b.rename(item, "item"); // `i` is the query row's index
-    place(item);
-    ValueId qBase = base(0, shape.sq * shape.d);
-    qRow = b.add(qBase, f.arith(IndexOp::Mul, i, shape.d), "qRow");
-    kBase = base(1, shape.sk * shape.d);
-    vBase = base(2, shape.sk * shape.dv);
-    mask = maskRow();
-    acc = b.localArray(f.acc, unsigned(width), "acc");
-    each(width, [&](ValueId c) { b.store(acc, c, f.constant(0.0)); });
-    q = kir::kNoValue;
-    int64_t share = shape.d / shape.pieces;
-    if (shape.d > 0 && share <= kMaxRegisterRow) {
-      q = b.localArray(f.acc, unsigned(share), "q");
-      each(share, [&](ValueId c) { b.store(q, c, f.loadAcc(0, b.add(qRow, mine(c)), "x")); });
-    }
-    rowMax.emplace(f.var(f.lowest(), "rowMax"));
-    rowSum.emplace(f.var(f.constant(0.0), "rowSum"));
-    ValueId keys = f.index(shape.sk);
-    if (op.getBool("causal"))
-      keys = b.math({OpKind::Min, DType::I64, DType::I64}, {b.add(i, f.index(1)), keys}, "keys");
-    ValueId lowest = f.lowest();
-    ValueId zero = f.index(0), stride = f.index(shape.splits);
-    b.forLoop(zero, keys, stride, shape.splits == 1 ? "j" : "j0", 0, [&](ValueId j0) {
-      ValueId j = j0, live = kir::kNoValue;
-      if (shape.splits > 1) {
-        j = b.add(j0, split, "j");
-        live = b.arith(IndexOp::Lt, j, keys, "live");
-      }
-      ValueId s = score(j, live);
-      b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
-    });
-    if (shape.splits > 1)
-      merge();
-    store();
-  });
-  return f.finish(note(), blocksFor(items));
-}
 
 } // namespace
 

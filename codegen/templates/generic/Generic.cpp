@@ -1,15 +1,7 @@
-// The generic kernels' entry point: checks that the op's shapes are static
-// and dispatches it by op class to the builder of its family:
-//
-//   pointwise ops, batch_norm, movement ops   Elementwise.cpp
-//   reductions, layer_norm/rms_norm/softmax   Reduce.cpp
-//   matmul, linear, attention                 Contraction.cpp
-//   conv2d and pooling                        Window.cpp
-//
-// Each kernel takes only pointers (sizes and strides are constants) and runs
-// 256-thread blocks over a grid-stride or tile loop. This is the fallback
-// that makes every verified graph run, correct first; the templates are the
-// fast paths.
+// The generic kernels' entry point: refuses constants and symbolic shapes,
+// then dispatches the op by class to its family's builder (Kernel.h). The
+// fallback that makes every verified graph run, correct first; the
+// templates are the fast paths.
 #include "codegen/templates/generic/Generic.h"
 
 #include "codegen/templates/generic/Kernel.h"

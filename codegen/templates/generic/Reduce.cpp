@@ -1,28 +1,22 @@
-// Generic kernels that reduce lines through a group of lanes (GroupLayout):
-// each line is reduced by a group of lanes that stride over it, and the
-// groups' partial values meet in shared memory (Frame::groupReduce).
+// Generic kernels that reduce lines, each by a group of lanes (GroupLayout)
+// that stride over it and combine their partial values in shared memory
+// (Frame::groupReduce). Floats accumulate in f32 (f64 for f64), integers in
+// wrapping i64; max and min propagate NaN.
 //
-//  - reduce_sum, reduce_max, reduce_min and reduce_mean over any set of
-//    axes: a line is an output element's flattened reduced index. When the
-//    input's last axis is reduced a line's elements are contiguous, so a
-//    group's lanes are adjacent threads; otherwise neighbouring outputs are
-//    contiguous, so neighbouring groups are adjacent threads (a column
+//  - reduce_sum/max/min/mean over any axes: a line is an output element's
+//    reduced elements. With the last axis reduced a group's lanes are
+//    adjacent threads; otherwise neighbouring groups are (a column
 //    reduction that still reads whole cache lines). An empty extent gives 0
-//    (sum), NaN (mean, 0/0) or the identity (max/min, which the reference
-//    reports as an error). Limit: one block at most per output, so a
-//    reduction to very few outputs of a huge extent runs on few SMs.
-//  - layer_norm, rms_norm and softmax: a line is a row of the normalized
-//    elements, read again for each pass, as the reference computes it:
-//    layer_norm takes the mean, then the biased variance of x - mean, then
-//    (x - mean) / sqrt(var + eps) * gamma + beta; rms_norm x / sqrt(mean(x²)
-//    + eps) * gamma; softmax the max (NaN propagating), then Σ exp(x - max),
-//    then exp(x - max) / Σ. layer_norm and rms_norm rows are the trailing
-//    dims from `axis` (contiguous); a softmax over the last axis has
-//    contiguous rows, over another axis its rows are strided columns, and
-//    neighbouring groups then read neighbouring rows.
-//
-// Floats accumulate in f32 (f64 for f64), integers in wrapping i64; max and
-// min propagate NaN.
+//    (sum), NaN (mean, 0/0) or the identity (max/min; the reference errs).
+//    Limit: at most one block per output, so a huge extent reduced to few
+//    outputs runs on few SMs.
+//  - layer_norm, rms_norm and softmax: a line is a row, read again for each
+//    pass as the reference computes it: layer_norm the mean, then the
+//    biased variance of x - mean, then (x - mean) / sqrt(var + eps) * gamma
+//    + beta; rms_norm x / sqrt(mean(x²) + eps) * gamma; softmax the max, then
+//    Σ exp(x - max), then exp(x - max) / Σ. A softmax over another axis than
+//    the last has strided rows, and neighbouring groups read neighbouring
+//    rows.
 #include "codegen/templates/generic/Kernel.h"
 
 namespace fusec::generic {
@@ -40,6 +34,7 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
     (reduced[k] ? redDims : keptDims).push_back(in[k]);
     (reduced[k] ? redStrides : keptStrides).push_back(own[k]);
   }
+
   int64_t outputs = product(keptDims), extent = product(redDims);
   GroupLayout layout = GroupLayout::choose(outputs, extent, !in.empty() && reduced.back());
   OpKind kind = op.kind();
@@ -97,17 +92,88 @@ public:
       : f(op, entry), b(f.b), op(op), rows(rowsOf(op)),
         layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)) {}
 
-  KirKernel run();
+  KirKernel run() {
+    f.groupLoop(layout, rows.count, "row", [&](ValueId row) {
+      active = b.less(row, f.index(rows.count));
+      if (rows.inner == 1) {
+        base = b.mul(row, f.index(rows.length), "base");
+      } else {
+        ValueId outer = b.arith(IndexOp::Div, row, f.index(rows.inner));
+        ValueId inner = b.arith(IndexOp::Rem, row, f.index(rows.inner));
+        base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
+      }
+      if (op.kind() == OpKind::Softmax)
+        softmax();
+      else
+        layerNorm();
+    });
+    return f.finish(std::to_string(layout.lanes) + " lanes per row of " +
+                        std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
+                        " rows per block",
+                    rows.length ? layout.tiles(rows.count) : 0);
+  }
 
 private:
   /// One pass over the row: each(x, at, j) for each of this lane's
   /// elements j, `x` the element in the accumulator dtype, `at` its offset.
-  void pass(const std::function<void(ValueId x, ValueId at, ValueId j)> &each);
+  void pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
+    b.ifThenElse(active, [&] {
+      f.loop(f.lane(), rows.length, layout.lanes, "j", 0, [&](ValueId j) {
+        ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
+        ValueId at = b.add(base, step, "at");
+        ValueId x = f.loadAcc(0, at, "x");
+        each(x, at, j);
+      });
+    });
+  }
+
   /// The group's total of what `each` adds up over the row (or its maximum).
   ValueId combineRow(OpKind kind, double init, const std::string &name,
-                     const std::function<ValueId(ValueId x)> &each);
-  void layerNorm();
-  void softmax();
+                     const std::function<ValueId(ValueId)> &each) {
+    Frame::Var part = f.var(f.constant(init), name);
+    pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
+    ValueId mine = part.get();
+    return f.groupReduce(mine, kind);
+  }
+
+  void layerNorm() {
+    bool isRms = op.kind() == OpKind::RmsNorm;
+    ValueId n = f.constant(double(rows.length), "n");
+    ValueId mean = kir::kNoValue;
+    if (!isRms) {
+      ValueId sum = combineRow(OpKind::Add, 0.0, "sum", [](ValueId x) { return x; });
+      mean = f.math(OpKind::Div, {sum, n}, "mean");
+    }
+    auto centered = [&](ValueId x) { return isRms ? x : f.math(OpKind::Sub, {x, mean}, "d"); };
+    ValueId squares = combineRow(OpKind::Add, 0.0, "squares", [&](ValueId x) {
+      ValueId d = centered(x);
+      return f.math(OpKind::Mul, {d, d});
+    });
+    ValueId variance = f.math(OpKind::Div, {squares, n}, "variance");
+    ValueId eps = f.constant(op.getFloat("epsilon"), "eps");
+    ValueId denom = f.math(OpKind::Sqrt, {f.math(OpKind::Add, {variance, eps})}, "denom");
+    pass([&](ValueId x, ValueId at, ValueId j) {
+      ValueId y = f.math(OpKind::Div, {centered(x), denom}, "y");
+      if (op.numOperands() > 1)
+        y = f.math(OpKind::Mul, {y, f.loadAcc(1, j, "gamma")}, "y");
+      if (op.numOperands() > 2)
+        y = f.math(OpKind::Add, {y, f.loadAcc(2, j, "beta")}, "y");
+      f.storeAcc(at, y);
+    });
+  }
+
+  void softmax() {
+    ValueId maximum = combineRow(OpKind::Max, -HUGE_VAL, "maxPart", [](ValueId x) { return x; });
+    auto shifted = [&](ValueId x) {
+      ValueId d = f.math(OpKind::Sub, {x, maximum});
+      return f.math(OpKind::Exp, {d}, "e");
+    };
+    ValueId sum = combineRow(OpKind::Add, 0.0, "sumPart", shifted);
+    pass([&](ValueId x, ValueId at, ValueId) {
+      ValueId e = shifted(x);
+      f.storeAcc(at, f.math(OpKind::Div, {e, sum}, "y"));
+    });
+  }
 
   Frame f;
   kir::Builder &b;
@@ -116,84 +182,6 @@ private:
   GroupLayout layout;
   ValueId active = kir::kNoValue, base = kir::kNoValue;
 };
-
-void RowBuilder::pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
-  b.ifThenElse(active, [&] {
-    f.loop(f.lane(), rows.length, layout.lanes, "j", 0, [&](ValueId j) {
-      ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
-      ValueId at = b.add(base, step, "at");
-      ValueId x = f.loadAcc(0, at, "x");
-      each(x, at, j);
-    });
-  });
-}
-
-ValueId RowBuilder::combineRow(OpKind kind, double init, const std::string &name,
-                               const std::function<ValueId(ValueId)> &each) {
-  Frame::Var part = f.var(f.constant(init), name);
-  pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
-  ValueId mine = part.get();
-  return f.groupReduce(mine, kind);
-}
-void RowBuilder::layerNorm() {
-  bool isRms = op.kind() == OpKind::RmsNorm;
-  ValueId n = f.constant(double(rows.length), "n");
-  ValueId mean = kir::kNoValue;
-  if (!isRms) {
-    ValueId sum = combineRow(OpKind::Add, 0.0, "sum", [](ValueId x) { return x; });
-    mean = f.math(OpKind::Div, {sum, n}, "mean");
-  }
-  auto centered = [&](ValueId x) { return isRms ? x : f.math(OpKind::Sub, {x, mean}, "d"); };
-  ValueId squares = combineRow(OpKind::Add, 0.0, "squares", [&](ValueId x) {
-    ValueId d = centered(x);
-    return f.math(OpKind::Mul, {d, d});
-  });
-  ValueId variance = f.math(OpKind::Div, {squares, n}, "variance");
-  ValueId eps = f.constant(op.getFloat("epsilon"), "eps");
-  ValueId denom = f.math(OpKind::Sqrt, {f.math(OpKind::Add, {variance, eps})}, "denom");
-  pass([&](ValueId x, ValueId at, ValueId j) {
-    ValueId y = f.math(OpKind::Div, {centered(x), denom}, "y");
-    if (op.numOperands() > 1)
-      y = f.math(OpKind::Mul, {y, f.loadAcc(1, j, "gamma")}, "y");
-    if (op.numOperands() > 2)
-      y = f.math(OpKind::Add, {y, f.loadAcc(2, j, "beta")}, "y");
-    f.storeAcc(at, y);
-  });
-}
-
-void RowBuilder::softmax() {
-  ValueId maximum = combineRow(OpKind::Max, -HUGE_VAL, "maxPart", [](ValueId x) { return x; });
-  auto shifted = [&](ValueId x) {
-    ValueId d = f.math(OpKind::Sub, {x, maximum});
-    return f.math(OpKind::Exp, {d}, "e");
-  };
-  ValueId sum = combineRow(OpKind::Add, 0.0, "sumPart", shifted);
-  pass([&](ValueId x, ValueId at, ValueId) {
-    ValueId e = shifted(x);
-    f.storeAcc(at, f.math(OpKind::Div, {e, sum}, "y"));
-  });
-}
-
-KirKernel RowBuilder::run() {
-  f.groupLoop(layout, rows.count, "row", [&](ValueId row) {
-    active = b.less(row, f.index(rows.count));
-    if (rows.inner == 1) {
-      base = b.mul(row, f.index(rows.length), "base");
-    } else {
-      ValueId outer = b.arith(IndexOp::Div, row, f.index(rows.inner));
-      ValueId inner = b.arith(IndexOp::Rem, row, f.index(rows.inner));
-      base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
-    }
-    if (op.kind() == OpKind::Softmax)
-      softmax();
-    else
-      layerNorm();
-  });
-  return f.finish(std::to_string(layout.lanes) + " lanes per row of " +
-                      std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
-                      " rows per block",
-                  rows.length ? layout.tiles(rows.count) : 0);
-}
 
 } // namespace
 
