@@ -1,12 +1,10 @@
 // What every generic kernel is built with (Kernel.h): static sizes and
-// strides, the group layout of reductions, and the frame (parameters,
-// accumulator math in kir, group reductions through shared memory, the
-// launch).
+// strides, and the frame (parameters, accumulator math in kir, offsets,
+// loops, the launch).
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace fusec::generic {
 
@@ -63,17 +61,6 @@ DType accDType(const Op &op) {
 }
 
 } // namespace
-
-GroupLayout GroupLayout::choose(int64_t lines, int64_t length, bool elementsContiguous) {
-  // The smallest power of two >= n, at most hi (a power of two).
-  auto pow2 = [](int64_t n, int64_t hi) {
-    return std::min(int64_t(std::bit_ceil(uint64_t(n))), hi);
-  };
-  int64_t lanes = pow2(length, kBlock);
-  if (!elementsContiguous)
-    lanes = std::min(lanes, kBlock / pow2(lines, 32));
-  return {kBlock / lanes, lanes, elementsContiguous};
-}
 
 Frame::Frame(const Op &op, const std::string &entry) : b(k), op(op), acc(accDType(op)) {
   k.name = entry;
@@ -137,47 +124,6 @@ Frame::Var Frame::var(ValueId init, const std::string &name) {
   Var v{*this, slot, index(0)};
   v.set(init);
   return v;
-}
-
-void Frame::groupLoop(const GroupLayout &groups, int64_t lines, const std::string &name,
-                      const std::function<void(ValueId)> &body) {
-  layout = groups;
-  scratch = b.sharedArray(acc, unsigned(kBlock), "red");
-  ValueId tid = b.special(kir::Special::TidX);
-  ValueId inner = index(layout.lanesInner ? layout.lanes : layout.groups);
-  ValueId first = b.arith(IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
-  ValueId second = b.arith(IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
-  group = layout.lanesInner ? first : second;
-  laneId = layout.lanesInner ? second : first;
-  tileLoop(layout.tiles(lines), [&](ValueId tile) {
-    ValueId scaled = b.mul(tile, index(layout.groups));
-    body(b.add(scaled, group, name));
-  });
-}
-
-ValueId Frame::groupReduce(ValueId v, OpKind kind) {
-  FUSEC_ASSERT(scratch != kir::kNoValue, "a group reduction runs inside groupLoop");
-  int64_t step = layout.lanesInner ? 1 : layout.groups; // from a lane to the next
-  ValueId laneStride = index(step);
-  ValueId mine = layout.lanesInner ? arith(IndexOp::Mul, group, layout.lanes, "mine") : group;
-  ValueId spread = b.mul(laneId, laneStride);
-  ValueId at = b.add(mine, spread, "at");
-  b.store(scratch, at, v);
-  b.barrier();
-  for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
-    ValueId below = arith(IndexOp::Lt, laneId, half);
-    b.ifThenElse(below, [&] {
-      ValueId partner = arith(IndexOp::Add, at, half * step);
-      ValueId left = b.load(scratch, at, 1, "left");
-      ValueId right = b.load(scratch, partner, 1, "right");
-      ValueId both = math(kind, {left, right});
-      b.store(scratch, at, both);
-    });
-    b.barrier();
-  }
-  ValueId total = b.load(scratch, mine, 1, "total");
-  b.barrier();
-  return total;
 }
 
 void Frame::forEachElement(int64_t numel, const std::function<void(ValueId)> &body) {

@@ -1,7 +1,6 @@
-// Internal to the generic kernels: static sizes and strides, the group
-// layout of reductions, and the frame every generic kernel is built in (its
-// parameters, accumulator math, group reductions through shared memory, the
-// launch). Every builder sees static shapes only (Generic.cpp checks), so
+// Internal to the generic kernels: static sizes and strides, and the frame
+// every generic kernel is built in (its parameters, accumulator math,
+// offsets, loops, the launch). Every builder sees static shapes only (Generic.cpp checks), so
 // sizes and strides are plain integers that become kir constants.
 #pragma once
 
@@ -41,23 +40,6 @@ bool isRowMajor(const Sizes &dims, const Sizes &strides);
 std::vector<unsigned> movingAxes(const Sizes &dims, const Sizes &strides);
 /// Blocks of kBlock threads for one thread per item.
 inline int64_t blocksFor(int64_t items) { return (items + kBlock - 1) / kBlock; }
-
-/// How a block of kBlock threads reduces `groups` lines at a time, each with
-/// `lanes` threads (powers of two). With `lanesInner` a line's lanes are
-/// adjacent threads, which read neighbouring elements when a line's
-/// elements are contiguous; otherwise the groups are adjacent threads, which
-/// read neighbouring lines (a column reduction).
-struct GroupLayout {
-  int64_t groups, lanes;
-  bool lanesInner;
-
-  /// Lanes for `lines` lines of `length` elements: enough to cover a line,
-  /// at most a block; when a line's elements are not contiguous, at least
-  /// min(32, lines) groups, so that a warp still reads neighbouring lines.
-  static GroupLayout choose(int64_t lines, int64_t length, bool elementsContiguous);
-  /// Blocks for `lines` lines: one tile of `groups` lines per block.
-  int64_t tiles(int64_t lines) const { return (lines + groups - 1) / groups; }
-};
 
 /// A generic kernel under construction: its kir kernel and builder, one
 /// read-only pointer per operand and one per result (named for the IR
@@ -146,19 +128,6 @@ public:
   Var var(ValueId init, const std::string &name);
   Var element(ValueId array, ValueId at) { return {*this, array, at}; }
 
-  /// Declares the shared scratch array of groupReduce (kBlock slots) and
-  /// places this thread in `layout` (group and lane), then runs body(line)
-  /// for the group's lines, tile by tile: `line` may be past `lines`.
-  void groupLoop(const GroupLayout &layout, int64_t lines, const std::string &name,
-                 const std::function<void(ValueId line)> &body);
-  /// This thread's lane in groupLoop's layout.
-  ValueId lane() const { return laneId; }
-  /// The group's combined `v` (`kind`: add, max or min), which every thread
-  /// of the group gets, through the shared scratch array: a tree of halving
-  /// steps keeps the lower lane's value on the left of `kind`, so a
-  /// NaN-propagating max stays so. Inside groupLoop; every thread of the
-  /// block must reach it.
-  ValueId groupReduce(ValueId v, OpKind kind);
   /// body(i) for each of `numel` output elements i, over a grid-stride loop.
   void forEachElement(int64_t numel, const std::function<void(ValueId i)> &body);
   /// for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) body(tile): a
@@ -174,8 +143,6 @@ private:
   std::vector<KernelArg> args;
   std::vector<ValueId> inputs;
   ValueId output = kir::kNoValue;
-  GroupLayout layout{1, 1, true};
-  ValueId scratch = kir::kNoValue, group = kir::kNoValue, laneId = kir::kNoValue;
 };
 
 // The builders, one per op family, for static shapes: pointwise ops,

@@ -19,7 +19,97 @@
 //    rows.
 #include "codegen/templates/generic/Kernel.h"
 
+#include <bit>
+
 namespace fusec::generic {
+
+namespace {
+
+/// How a block of kBlock threads reduces `groups` lines at a time, each with
+/// `lanes` threads (powers of two). With `lanesInner` a line's lanes are
+/// adjacent threads, which read neighbouring elements when a line's
+/// elements are contiguous; otherwise the groups are adjacent threads, which
+/// read neighbouring lines (a column reduction).
+struct GroupLayout {
+  int64_t groups, lanes;
+  bool lanesInner;
+
+  /// Lanes for `lines` lines of `length` elements: enough to cover a line,
+  /// at most a block; when a line's elements are not contiguous, at least
+  /// min(32, lines) groups, so that a warp still reads neighbouring lines.
+  static GroupLayout choose(int64_t lines, int64_t length, bool elementsContiguous) {
+    // The smallest power of two >= n, at most hi (a power of two).
+    auto pow2 = [](int64_t n, int64_t hi) {
+      return std::min(int64_t(std::bit_ceil(uint64_t(n))), hi);
+    };
+    int64_t lanes = pow2(length, kBlock);
+    if (!elementsContiguous)
+      lanes = std::min(lanes, kBlock / pow2(lines, 32));
+    return {kBlock / lanes, lanes, elementsContiguous};
+  }
+  /// Blocks for `lines` lines: one tile of `groups` lines per block.
+  int64_t tiles(int64_t lines) const { return (lines + groups - 1) / groups; }
+};
+
+/// The block's groups in `layout`: this thread's group and lane, and the
+/// shared scratch array (kBlock slots) their values meet in, declared in
+/// the kernel's body.
+struct Groups {
+  Frame &f;
+  GroupLayout layout;
+  ValueId scratch, group, lane;
+
+  Groups(Frame &f, GroupLayout layout) : f(f), layout(layout) {
+    kir::Builder &b = f.b;
+    scratch = b.sharedArray(f.acc, unsigned(kBlock), "red");
+    ValueId tid = b.special(kir::Special::TidX);
+    ValueId inner = f.index(layout.lanesInner ? layout.lanes : layout.groups);
+    ValueId first = b.arith(IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
+    ValueId second = b.arith(IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
+    group = layout.lanesInner ? first : second;
+    lane = layout.lanesInner ? second : first;
+  }
+
+  /// body(line) for the group's lines, a tile of lines a block: `line` may
+  /// be past `lines`, and the loop is block-uniform (its body may reduce).
+  void loop(int64_t lines, const std::string &name, const std::function<void(ValueId)> &body) {
+    f.tileLoop(layout.tiles(lines), [&](ValueId tile) {
+      ValueId scaled = f.b.mul(tile, f.index(layout.groups));
+      body(f.b.add(scaled, group, name));
+    });
+  }
+
+  /// The group's combined `v` (`kind`: add, max or min), which every thread
+  /// of the group gets: a tree of halving steps through the scratch array
+  /// keeps the lower lane's value on the left of `kind`, so a
+  /// NaN-propagating max stays so. Every thread of the block must reach it.
+  ValueId reduce(ValueId v, OpKind kind) {
+    kir::Builder &b = f.b;
+    int64_t step = layout.lanesInner ? 1 : layout.groups; // from a lane to the next
+    ValueId laneStride = f.index(step);
+    ValueId mine = layout.lanesInner ? f.arith(IndexOp::Mul, group, layout.lanes, "mine") : group;
+    ValueId spread = b.mul(lane, laneStride);
+    ValueId at = b.add(mine, spread, "at");
+    b.store(scratch, at, v);
+    b.barrier();
+    for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
+      ValueId below = f.arith(IndexOp::Lt, lane, half);
+      b.ifThenElse(below, [&] {
+        ValueId partner = f.arith(IndexOp::Add, at, half * step);
+        ValueId left = b.load(scratch, at, 1, "left");
+        ValueId right = b.load(scratch, partner, 1, "right");
+        ValueId both = f.math(kind, {left, right});
+        b.store(scratch, at, both);
+      });
+      b.barrier();
+    }
+    ValueId total = b.load(scratch, mine, 1, "total");
+    b.barrier();
+    return total;
+  }
+};
+
+} // namespace
 
 KirKernel buildReduction(const Op &op, const std::string &entry) {
   Frame f(op, entry);
@@ -37,25 +127,26 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
 
   int64_t outputs = product(keptDims), extent = product(redDims);
   GroupLayout layout = GroupLayout::choose(outputs, extent, !in.empty() && reduced.back());
+  Groups groups(f, layout);
   OpKind kind = op.kind();
   OpKind combine = kind == OpKind::ReduceMax   ? OpKind::Max
                    : kind == OpKind::ReduceMin ? OpKind::Min
                                                : OpKind::Add;
   double init = combine == OpKind::Max ? -HUGE_VAL : combine == OpKind::Min ? HUGE_VAL : 0.0;
-  f.groupLoop(layout, outputs, "o", [&](ValueId o) {
+  groups.loop(outputs, "o", [&](ValueId o) {
     Frame::Var acc = f.var(f.constant(init, "init"), "acc");
     ValueId active = b.less(o, f.index(outputs));
     b.ifThenElse(active, [&] {
       ValueId base = f.offsetOf(o, keptDims, keptStrides);
-      f.loop(f.lane(), extent, layout.lanes, "r", 0, [&](ValueId r) {
+      f.loop(groups.lane, extent, layout.lanes, "r", 0, [&](ValueId r) {
         ValueId at = f.offsetOf(r, redDims, redStrides, base);
         acc.combine(combine, f.loadAcc(0, at, "x"));
       });
     });
     ValueId partial = acc.get();
-    ValueId total = f.groupReduce(partial, combine);
+    ValueId total = groups.reduce(partial, combine);
     b.ifThenElse(active, [&] {
-      b.ifThenElse(b.less(f.lane(), f.index(1)), [&] {
+      b.ifThenElse(b.less(groups.lane, f.index(1)), [&] {
         ValueId y = total;
         if (kind == OpKind::ReduceMean)
           y = f.math(OpKind::Div, {total, f.constant(double(extent), "extent")});
@@ -90,10 +181,10 @@ class RowBuilder {
 public:
   explicit RowBuilder(const Op &op, const std::string &entry)
       : f(op, entry), b(f.b), op(op), rows(rowsOf(op)),
-        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)) {}
+        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)), groups(f, layout) {}
 
   KirKernel run() {
-    f.groupLoop(layout, rows.count, "row", [&](ValueId row) {
+    groups.loop(rows.count, "row", [&](ValueId row) {
       active = b.less(row, f.index(rows.count));
       if (rows.inner == 1) {
         base = b.mul(row, f.index(rows.length), "base");
@@ -118,7 +209,7 @@ private:
   /// elements j, `x` the element in the accumulator dtype, `at` its offset.
   void pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
     b.ifThenElse(active, [&] {
-      f.loop(f.lane(), rows.length, layout.lanes, "j", 0, [&](ValueId j) {
+      f.loop(groups.lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
         ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
         ValueId at = b.add(base, step, "at");
         ValueId x = f.loadAcc(0, at, "x");
@@ -133,7 +224,7 @@ private:
     Frame::Var part = f.var(f.constant(init), name);
     pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
     ValueId mine = part.get();
-    return f.groupReduce(mine, kind);
+    return groups.reduce(mine, kind);
   }
 
   void layerNorm() {
@@ -180,6 +271,7 @@ private:
   const Op &op;
   Rows rows;
   GroupLayout layout;
+  Groups groups;
   ValueId active = kir::kNoValue, base = kir::kNoValue;
 };
 
