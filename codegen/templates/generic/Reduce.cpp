@@ -1,6 +1,6 @@
 // Generic kernels that reduce lines, each by a group of lanes (GroupLayout)
 // that stride over it and combine their partial values in shared memory
-// (Frame::groupReduce). Floats accumulate in f32 (f64 for f64), integers in
+// (Groups::reduce). Floats accumulate in f32 (f64 for f64), integers in
 // wrapping i64; max and min propagate NaN.
 //
 //  - reduce_sum/max/min/mean over any axes: a line is an output element's
