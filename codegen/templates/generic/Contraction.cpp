@@ -105,8 +105,8 @@ KirKernel buildMatMul(const Op &op, const std::string &entry) {
   ValueId tileA = b.sharedArray(f.acc, kTile * kPitch, "tileA");
   ValueId tileB = b.sharedArray(f.acc, kTile * kPitch, "tileB");
   ValueId tid = b.special(kir::Special::TidX);
-  ValueId tx = b.arith(IndexOp::Rem, tid, f.index(kTile), "tx");
-  ValueId ty = b.arith(IndexOp::Div, tid, f.index(kTile), "ty");
+  ValueId tx = f.arith(IndexOp::Rem, tid, kTile, "tx");
+  ValueId ty = f.arith(IndexOp::Div, tid, kTile, "ty");
   f.tileLoop(tiles, [&](ValueId tile) {
     ValueId n0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, tile, tilesN), kTile, "n0");
     ValueId mTile = f.arith(IndexOp::Div, tile, tilesN);
@@ -244,18 +244,18 @@ private:
   /// The thread's query row (and output column), piece, split and lane mask.
   void place(ValueId item) {
     int64_t lanes = shape.pieces * shape.splits;
-    ValueId group = lanes == 1 ? item : b.arith(IndexOp::Div, item, f.index(lanes), "group");
+    ValueId group = lanes == 1 ? item : f.arith(IndexOp::Div, item, lanes, "group");
     if (shape.perRow) {
       row = group;
     } else {
-      row = b.arith(IndexOp::Div, group, f.index(shape.dv), "row");
-      col = b.arith(IndexOp::Rem, group, f.index(shape.dv), "col");
+      row = f.arith(IndexOp::Div, group, shape.dv, "row");
+      col = f.arith(IndexOp::Rem, group, shape.dv, "col");
     }
     if (shape.pieces > 1)
-      piece = b.arith(IndexOp::Rem, item, f.index(shape.pieces), "piece");
+      piece = f.arith(IndexOp::Rem, item, shape.pieces, "piece");
     if (shape.splits > 1) {
-      ValueId set = shape.pieces == 1 ? item : b.arith(IndexOp::Div, item, f.index(shape.pieces));
-      split = b.arith(IndexOp::Rem, set, f.index(shape.splits), "split");
+      ValueId set = shape.pieces == 1 ? item : f.arith(IndexOp::Div, item, shape.pieces);
+      split = f.arith(IndexOp::Rem, set, shape.splits, "split");
     }
     if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
       ValueId warpLane = f.arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
@@ -263,8 +263,8 @@ private:
       ValueId bits = f.index((int64_t(1) << lanes) - 1);
       laneMask = b.arith(IndexOp::Shl, bits, first, "lanes");
     }
-    i = b.arith(IndexOp::Rem, row, f.index(shape.sq), "i");
-    batch = b.arith(IndexOp::Div, row, f.index(shape.sq), "batch");
+    i = f.arith(IndexOp::Rem, row, shape.sq, "i");
+    batch = f.arith(IndexOp::Div, row, shape.sq, "batch");
   }
 
   /// The batch offset of operand `i`'s matrix of `matrixSize` elements.
@@ -305,7 +305,7 @@ private:
         ValueId at = mine(c);
         ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
         ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
-        ValueId slot = b.arith(IndexOp::Rem, c, f.index(4));
+        ValueId slot = f.arith(IndexOp::Rem, c, 4);
         f.element(partial, slot).addProduct(x, y);
       });
     };

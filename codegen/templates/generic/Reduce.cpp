@@ -189,8 +189,8 @@ public:
       if (rows.inner == 1) {
         base = b.mul(row, f.index(rows.length), "base");
       } else {
-        ValueId outer = b.arith(IndexOp::Div, row, f.index(rows.inner));
-        ValueId inner = b.arith(IndexOp::Rem, row, f.index(rows.inner));
+        ValueId outer = f.arith(IndexOp::Div, row, rows.inner);
+        ValueId inner = f.arith(IndexOp::Rem, row, rows.inner);
         base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
       }
       if (op.kind() == OpKind::Softmax)
