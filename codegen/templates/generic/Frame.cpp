@@ -77,7 +77,8 @@ Frame::Frame(const Op &op, const std::string &entry) : b(k), op(op), acc(accDTyp
     inputs.push_back(param(op.operand(i), KernelArg::Kind::Input, i));
   for (unsigned i = 0; i < op.numResults(); ++i) {
     ValueId p = param(op.result(i), KernelArg::Kind::Output, i);
-    output = i == 0 ? p : output;
+    if (i == 0)
+      output = p;
   }
 }
 
