@@ -33,7 +33,7 @@ GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
 std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
                                         Diagnostics &diags) {
   if (op.kind() != OpKind::Kernel)
-    return codegen::buildGeneric(op, entry, diags);
+    return generic::buildGeneric(op, entry, diags);
   const std::string &name = op.getString("template");
   switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:

@@ -1,48 +1,32 @@
 // Generic kernels of the contractions.
 //
 // matmul and linear: the classic shared-memory tiling. A block computes one
-// 16x16 tile of one output matrix, one thread per output element; for each
-// step of 16 along K it stages a 16x16 tile of A and of B in shared memory
-// (converted to the accumulator type, zero past the edges; rows padded to
-// 17 against bank conflicts) and adds their product into its accumulator.
-// Each tile load is coalesced whatever the transposes: a thread reads the
-// element whose fastest-moving index in memory follows threadIdx.x, and
-// stores it at its place in the tile. Leading (batch) dims broadcast: each
-// operand's matrix is found by its own strides (0 along broadcast dims).
-// linear is x · wᵀ (+ b): A = x with its leading dims as rows, B = w read
-// transposed, the bias added to the accumulator.
+// 16x16 tile of one output matrix, one thread per element; for each step of
+// 16 along K it stages a tile of A and of B in shared memory (in the
+// accumulator type, zero past the edges, rows padded to 17 against bank
+// conflicts), each load coalesced whatever the transposes (stageTile).
+// Batch dims broadcast by each operand's own strides. linear is x · wᵀ (+ b):
+// x's leading dims are rows, w is read transposed.
 //
 // attention: softmax(q · kᵀ · scale + mask) · v by an online softmax over
 // the keys, each query row owned by a group of lanes of one warp: `pieces`
 // lanes split the depths (lane `piece` holds elements piece, piece +
-// pieces, ... of the query row and of the value accumulators, in
-// registers) and `splits` sets of them split the keys (set `split` takes
-// keys split, split + splits, ...). Per key, a lane adds its partial dot
-// product (four interleaved sums, so the additions do not wait on each
-// other), the pieces' partials meet by shuffles, and the score gets the
-// mask element converted to the accumulator type; exp(score - running max)
-// · v_j folds into the accumulators, which are rescaled when the max grows.
-// The splits' (max, sum, accumulators) merge by shuffles at the end. Pieces
-// are chosen so each lane keeps at least 8 of D and Dv; splits only when
-// there are too few rows to fill the GPU (decode-like shapes). With Dv >
-// 256 a group owns one output element instead (pieces = 1) and recomputes
-// the scores. Semantics follow the reference: scale defaults to 1/sqrt(D);
-// `causal` drops key j for query i when j > i (top-left aligned); batch
-// dims and the mask broadcast ([..., Sq, Sk], right-aligned). A score of
-// -inf contributes nothing; a row whose scores are all -inf gives NaN
-// (exp(-inf - -inf)), a NaN or +inf score gives NaN, and no keys at all
-// (Sk = 0) gives 0.
-//
-// Accumulation: f32 for f32/f16/bf16 (or `acc`), f64 for f64, wrapping i64
-// for integers.
+// pieces, ... of the query row and of the accumulators, in registers) and
+// `splits` sets of them split the keys (set `split` takes keys split, split
+// + splits, ...) when there are too few rows to fill the GPU. Per key, the
+// partial dot products (four interleaved sums) meet by shuffles, the mask
+// is added, and exp(score - running max) · v_j folds into the accumulators,
+// rescaled when the max grows; the splits' states merge by shuffles at the
+// end. With Dv > 256 a group owns one output element (pieces = 1). As the
+// reference: scale defaults to 1/sqrt(D); `causal` drops key j > i; batch
+// dims and the mask broadcast; a score of -inf contributes nothing, a row
+// of only -inf, or with a NaN or +inf score, gives NaN, and Sk = 0 gives 0.
 #include "codegen/templates/generic/Kernel.h"
-
-#include "codegen/templates/Index.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 namespace {
 
@@ -58,28 +42,128 @@ Sizes matrixStrides(const Sizes &operand, const Sizes &batch, int64_t matrixSize
 
 constexpr int64_t kTile = 16, kPitch = kTile + 1;
 
-/// Key splits are added until this many threads run (or a group fills a warp).
-constexpr int64_t kWantThreads = 1 << 18;
-
-} // namespace
+/// One (batched) product C = A · B of M×K by K×N matrices: a matmul, or
+/// linear's x (leading dims as rows) times wᵀ.
+struct MatMulShape {
+  int64_t m, n, k;
+  bool ta, tb;    // A stored K×M, B stored N×K
+  Sizes batch;    // the output's leading dims
+  Sizes aStrides; // per batch dim, in elements (0 where A broadcasts)
+  Sizes bStrides;
+  bool bias = false; // linear's third operand
+};
 
 MatMulShape matMulShapeOf(const Op &op) {
   Sizes a = sizesOf(*op.operand(0)), b = sizesOf(*op.operand(1)), out = sizesOf(*op.result());
   if (op.kind() == OpKind::Linear) // rows of x times wᵀ; no batch
     return {product(a, 0, a.size() - 1), b[0], b[1], false, true, {}, {}, {}, op.numOperands() > 2};
-  MatMulShape p{out.end()[-2],
-                out.end()[-1],
-                0,
-                op.getBool("transpose_a"),
-                op.getBool("transpose_b"),
-                leading(out),
-                {},
-                {}};
-  p.k = p.ta ? a.end()[-2] : a.end()[-1];
-  p.aStrides = matrixStrides(a, p.batch, p.m * p.k);
-  p.bStrides = matrixStrides(b, p.batch, p.k * p.n);
-  return p;
+  bool ta = op.getBool("transpose_a"), tb = op.getBool("transpose_b");
+  int64_t m = out.end()[-2], n = out.end()[-1], k = ta ? a.end()[-2] : a.end()[-1];
+  Sizes batch = leading(out);
+  return {m, n, k, ta, tb, batch, matrixStrides(a, batch, m * k), matrixStrides(b, batch, k * n)};
 }
+
+/// The 16x16 tiles of one operand's rows × cols matrix, staged into `tile`
+/// (pitch 17): threadIdx.x walks the stored rows' fastest index (the rows
+/// when stored transposed, cols × rows), so that every load coalesces.
+struct TileLoad {
+  unsigned operand;
+  ValueId tile;
+  int64_t rows, cols;
+  bool transposed;
+};
+
+/// Stages the tile at (row0 + r, col0 + c), r and c in [0, 16) from the
+/// thread's (ty, tx) (transposed: (tx, ty)), reading the matrix at `base`;
+/// zero outside rows × cols.
+void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId col0, ValueId tx,
+               ValueId ty) {
+  kir::Builder &b = f.b;
+  ValueId r = t.transposed ? tx : ty, c = t.transposed ? ty : tx;
+  ValueId row = b.add(row0, r, "row");
+  ValueId col = b.add(col0, c, "col");
+  ValueId at = b.add(f.arith(IndexOp::Mul, r, kPitch), c, "slot");
+  ValueId rowInside = f.arith(IndexOp::Lt, row, t.rows);
+  ValueId colInside = f.arith(IndexOp::Lt, col, t.cols);
+  auto load = [&] {
+    ValueId down = f.arith(IndexOp::Mul, row, t.transposed ? 1 : t.cols);
+    ValueId across = f.arith(IndexOp::Mul, col, t.transposed ? t.rows : 1);
+    ValueId x = f.loadAcc(t.operand, b.add(base, b.add(down, across)));
+    b.store(t.tile, at, x);
+  };
+  b.ifThenElse(f.both(rowInside, colInside), load, [&] { b.store(t.tile, at, f.constant(0.0)); });
+}
+
+} // namespace
+
+KirKernel buildMatMul(const Op &op, const std::string &entry) {
+  Frame f(op, entry);
+  kir::Builder &b = f.b;
+  MatMulShape p = matMulShapeOf(op);
+  int64_t tilesM = (p.m + kTile - 1) / kTile, tilesN = (p.n + kTile - 1) / kTile;
+  int64_t tiles = product(p.batch) * tilesM * tilesN;
+  ValueId tileA = b.sharedArray(f.acc, kTile * kPitch, "tileA");
+  ValueId tileB = b.sharedArray(f.acc, kTile * kPitch, "tileB");
+  ValueId tid = b.special(kir::Special::TidX);
+  ValueId tx = f.arith(IndexOp::Rem, tid, kTile, "tx");
+  ValueId ty = f.arith(IndexOp::Div, tid, kTile, "ty");
+  f.tileLoop(tiles, [&](ValueId tile) {
+    ValueId n0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, tile, tilesN), kTile, "n0");
+    ValueId mTile = f.arith(IndexOp::Div, tile, tilesN);
+    ValueId m0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, mTile, tilesM), kTile, "m0");
+    ValueId batch = f.arith(IndexOp::Div, tile, tilesM * tilesN, "batch");
+    ValueId aBase = f.offsetOf(batch, p.batch, p.aStrides);
+    ValueId bBase = f.offsetOf(batch, p.batch, p.bStrides);
+    Frame::Var acc = f.var(f.constant(0.0), "acc");
+    f.loop(f.index(0), p.k, kTile, "k0", 0, [&](ValueId k0) {
+      stageTile(f, {0, tileA, p.m, p.k, p.ta}, aBase, m0, k0, tx, ty);
+      stageTile(f, {1, tileB, p.k, p.n, p.tb}, bBase, k0, n0, tx, ty);
+      b.barrier();
+      f.count(kTile, "kk", -1, [&](ValueId kk) {
+        ValueId x = b.load(tileA, b.add(f.arith(IndexOp::Mul, ty, kPitch), kk), 1, "a");
+        ValueId y = b.load(tileB, b.add(f.arith(IndexOp::Mul, kk, kPitch), tx), 1, "b");
+        acc.addProduct(x, y);
+      });
+      b.barrier();
+    });
+    ValueId m = b.add(m0, ty, "m");
+    ValueId n = b.add(n0, tx, "n");
+    ValueId rowInside = f.arith(IndexOp::Lt, m, p.m);
+    ValueId colInside = f.arith(IndexOp::Lt, n, p.n);
+    b.ifThenElse(f.both(rowInside, colInside), [&] {
+      ValueId y = acc.get("y");
+      if (p.bias)
+        y = f.math(OpKind::Add, {y, f.loadAcc(2, n, "bias")});
+      ValueId matrix = f.arith(IndexOp::Mul, batch, p.m * p.n);
+      ValueId row = b.add(matrix, f.arith(IndexOp::Mul, m, p.n));
+      f.storeAcc(b.add(row, n), y);
+    });
+  });
+  std::string note = "16x16 output tiles, one thread per element; A" +
+                     std::string(p.ta ? "^T" : "") + " * B" + (p.tb ? "^T" : "") +
+                     ", M = " + std::to_string(p.m) + ", N = " + std::to_string(p.n) +
+                     ", K = " + std::to_string(p.k);
+  return f.finish(note, tiles);
+}
+
+namespace {
+
+/// Register arrays of the attention kernel are used up to this many
+/// elements per lane.
+constexpr int64_t kMaxRegisterRow = 256;
+
+/// Key splits are added until this many threads run (or a group fills a warp).
+constexpr int64_t kWantThreads = 1 << 18;
+
+/// The extents of attention (q [..., Sq, D], k [..., Sk, D], v [..., Sk,
+/// Dv]) and how its kernel maps a query row onto lanes: `pieces` lanes split
+/// the depths, `splits` sets of them the keys; with Dv > kMaxRegisterRow
+/// (not perRow) a group owns one output element.
+struct AttentionShape {
+  int64_t sq = 0, sk = 0, d = 0, dv = 0;
+  bool perRow = true;
+  int64_t pieces = 1, splits = 1;
+};
 
 AttentionShape attentionShapeOf(const Op &op) {
   AttentionShape a;
@@ -99,143 +183,260 @@ AttentionShape attentionShapeOf(const Op &op) {
   return a;
 }
 
-namespace {
-
-/// Stages the 16x16 tile of one operand at (row0 + r, col0 + c), r and c in
-/// [0, 16), into `tile` (pitch 17), reading element (row, col) at
-/// base + row · rowStride + col · colStride; zero outside rows × cols.
-struct TileLoad {
-  unsigned operand;
-  ValueId tile;
-  int64_t rows, cols, rowStride, colStride;
-};
-
-void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId col0, ValueId r,
-               ValueId c) {
-  kir::Builder &b = f.b;
-  ValueId row = b.add(row0, r, "row");
-  ValueId col = b.add(col0, c, "col");
-  ValueId at = b.add(f.arith(kir::IndexOp::Mul, r, kPitch), c, "slot");
-  ValueId rowInside = f.arith(kir::IndexOp::Lt, row, t.rows);
-  ValueId colInside = f.arith(kir::IndexOp::Lt, col, t.cols);
-  b.ifThenElse(
-      f.both(rowInside, colInside),
-      [&] {
-        ValueId down = f.arith(kir::IndexOp::Mul, row, t.rowStride);
-        ValueId across = f.arith(kir::IndexOp::Mul, col, t.colStride);
-        ValueId x = f.loadAcc(t.operand, b.add(base, b.add(down, across)));
-        b.store(t.tile, at, x);
-      },
-      [&] { b.store(t.tile, at, f.constant(0.0)); });
-}
-
-} // namespace
-
-KirKernel buildMatMul(const Op &op, const std::string &entry) {
-  Frame f(op, entry, accDType(op.result()->type().dtype, accAttr(op)));
-  kir::Builder &b = f.b;
-  MatMulShape p = matMulShapeOf(op);
-  int64_t tilesM = (p.m + kTile - 1) / kTile, tilesN = (p.n + kTile - 1) / kTile;
-  int64_t tiles = product(p.batch) * tilesM * tilesN;
-  ValueId tileA = b.sharedArray(f.acc, kTile * kPitch, "tileA");
-  ValueId tileB = b.sharedArray(f.acc, kTile * kPitch, "tileB");
-  ValueId tid = b.special(kir::Special::TidX);
-  ValueId tx = b.arith(kir::IndexOp::Rem, tid, f.index(kTile), "tx");
-  ValueId ty = b.arith(kir::IndexOp::Div, tid, f.index(kTile), "ty");
-  // A is M×K (K×M stored when ta), B K×N (N×K when tb): the thread whose tx
-  // follows the stored fastest index loads, so every tile load coalesces.
-  TileLoad a{0, tileA, p.m, p.k, p.ta ? 1 : p.k, p.ta ? p.m : 1};
-  TileLoad bt{1, tileB, p.k, p.n, p.tb ? 1 : p.n, p.tb ? p.k : 1};
-  f.tileLoop(tiles, [&](ValueId tile) {
-    ValueId n0 = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Rem, tile, tilesN), kTile, "n0");
-    ValueId mTile = f.arith(kir::IndexOp::Div, tile, tilesN);
-    ValueId m0 = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Rem, mTile, tilesM), kTile, "m0");
-    ValueId batch = f.arith(kir::IndexOp::Div, tile, tilesM * tilesN, "batch");
-    ValueId aBase = f.offsetOf(batch, p.batch, p.aStrides);
-    ValueId bBase = f.offsetOf(batch, p.batch, p.bStrides);
-    Frame::Var acc = f.var(f.constant(0.0), "acc");
-    f.loop(f.index(0), p.k, kTile, "k0", 0, [&](ValueId k0) {
-      if (p.ta)
-        stageTile(f, a, aBase, m0, k0, tx, ty);
-      else
-        stageTile(f, a, aBase, m0, k0, ty, tx);
-      if (p.tb)
-        stageTile(f, bt, bBase, k0, n0, tx, ty);
-      else
-        stageTile(f, bt, bBase, k0, n0, ty, tx);
-      b.barrier();
-      f.count(kTile, "kk", -1, [&](ValueId kk) {
-        ValueId x = b.load(tileA, b.add(f.arith(kir::IndexOp::Mul, ty, kPitch), kk), 1, "a");
-        ValueId y = b.load(tileB, b.add(f.arith(kir::IndexOp::Mul, kk, kPitch), tx), 1, "b");
-        ValueId sum = acc.get();
-        acc.set(f.math(OpKind::Add, {sum, f.math(OpKind::Mul, {x, y})}));
-      });
-      b.barrier();
-    });
-    ValueId m = b.add(m0, ty, "m");
-    ValueId n = b.add(n0, tx, "n");
-    ValueId rowInside = f.arith(kir::IndexOp::Lt, m, p.m);
-    ValueId colInside = f.arith(kir::IndexOp::Lt, n, p.n);
-    b.ifThenElse(f.both(rowInside, colInside), [&] {
-      ValueId y = acc.get("y");
-      if (p.bias)
-        y = f.math(OpKind::Add, {y, f.loadAcc(2, n, "bias")});
-      ValueId matrix = f.arith(kir::IndexOp::Mul, batch, p.m * p.n);
-      ValueId row = b.add(matrix, f.arith(kir::IndexOp::Mul, m, p.n));
-      f.storeAcc(b.add(row, n), y);
-    });
-  });
-  std::string note = "16x16 output tiles, one thread per element; A" +
-                     std::string(p.ta ? "^T" : "") + " * B" + (p.tb ? "^T" : "") +
-                     ", M = " + std::to_string(p.m) + ", N = " + std::to_string(p.n) +
-                     ", K = " + std::to_string(p.k);
-  return f.finish(note, tiles);
-}
-
-namespace {
-
 class AttentionBuilder {
 public:
   AttentionBuilder(const Op &op, const std::string &entry)
-      : f(op, entry, accDType(op.result()->type().dtype, accAttr(op))), b(f.b), op(op),
-        shape(attentionShapeOf(op)), batchDims(leading(sizesOf(*op.result()))) {}
+      : f(op, entry), b(f.b), op(op), shape(attentionShapeOf(op)),
+        batchDims(leading(sizesOf(*op.result()))) {
+    if (op.numOperands() < 4)
+      return;
+    Sizes scores = batchDims;
+    scores.push_back(shape.sq);
+    scores.push_back(shape.sk);
+    maskStrides = broadcastStrides(sizesOf(*op.operand(3)), scores);
+  }
 
-  KirKernel run();
+  KirKernel run() {
+    width = shape.perRow ? shape.dv / shape.pieces : 1;
+    int64_t rows = product(batchDims) * shape.sq;
+    int64_t items =
+        shape.dv == 0 ? 0 : rows * (shape.perRow ? 1 : shape.dv) * shape.pieces * shape.splits;
+    gridStrideLoop(b, f.index(items), [&](ValueId item) {
+      b.rename(item, "item"); // `i` is the query row's index
+      place(item);
+      ValueId qBase = base(0, shape.sq * shape.d);
+      qRow = b.add(qBase, f.arith(IndexOp::Mul, i, shape.d), "qRow");
+      kBase = base(1, shape.sk * shape.d);
+      vBase = base(2, shape.sk * shape.dv);
+      mask = maskRow();
+      acc = b.localArray(f.acc, unsigned(width), "acc");
+      each(width, [&](ValueId c) { b.store(acc, c, f.constant(0.0)); });
+      q = kir::kNoValue;
+      int64_t share = shape.d / shape.pieces;
+      if (shape.d > 0 && share <= kMaxRegisterRow) {
+        q = b.localArray(f.acc, unsigned(share), "q");
+        each(share, [&](ValueId c) { b.store(q, c, f.loadAcc(0, b.add(qRow, mine(c)), "x")); });
+      }
+      rowMax.emplace(f.var(f.lowest(), "rowMax"));
+      rowSum.emplace(f.var(f.constant(0.0), "rowSum"));
+      ValueId keys = f.index(shape.sk);
+      if (op.getBool("causal"))
+        keys = b.math({OpKind::Min, DType::I64, DType::I64}, {b.add(i, f.index(1)), keys}, "keys");
+      ValueId lowest = f.lowest();
+      ValueId zero = f.index(0), stride = f.index(shape.splits);
+      b.forLoop(zero, keys, stride, shape.splits == 1 ? "j" : "j0", 0, [&](ValueId j0) {
+        ValueId j = j0, live = kir::kNoValue;
+        if (shape.splits > 1) {
+          j = b.add(j0, split, "j");
+          live = b.arith(IndexOp::Lt, j, keys, "live");
+        }
+        ValueId s = score(j, live);
+        b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
+      });
+      if (shape.splits > 1)
+        merge();
+      store();
+    });
+    return f.finish(note(), blocksFor(items));
+  }
 
 private:
   /// The thread's query row (and output column), piece, split and lane mask.
-  void place(ValueId item);
+  void place(ValueId item) {
+    int64_t lanes = shape.pieces * shape.splits;
+    ValueId group = lanes == 1 ? item : f.arith(IndexOp::Div, item, lanes, "group");
+    if (shape.perRow) {
+      row = group;
+    } else {
+      row = f.arith(IndexOp::Div, group, shape.dv, "row");
+      col = f.arith(IndexOp::Rem, group, shape.dv, "col");
+    }
+    if (shape.pieces > 1)
+      piece = f.arith(IndexOp::Rem, item, shape.pieces, "piece");
+    if (shape.splits > 1) {
+      ValueId set = shape.pieces == 1 ? item : f.arith(IndexOp::Div, item, shape.pieces);
+      split = f.arith(IndexOp::Rem, set, shape.splits, "split");
+    }
+    if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
+      ValueId warpLane = f.arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
+      ValueId first = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, warpLane, lanes), lanes);
+      ValueId bits = f.index((int64_t(1) << lanes) - 1);
+      laneMask = b.arith(IndexOp::Shl, bits, first, "lanes");
+    }
+    i = f.arith(IndexOp::Rem, row, shape.sq, "i");
+    batch = f.arith(IndexOp::Div, row, shape.sq, "batch");
+  }
+
   /// The batch offset of operand `i`'s matrix of `matrixSize` elements.
-  ValueId base(unsigned i, int64_t matrixSize);
+  ValueId base(unsigned operand, int64_t matrixSize) {
+    Sizes strides = matrixStrides(sizesOf(*op.operand(operand)), batchDims, matrixSize);
+    return f.offsetOf(batch, batchDims, strides);
+  }
+
   /// The mask's offset for query row i (kNoValue without a mask).
-  ValueId maskRow();
+  ValueId maskRow() {
+    if (maskStrides.empty())
+      return kir::kNoValue;
+    Sizes strides(maskStrides.begin(), maskStrides.end() - 2);
+    int64_t rowStride = maskStrides.end()[-2];
+    ValueId at = f.offsetOf(batch, batchDims, strides);
+    if (rowStride != 0 && shape.sq > 1)
+      at = b.add(at, b.mul(i, f.index(rowStride)), "maskRow");
+    return at;
+  }
+
   /// Element c of this lane's share of a row of D (or Dv) elements.
   ValueId mine(ValueId c) {
     if (shape.pieces == 1)
       return c;
-    return b.add(f.arith(kir::IndexOp::Mul, c, shape.pieces), piece);
+    return b.add(f.arith(IndexOp::Mul, c, shape.pieces), piece);
   }
+
   /// The score of key j: q · k_j · scale + mask, summed over the pieces.
-  ValueId score(ValueId j, ValueId live);
+  ValueId score(ValueId j, ValueId live) {
+    ValueId partial = b.localArray(f.acc, 4, "partial");
+    for (int64_t p = 0; p < 4; ++p) {
+      ValueId zero = f.constant(0.0);
+      b.store(partial, f.index(p), zero);
+    }
+    ValueId kRow = b.add(kBase, b.mul(j, f.index(shape.d)), "kRow");
+    auto dot = [&] {
+      each(shape.d / shape.pieces, [&](ValueId c) {
+        ValueId at = mine(c);
+        ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
+        ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
+        ValueId slot = f.arith(IndexOp::Rem, c, 4);
+        f.element(partial, slot).addProduct(x, y);
+      });
+    };
+    if (live == kir::kNoValue)
+      dot();
+    else
+      b.ifThenElse(live, dot);
+    ValueId p[4];
+    for (int64_t k = 0; k < 4; ++k)
+      p[k] = b.load(partial, f.index(k));
+    ValueId low = f.math(OpKind::Add, {p[0], p[1]});
+    ValueId high = f.math(OpKind::Add, {p[2], p[3]});
+    ValueId sum = f.math(OpKind::Add, {low, high}, "dot");
+    for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
+      sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
+    const Attribute *scaleAttr = op.attrIfPresent("scale");
+    double scale = scaleAttr ? scaleAttr->get<double>() : 1.0 / std::sqrt(double(shape.d));
+    ValueId s = f.math(OpKind::Mul, {sum, f.constant(scale, "scale")}, "s");
+    if (mask != kir::kNoValue) {
+      int64_t colStride = maskStrides.back();
+      // A lane past the last key (live false) still reads the mask, at the
+      // last key's column: its score is replaced by -inf below, and the read
+      // must stay inside the mask.
+      ValueId column = j;
+      if (live != kir::kNoValue) {
+        ValueId last = f.index(shape.sk - 1);
+        column = b.math({OpKind::Min, DType::I64, DType::I64}, {j, last}, "column");
+      }
+      ValueId at = mask;
+      if (colStride != 0 && shape.sk > 1)
+        at = b.add(mask, f.arith(IndexOp::Mul, column, colStride));
+      s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
+    }
+    if (live != kir::kNoValue)
+      s = b.math({OpKind::Where, DType::Bool, f.acc}, {live, s, f.lowest()}, "s");
+    return s;
+  }
+
   /// Folds key j's score `s` into the running max, sum and accumulators.
-  void fold(ValueId j, ValueId s);
+  void fold(ValueId j, ValueId s) {
+    ValueId max = rowMax->get();
+    b.ifThenElse(f.compare(OpKind::Gt, s, max), [&] {
+      ValueId correction = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, s})}, "correction");
+      rowSum->combine(OpKind::Mul, correction);
+      each(width, [&](ValueId c) { f.element(acc, c).combine(OpKind::Mul, correction); });
+      rowMax->set(s);
+    });
+    ValueId newMax = rowMax->get();
+    ValueId p = f.math(OpKind::Exp, {f.math(OpKind::Sub, {s, newMax})}, "p");
+    rowSum->combine(OpKind::Add, p);
+    ValueId vRow = b.add(vBase, b.mul(j, f.index(shape.dv)), "vRow");
+    each(width, [&](ValueId c) {
+      ValueId v = f.loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
+      f.element(acc, c).addProduct(p, v);
+    });
+  }
+
   /// Merges the key splits' states, lanes `offset` apart, into every lane.
-  void merge();
-  void store();
+  void merge() {
+    ValueId lowest = f.lowest(), zero = f.constant(0.0);
+    // The weight of a state of maximum `max` under the merged `newMax`: 0 for
+    // a state that saw no key.
+    auto weight = [&](ValueId max, ValueId newMax, const std::string &name) {
+      ValueId e = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, newMax})});
+      ValueId empty = f.compare(OpKind::Eq, max, lowest);
+      return b.math({OpKind::Where, DType::Bool, f.acc}, {empty, zero, e}, name);
+    };
+    // ours · weight(ours) + theirs · weight(theirs), for the weights of one step.
+    auto blend = [&](ValueId mine, ValueId ours, ValueId other, ValueId theirs) {
+      ValueId x = f.math(OpKind::Mul, {mine, ours});
+      ValueId y = f.math(OpKind::Mul, {other, theirs});
+      return f.math(OpKind::Add, {x, y});
+    };
+    for (int64_t offset = shape.pieces; offset < shape.pieces * shape.splits; offset *= 2) {
+      ValueId max = rowMax->get(), sum = rowSum->get();
+      ValueId otherMax = shuffle(max, offset);
+      b.rename(otherMax, "otherMax");
+      ValueId otherSum = shuffle(sum, offset);
+      b.rename(otherSum, "otherSum");
+      ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
+      ValueId ours = weight(max, newMax, "ours");
+      ValueId theirs = weight(otherMax, newMax, "theirs");
+      rowSum->set(blend(sum, ours, otherSum, theirs));
+      each(width, [&](ValueId c) {
+        ValueId a = b.load(acc, c);
+        ValueId other = shuffle(a, offset);
+        b.store(acc, c, blend(a, ours, other, theirs));
+      });
+      rowMax->set(newMax);
+    }
+  }
+
+  void store() {
+    auto write = [&] {
+      ValueId sum = rowSum->get("sum");
+      ValueId rowAt = b.mul(row, f.index(shape.dv));
+      each(width, [&](ValueId c) {
+        ValueId a = b.load(acc, c);
+        ValueId y = shape.sk == 0 ? a : f.math(OpKind::Div, {a, sum}, "y");
+        f.storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
+      });
+    };
+    if (shape.splits == 1)
+      write();
+    else
+      b.ifThenElse(b.less(split, f.index(1)), write);
+  }
+
   /// for (c = 0; c < width; ++c) body(c), fully unrolled.
   void each(int64_t width, const std::function<void(ValueId)> &body) {
     f.count(width, "c", -1, body);
   }
+
   ValueId shuffle(ValueId v, int64_t offset, unsigned width = 32) {
     return b.shuffle(kir::ShuffleMode::Xor, v, f.index(offset), width, laneMask);
   }
-  std::string note() const;
+
+  std::string note() const {
+    std::string who = shape.perRow ? "query row" : "output element";
+    return std::to_string(shape.pieces * shape.splits) + " lane(s) per " + who + " (" +
+           std::to_string(shape.pieces) + " over the depth, " + std::to_string(shape.splits) +
+           " over the keys), online softmax over " + std::to_string(shape.sk) + " keys" +
+           (op.getBool("causal") ? " (causal)" : "") + (op.numOperands() > 3 ? ", mask" : "");
+  }
 
   Frame f;
   kir::Builder &b;
   const Op &op;
   AttentionShape shape;
   Sizes batchDims;
+  Sizes maskStrides; // over batchDims, Sq and Sk; empty without a mask
   int64_t width = 1; // accumulators a lane
   ValueId row = kir::kNoValue, col = kir::kNoValue, i = kir::kNoValue, batch = kir::kNoValue;
   ValueId piece = kir::kNoValue, split = kir::kNoValue, laneMask = kir::kNoValue;
@@ -244,235 +445,10 @@ private:
   std::optional<Frame::Var> rowMax, rowSum;
 };
 
-void AttentionBuilder::place(ValueId item) {
-  int64_t lanes = shape.pieces * shape.splits;
-  ValueId group = lanes == 1 ? item : b.arith(kir::IndexOp::Div, item, f.index(lanes), "group");
-  if (shape.perRow) {
-    row = group;
-  } else {
-    row = b.arith(kir::IndexOp::Div, group, f.index(shape.dv), "row");
-    col = b.arith(kir::IndexOp::Rem, group, f.index(shape.dv), "col");
-  }
-  if (shape.pieces > 1)
-    piece = b.arith(kir::IndexOp::Rem, item, f.index(shape.pieces), "piece");
-  if (shape.splits > 1) {
-    ValueId set = shape.pieces == 1 ? item : b.arith(kir::IndexOp::Div, item, f.index(shape.pieces));
-    split = b.arith(kir::IndexOp::Rem, set, f.index(shape.splits), "split");
-  }
-  if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
-    ValueId warpLane = f.arith(kir::IndexOp::Rem, b.special(kir::Special::TidX), 32);
-    ValueId first = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Div, warpLane, lanes), lanes);
-    ValueId bits = f.index((int64_t(1) << lanes) - 1);
-    laneMask = b.arith(kir::IndexOp::Shl, bits, first, "lanes");
-  }
-  i = b.arith(kir::IndexOp::Rem, row, f.index(shape.sq), "i");
-  batch = b.arith(kir::IndexOp::Div, row, f.index(shape.sq), "batch");
-}
-
-ValueId AttentionBuilder::base(unsigned operand, int64_t matrixSize) {
-  Sizes strides = broadcastStrides(leading(sizesOf(*op.operand(operand))), batchDims);
-  for (int64_t &s : strides)
-    s *= matrixSize;
-  return f.offsetOf(batch, batchDims, strides);
-}
-
-ValueId AttentionBuilder::maskRow() {
-  if (op.numOperands() < 4)
-    return kir::kNoValue;
-  Sizes scores = batchDims;
-  scores.push_back(shape.sq);
-  scores.push_back(shape.sk);
-  Sizes strides = broadcastStrides(sizesOf(*op.operand(3)), scores);
-  int64_t rowStride = strides.end()[-2];
-  strides.resize(scores.size() - 2);
-  ValueId at = f.offsetOf(batch, batchDims, strides);
-  if (rowStride != 0 && shape.sq > 1)
-    at = b.add(at, b.mul(i, f.index(rowStride)), "maskRow");
-  return at;
-}
-
-ValueId AttentionBuilder::score(ValueId j, ValueId live) {
-  ValueId partial = b.localArray(f.acc, 4, "partial");
-  for (int64_t p = 0; p < 4; ++p)
-    b.store(partial, f.index(p), f.constant(0.0));
-  ValueId kRow = b.add(kBase, b.mul(j, f.index(shape.d)), "kRow");
-  auto dot = [&] {
-    each(shape.d / shape.pieces, [&](ValueId c) {
-      ValueId at = mine(c);
-      ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
-      ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
-      ValueId slot = b.arith(kir::IndexOp::Rem, c, f.index(4));
-      ValueId sum = b.load(partial, slot);
-      b.store(partial, slot, f.math(OpKind::Add, {sum, f.math(OpKind::Mul, {x, y})}));
-    });
-  };
-  if (live == kir::kNoValue)
-    dot();
-  else
-    b.ifThenElse(live, dot);
-  ValueId p[4];
-  for (int64_t k = 0; k < 4; ++k)
-    p[k] = b.load(partial, f.index(k));
-  ValueId low = f.math(OpKind::Add, {p[0], p[1]});
-  ValueId high = f.math(OpKind::Add, {p[2], p[3]});
-  ValueId sum = f.math(OpKind::Add, {low, high}, "dot");
-  for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
-    sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
-  const Attribute *scale = op.attrIfPresent("scale");
-  ValueId s = f.math(OpKind::Mul,
-                     {sum, f.constant(scale ? op.getFloat("scale") : 1.0 / std::sqrt(double(shape.d)),
-                                      "scale")},
-                     "s");
-  if (mask != kir::kNoValue) {
-    Sizes scores = batchDims;
-    scores.push_back(shape.sq);
-    scores.push_back(shape.sk);
-    int64_t colStride = broadcastStrides(sizesOf(*op.operand(3)), scores).back();
-    // A lane past the last key (live false) still reads the mask, at the
-    // last key's column: its score is replaced by -inf below, and the read
-    // must stay inside the mask.
-    ValueId column = j;
-    if (live != kir::kNoValue) {
-      ValueId last = f.index(shape.sk - 1);
-      column = b.math({OpKind::Min, DType::I64, DType::I64}, {j, last}, "column");
-    }
-    ValueId at = mask;
-    if (colStride != 0 && shape.sk > 1)
-      at = b.add(mask, f.arith(kir::IndexOp::Mul, column, colStride));
-    s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
-  }
-  if (live != kir::kNoValue)
-    s = b.math({OpKind::Where, DType::Bool, f.acc}, {live, s, f.lowest()}, "s");
-  return s;
-}
-
-void AttentionBuilder::fold(ValueId j, ValueId s) {
-  ValueId max = rowMax->get();
-  b.ifThenElse(f.compare(OpKind::Gt, s, max), [&] {
-    ValueId correction = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, s})}, "correction");
-    ValueId sum = rowSum->get();
-    rowSum->set(f.math(OpKind::Mul, {sum, correction}));
-    each(width, [&](ValueId c) {
-      ValueId a = b.load(acc, c);
-      b.store(acc, c, f.math(OpKind::Mul, {a, correction}));
-    });
-    rowMax->set(s);
-  });
-  ValueId newMax = rowMax->get();
-  ValueId p = f.math(OpKind::Exp, {f.math(OpKind::Sub, {s, newMax})}, "p");
-  ValueId sum = rowSum->get();
-  rowSum->set(f.math(OpKind::Add, {sum, p}));
-  ValueId vRow = b.add(vBase, b.mul(j, f.index(shape.dv)), "vRow");
-  each(width, [&](ValueId c) {
-    ValueId v = f.loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
-    ValueId a = b.load(acc, c);
-    b.store(acc, c, f.math(OpKind::Add, {a, f.math(OpKind::Mul, {p, v})}));
-  });
-}
-
-void AttentionBuilder::merge() {
-  ValueId lowest = f.lowest(), zero = f.constant(0.0);
-  // The weight of a state of maximum `max` under the merged `newMax`: 0 for
-  // a state that saw no key.
-  auto weight = [&](ValueId max, ValueId newMax, const std::string &name) {
-    ValueId e = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, newMax})});
-    ValueId empty = f.compare(OpKind::Eq, max, lowest);
-    return b.math({OpKind::Where, DType::Bool, f.acc}, {empty, zero, e}, name);
-  };
-  for (int64_t offset = shape.pieces; offset < shape.pieces * shape.splits; offset *= 2) {
-    ValueId max = rowMax->get(), sum = rowSum->get();
-    ValueId otherMax = shuffle(max, offset);
-    b.rename(otherMax, "otherMax");
-    ValueId otherSum = shuffle(sum, offset);
-    b.rename(otherSum, "otherSum");
-    ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
-    ValueId ours = weight(max, newMax, "ours");
-    ValueId theirs = weight(otherMax, newMax, "theirs");
-    rowSum->set(f.math(OpKind::Add, {f.math(OpKind::Mul, {sum, ours}),
-                                     f.math(OpKind::Mul, {otherSum, theirs})}));
-    each(width, [&](ValueId c) {
-      ValueId a = b.load(acc, c);
-      ValueId other = shuffle(a, offset);
-      ValueId merged = f.math(OpKind::Add, {f.math(OpKind::Mul, {a, ours}),
-                                            f.math(OpKind::Mul, {other, theirs})});
-      b.store(acc, c, merged);
-    });
-    rowMax->set(newMax);
-  }
-}
-
-void AttentionBuilder::store() {
-  auto write = [&] {
-    ValueId sum = rowSum->get("sum");
-    ValueId rowAt = b.mul(row, f.index(shape.dv));
-    each(width, [&](ValueId c) {
-      ValueId a = b.load(acc, c);
-      ValueId y = shape.sk == 0 ? a : f.math(OpKind::Div, {a, sum}, "y");
-      f.storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
-    });
-  };
-  if (shape.splits == 1)
-    write();
-  else
-    b.ifThenElse(b.less(split, f.index(1)), write);
-}
-
-std::string AttentionBuilder::note() const {
-  std::string who = shape.perRow ? "query row" : "output element";
-  return std::to_string(shape.pieces * shape.splits) + " lane(s) per " + who + " (" +
-         std::to_string(shape.pieces) + " over the depth, " + std::to_string(shape.splits) +
-         " over the keys), online softmax over " + std::to_string(shape.sk) + " keys" +
-         (op.getBool("causal") ? " (causal)" : "") + (op.numOperands() > 3 ? ", mask" : "");
-}
-
-KirKernel AttentionBuilder::run() {
-  width = shape.perRow ? shape.dv / shape.pieces : 1;
-  int64_t rows = product(batchDims) * shape.sq;
-  int64_t items =
-      shape.dv == 0 ? 0 : rows * (shape.perRow ? 1 : shape.dv) * shape.pieces * shape.splits;
-  gridStrideLoop(b, f.index(items), [&](ValueId item) {
-    b.rename(item, "item"); // `i` is the query row's index
-    place(item);
-    ValueId qBase = base(0, shape.sq * shape.d);
-    qRow = b.add(qBase, f.arith(kir::IndexOp::Mul, i, shape.d), "qRow");
-    kBase = base(1, shape.sk * shape.d);
-    vBase = base(2, shape.sk * shape.dv);
-    mask = maskRow();
-    acc = b.localArray(f.acc, unsigned(width), "acc");
-    each(width, [&](ValueId c) { b.store(acc, c, f.constant(0.0)); });
-    q = kir::kNoValue;
-    int64_t share = shape.d / shape.pieces;
-    if (shape.d > 0 && share <= kMaxRegisterRow) {
-      q = b.localArray(f.acc, unsigned(share), "q");
-      each(share, [&](ValueId c) { b.store(q, c, f.loadAcc(0, b.add(qRow, mine(c)), "x")); });
-    }
-    rowMax.emplace(f.var(f.lowest(), "rowMax"));
-    rowSum.emplace(f.var(f.constant(0.0), "rowSum"));
-    ValueId keys = f.index(shape.sk);
-    if (op.getBool("causal"))
-      keys = b.math({OpKind::Min, DType::I64, DType::I64}, {b.add(i, f.index(1)), keys}, "keys");
-    ValueId lowest = f.lowest();
-    ValueId zero = f.index(0), stride = f.index(shape.splits);
-    b.forLoop(zero, keys, stride, shape.splits == 1 ? "j" : "j0", 0, [&](ValueId j0) {
-                ValueId j = j0, live = kir::kNoValue;
-                if (shape.splits > 1) {
-                  j = b.add(j0, split, "j");
-                  live = b.arith(kir::IndexOp::Lt, j, keys, "live");
-                }
-                ValueId s = score(j, live);
-                b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
-              });
-    if (shape.splits > 1)
-      merge();
-    store();
-  });
-  return f.finish(note(), blocksFor(items));
-}
-
 } // namespace
 
 KirKernel buildAttention(const Op &op, const std::string &entry) {
   return AttentionBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

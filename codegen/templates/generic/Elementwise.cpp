@@ -1,30 +1,24 @@
-// The generic kernels of the elementwise and movement ops, built in kir: one
+// Generic kernels of the pointwise and movement ops and batch_norm: one
 // thread per output element over a grid-stride loop, so that consecutive
-// threads write consecutive elements. Sizes and strides are constants (the
-// generic kernels need static shapes); the parameters are one pointer per
-// operand, then one per result (Frame, GenericKernel.h).
+// threads write consecutive elements.
 //
 //  - pointwise ops: an operand of the result's shape is read at the flat
 //    index, a broadcast one at the strided sum of the output coordinates it
 //    spans (0 along broadcast axes); one math instruction.
-//  - batch_norm: (x - mean) / sqrt(var + eps) * scale + bias, its four
-//    parameters read at the channel coordinate (axis 1, or 3 for {nhwc}), as
-//    the reference computes it.
-//  - movement ops copy the element's bits (storage type to storage type, so
-//    every dtype and NaN payload moves exactly), each a gather out[i] =
-//    in[base + Σ c_k · stride_k] as in the CPU reference: reshape reads the
-//    same flat index; transpose permutes the input's strides; slice scales
-//    one stride by the step and starts at start · stride; broadcast zeroes
-//    the strides of broadcast axes; concat copies from the operand whose
-//    range along the axis holds the coordinate (one flat `if` an operand,
-//    operands of extent 0 skipped) shifted back by the operand's offset.
+//  - batch_norm: (x - mean) / sqrt(var + eps) * scale + bias as the
+//    reference computes it, the parameters read at the channel coordinate.
+//  - movement ops copy the element's bits (so every dtype and NaN payload
+//    moves exactly), a gather out[i] = in[base + Σ c_k · stride_k]: reshape
+//    reads the same flat index; transpose permutes the input's strides;
+//    slice scales one stride by the step and starts at start · stride;
+//    broadcast zeroes the strides of broadcast axes; concat copies from the
+//    operand whose range along the axis holds the coordinate.
 #include "codegen/templates/generic/Kernel.h"
-#include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 
 #include <algorithm>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
 namespace {
 
@@ -43,6 +37,7 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
       strides.push_back(own[size_t(p)]);
     return {strides, 0};
   }
+
   case OpKind::Slice: {
     size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
     int64_t dim = in[axis];
@@ -52,6 +47,7 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
     own[axis] *= op.getInt("step");
     return {own, base};
   }
+
   case OpKind::Broadcast:
     return {broadcastStrides(in, out), 0};
   case OpKind::Reshape:
@@ -66,35 +62,137 @@ public:
   ElementwiseBuilder(const Op &op, const std::string &entry)
       : f(op, entry), b(f.b), op(op), shape(sizesOf(*op.result())) {}
 
-  KirKernel run();
+  KirKernel run() {
+    std::string note;
+    bool isConcat = op.kind() == OpKind::Concat;
+    if (op.info().cls == OpClass::Pointwise) {
+      for (unsigned j = 0; j < op.numOperands(); ++j)
+        need(broadcastStrides(sizesOf(*op.operand(j)), shape), 0);
+    } else if (op.kind() == OpKind::BatchNorm) {
+      unsigned axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+      needed.insert(axis);
+      note = "; channel axis " + std::to_string(axis);
+    } else if (isConcat) {
+      unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+      needed.insert(axis);
+      for (const Value *v : op.operands())
+        for (unsigned a : movingAxes(shape, contiguousStrides(sizesOf(*v))))
+          needed.insert(a);
+      note = ": operand chosen along axis " + std::to_string(axis);
+    } else {
+      Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
+      need(g.strides, g.base);
+      note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
+    }
+    int64_t numel = product(shape);
+    f.forEachElement(numel, [&](ValueId i) {
+      coords = coordinates(b, i, unsigned(shape.size()), needed,
+                           [&](unsigned a) { return b.index(shape[a]); });
+      if (op.info().cls == OpClass::Pointwise)
+        pointwise(i);
+      else if (op.kind() == OpKind::BatchNorm)
+        batchNorm(i);
+      else if (isConcat)
+        concat(i);
+      else
+        gather(i);
+    });
+    return f.finish("one thread per element" + note, blocksFor(numel));
+  }
 
 private:
-  /// The axes a gather of `strides` (over the output axes) reads along.
-  std::vector<unsigned> axesOf(const Sizes &strides) const {
-    std::vector<unsigned> axes;
-    for (unsigned a = 0; a < shape.size(); ++a)
-      if (shape[a] != 1 && strides[a] != 0)
-        axes.push_back(a);
-    return axes;
-  }
-  /// Whether `strides` read the element at the flat index itself.
+  /// Whether `strides` and `base` read the element at the flat index itself.
   bool isFlat(const Sizes &strides, int64_t base) const {
-    Sizes own = contiguousStrides(shape);
-    for (unsigned a = 0; a < shape.size(); ++a)
-      if (shape[a] != 1 && strides[a] != own[a])
-        return false;
-    return base == 0;
+    return base == 0 && isRowMajor(shape, strides);
   }
-  ValueId offset(const Sizes &strides, int64_t base, ValueId i);
+
+  /// The offset `strides` and `base` read at output element i.
+  ValueId offset(const Sizes &strides, int64_t base, ValueId i) {
+    if (isFlat(strides, base))
+      return i;
+    auto terms = f.terms(shape, strides);
+    ValueId start = base ? b.index(base) : kir::kNoValue;
+    return stridedOffset(b, coords, terms, start);
+  }
+
+  /// Asks the coordinates `offset` needs for `strides` and `base`.
   void need(const Sizes &strides, int64_t base) {
     if (!isFlat(strides, base))
-      for (unsigned a : axesOf(strides))
+      for (unsigned a : movingAxes(shape, strides))
         needed.insert(a);
   }
-  void pointwise(ValueId i);
-  void batchNorm(ValueId i);
-  void gather(ValueId i);
-  void concat(ValueId i);
+
+  void pointwise(ValueId i) {
+    std::vector<ValueId> args;
+    for (unsigned j = 0; j < op.numOperands(); ++j) {
+      Sizes strides = broadcastStrides(sizesOf(*op.operand(j)), shape);
+      DType t = op.operand(j)->type().dtype;
+      ValueId x = b.load(f.in(j), offset(strides, 0, i));
+      args.push_back(b.widen(t, x, "x" + std::to_string(j)));
+    }
+    DType rt = op.result()->type().dtype;
+    ValueId y = b.math(kir::mathOf(op), args, "y");
+    b.store(f.out(), i, b.narrow(rt, y));
+  }
+
+  void batchNorm(ValueId i) {
+    size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+    DType t = op.result()->type().dtype;
+    static const char *names[] = {"x", "scale", "bias", "mean", "var"};
+    ValueId v[5];
+    for (unsigned j = 0; j < 5; ++j) {
+      ValueId at = j == 0 ? i : coords.at(unsigned(axis));
+      v[j] = b.widen(op.operand(j)->type().dtype, b.load(f.in(j), at), names[j]);
+    }
+    auto math = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
+      return b.math({kind, t, t}, args, name);
+    };
+    DType wide = t == DType::F64 ? DType::F64 : DType::F32;
+    ValueId epsilon = b.literal(wide, op.getFloat("epsilon"), "eps");
+    ValueId centered = math(OpKind::Sub, {v[0], v[3]});
+    ValueId deviation = math(OpKind::Sqrt, {math(OpKind::Add, {v[4], epsilon})});
+    ValueId scaled = math(OpKind::Mul, {math(OpKind::Div, {centered, deviation}), v[1]});
+    b.store(f.out(), i, b.narrow(t, math(OpKind::Add, {scaled, v[2]}, "y")));
+  }
+
+  void gather(ValueId i) {
+    Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
+    b.store(f.out(), i, b.load(f.in(0), offset(g.strides, g.base, i), 1, "x"));
+  }
+
+  void concat(ValueId i) {
+    unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+    ValueId c = coords.empty() ? kir::kNoValue : coords.at(axis);
+    // One if a non-empty operand, flat (no else chain: a concat of thousands
+    // of operands must not nest thousands deep): copy from it when
+    // begin <= c < end, the first operand testing only the end and the last
+    // only the beginning.
+    int64_t begin = 0;
+    unsigned last = 0;
+    for (unsigned j = 0; j < op.numOperands(); ++j)
+      if (sizesOf(*op.operand(j))[axis] > 0)
+        last = j;
+    for (unsigned j = 0; j < op.numOperands(); ++j) {
+      Sizes sizes = sizesOf(*op.operand(j));
+      if (sizes[axis] == 0)
+        continue;
+      Sizes strides = contiguousStrides(sizes);
+      int64_t end = begin + sizes[axis];
+      auto copy = [&] {
+        b.store(f.out(), i, b.load(f.in(j), offset(strides, -begin * strides[axis], i), 1, "x"));
+      };
+      auto belowEnd = [&] {
+        if (j == last)
+          return copy();
+        b.ifThenElse(b.less(c, b.index(end)), copy);
+      };
+      if (begin == 0)
+        belowEnd();
+      else
+        b.ifThenElse(b.less(b.index(begin - 1), c), belowEnd);
+      begin = end;
+    }
+  }
 
   Frame f;
   kir::Builder &b;
@@ -104,131 +202,10 @@ private:
   std::map<unsigned, ValueId> coords;
 };
 
-ValueId ElementwiseBuilder::offset(const Sizes &strides, int64_t base, ValueId i) {
-  if (isFlat(strides, base))
-    return i;
-  std::vector<std::pair<unsigned, ValueId>> terms;
-  for (unsigned a : axesOf(strides))
-    terms.push_back({a, b.index(strides[a])});
-  return stridedOffset(b, coords, terms, base ? b.index(base) : kir::kNoValue);
-}
-
-void ElementwiseBuilder::pointwise(ValueId i) {
-  std::vector<ValueId> args;
-  for (unsigned j = 0; j < op.numOperands(); ++j) {
-    Sizes strides = broadcastStrides(sizesOf(*op.operand(j)), shape);
-    DType t = op.operand(j)->type().dtype;
-    ValueId x = b.load(f.in(j), offset(strides, 0, i));
-    args.push_back(b.widen(t, x, "x" + std::to_string(j)));
-  }
-  DType rt = op.result()->type().dtype;
-  ValueId y = b.math(kir::mathOf(op), args, "y");
-  b.store(f.out(), i, b.narrow(rt, y));
-}
-
-void ElementwiseBuilder::batchNorm(ValueId i) {
-  size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
-  DType t = op.result()->type().dtype;
-  static const char *names[] = {"x", "scale", "bias", "mean", "var"};
-  ValueId v[5];
-  for (unsigned j = 0; j < 5; ++j) {
-    ValueId at = j == 0 ? i : coords.at(unsigned(axis));
-    v[j] = b.widen(op.operand(j)->type().dtype, b.load(f.in(j), at), names[j]);
-  }
-  auto math = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
-    return b.math({kind, t, t}, args, name);
-  };
-  DType wide = t == DType::F64 ? DType::F64 : DType::F32;
-  ValueId epsilon = b.literal(wide, op.getFloat("epsilon"), "eps");
-  ValueId centered = math(OpKind::Sub, {v[0], v[3]});
-  ValueId deviation = math(OpKind::Sqrt, {math(OpKind::Add, {v[4], epsilon})});
-  ValueId scaled = math(OpKind::Mul, {math(OpKind::Div, {centered, deviation}), v[1]});
-  b.store(f.out(), i, b.narrow(t, math(OpKind::Add, {scaled, v[2]}, "y")));
-}
-
-void ElementwiseBuilder::gather(ValueId i) {
-  Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
-  b.store(f.out(), i, b.load(f.in(0), offset(g.strides, g.base, i), 1, "x"));
-}
-
-void ElementwiseBuilder::concat(ValueId i) {
-  unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
-  ValueId c = coords.empty() ? kir::kNoValue : coords.at(axis);
-  // One if a non-empty operand, flat (no else chain: a concat of thousands
-  // of operands must not nest thousands deep): copy from it when
-  // begin <= c < end, the first operand testing only the end and the last
-  // only the beginning.
-  int64_t begin = 0;
-  unsigned last = 0;
-  for (unsigned j = 0; j < op.numOperands(); ++j)
-    if (sizesOf(*op.operand(j))[axis] > 0)
-      last = j;
-  for (unsigned j = 0; j < op.numOperands(); ++j) {
-    Sizes sizes = sizesOf(*op.operand(j));
-    if (sizes[axis] == 0)
-      continue;
-    Sizes strides = contiguousStrides(sizes);
-    int64_t end = begin + sizes[axis];
-    auto copy = [&] {
-      b.store(f.out(), i, b.load(f.in(j), offset(strides, -begin * strides[axis], i), 1, "x"));
-    };
-    auto belowEnd = [&] {
-      if (j == last)
-        return copy();
-      b.ifThenElse(b.less(c, b.index(end)), copy);
-    };
-    if (begin == 0)
-      belowEnd();
-    else
-      b.ifThenElse(b.less(b.index(begin - 1), c), belowEnd);
-    begin = end;
-  }
-}
-
-KirKernel ElementwiseBuilder::run() {
-  std::string note;
-  bool isConcat = op.kind() == OpKind::Concat;
-  if (op.info().cls == OpClass::Pointwise) {
-    for (unsigned j = 0; j < op.numOperands(); ++j)
-      need(broadcastStrides(sizesOf(*op.operand(j)), shape), 0);
-  } else if (op.kind() == OpKind::BatchNorm) {
-    unsigned axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
-    needed.insert(axis);
-    note = "; channel axis " + std::to_string(axis);
-  } else if (isConcat) {
-    unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
-    needed.insert(axis);
-    for (const Value *v : op.operands())
-      for (unsigned a : axesOf(contiguousStrides(sizesOf(*v))))
-        needed.insert(a);
-    note = ": operand chosen along axis " + std::to_string(axis);
-  } else {
-    Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
-    need(g.strides, g.base);
-    note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
-  }
-  int64_t numel = product(shape);
-  gridStrideLoop(b, b.index(numel), [&](ValueId i) {
-    if (numel == 0) // no element: and a coordinate would divide by a 0 extent
-      return;
-    coords = coordinates(b, i, unsigned(shape.size()), needed,
-                         [&](unsigned a) { return b.index(shape[a]); });
-    if (op.info().cls == OpClass::Pointwise)
-      pointwise(i);
-    else if (op.kind() == OpKind::BatchNorm)
-      batchNorm(i);
-    else if (isConcat)
-      concat(i);
-    else
-      gather(i);
-  });
-  return f.finish("one thread per element" + note, blocksFor(numel));
-}
-
 } // namespace
 
 KirKernel buildElementwise(const Op &op, const std::string &entry) {
   return ElementwiseBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

@@ -1,27 +1,25 @@
-// The generic kernels' entry point: checks that the op's shapes are static
-// and dispatches it by op class to the builder of its family:
-//
-//   pointwise ops, batch_norm, movement ops   GenericElementwise.cpp
-//   reductions, layer_norm/rms_norm/softmax   GenericReduce.cpp
-//   matmul, linear, attention                 GenericContraction.cpp
-//   conv2d and pooling                        GenericWindow.cpp
-//
-// Each kernel takes only pointers (sizes and strides are constants) and runs
-// 256-thread blocks over a grid-stride or tile loop. This is the fallback
-// that makes every verified graph run, correct first; the templates are the
-// fast paths.
+// The generic kernels' entry point: refuses constants and symbolic shapes,
+// then dispatches the op by class to its family's builder (Kernel.h). The
+// fallback that makes every verified graph run, correct first; the
+// templates are the fast paths.
 #include "codegen/templates/generic/Generic.h"
 
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
-namespace fusec::codegen {
+namespace fusec::generic {
 
-using namespace generic;
-
-namespace {
-
-KirKernel buildByClass(const Op &op, const std::string &entry) {
+std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Diagnostics &diags) {
+  FUSEC_ASSERT(op.kind() != OpKind::Kernel, "kernel ops go to their template's builder");
+  std::string quoted = "'" + std::string(op.name()) + "'";
+  if (op.kind() == OpKind::Const) {
+    diags.error(op.loc(), quoted + " has no generic kernel: constants are uploaded, not computed");
+    return std::nullopt;
+  }
+  if (!op.hasStaticShapes()) {
+    diags.error(op.loc(), quoted + " needs static shapes for its generic kernel");
+    return std::nullopt;
+  }
   switch (op.info().cls) {
   case OpClass::Pointwise:
   case OpClass::Movement:
@@ -38,23 +36,7 @@ KirKernel buildByClass(const Op &op, const std::string &entry) {
   case OpClass::Structure:
     break;
   }
-  FUSEC_ASSERT(false, "structure ops have no generic kernel (buildGeneric refuses them)");
+  FUSEC_ASSERT(false, "structure ops have no generic kernel (refused above)");
 }
 
-} // namespace
-
-std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Diagnostics &diags) {
-  FUSEC_ASSERT(op.kind() != OpKind::Kernel, "kernel ops go to their template's builder");
-  std::string quoted = "'" + std::string(op.name()) + "'";
-  if (op.kind() == OpKind::Const) {
-    diags.error(op.loc(), quoted + " has no generic kernel: constants are uploaded, not computed");
-    return std::nullopt;
-  }
-  if (!op.hasStaticShapes()) {
-    diags.error(op.loc(), quoted + " needs static shapes for its generic kernel");
-    return std::nullopt;
-  }
-  return buildByClass(op, entry);
-}
-
-} // namespace fusec::codegen
+} // namespace fusec::generic

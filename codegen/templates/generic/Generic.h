@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace fusec::codegen {
+namespace fusec::generic {
 
 /// The generic kernel of the non-kernel op `op`, entry point `entry`: one
 /// read-only pointer parameter per operand, then one per result, every size
@@ -21,6 +21,7 @@ namespace fusec::codegen {
 /// kernel" at the op, and returns nullopt, when an operand or result has a
 /// symbolic dim; a `const` op is refused too (constants are uploaded, not
 /// computed).
-std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Diagnostics &diags);
+std::optional<codegen::KirKernel> buildGeneric(const Op &op, const std::string &entry,
+                                               Diagnostics &diags);
 
-} // namespace fusec::codegen
+} // namespace fusec::generic

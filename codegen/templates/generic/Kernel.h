@@ -1,28 +1,32 @@
-// Internal to the generic kernels (templates/Generic*.cpp): the numeric plan
-// of each op family (static sizes and strides, thread layouts) and the frame
-// every generic kernel is built in (its parameters, accumulator math, group
-// reductions through shared memory). Every builder here sees static shapes
-// only (Generic.cpp checks), so sizes and strides are plain integers that
-// become kir constants.
+// Internal to the generic kernels: static sizes and strides, and the frame
+// every generic kernel is built in (its parameters, accumulator math,
+// offsets, loops, the launch). Every builder sees static shapes only (Generic.cpp checks), so
+// sizes and strides are plain integers that become kir constants.
 #pragma once
 
+#include "codegen/templates/Index.h"
 #include "codegen/templates/Template.h"
 #include "ir/Graph.h"
 
-#include <optional>
+#include <cmath>
 #include <string>
 #include <vector>
 
-namespace fusec::codegen::generic {
+namespace fusec::generic {
 
-using Sizes = std::vector<int64_t>;
+using codegen::coordinates;
+using codegen::gridStrideLoop;
+using codegen::KirKernel;
+using codegen::stridedOffset;
+using kir::IndexOp;
 using kir::ValueId;
+using Sizes = std::vector<int64_t>;
 
 /// Threads per block of every generic kernel.
 inline constexpr int64_t kBlock = 256;
 
 /// The sizes of a value whose shape is static.
-Sizes sizesOf(const Value &v);
+inline Sizes sizesOf(const Value &v) { return staticSizes(v.type().shape); }
 /// Product of sizes[begin, end).
 int64_t product(const Sizes &sizes, size_t begin = 0, size_t end = SIZE_MAX);
 /// Row-major element strides.
@@ -30,93 +34,23 @@ Sizes contiguousStrides(const Sizes &shape);
 /// Strides that read `shape` as broadcast to `target` (right-aligned, 0
 /// along broadcast axes and along axes the operand lacks).
 Sizes broadcastStrides(const Sizes &shape, const Sizes &target);
+/// Whether `strides` over `dims` read the element at the flat index itself.
+bool isRowMajor(const Sizes &dims, const Sizes &strides);
+/// The axes `strides` over `dims` move along (size above 1, stride not 0).
+std::vector<unsigned> movingAxes(const Sizes &dims, const Sizes &strides);
 /// Blocks of kBlock threads for one thread per item.
 inline int64_t blocksFor(int64_t items) { return (items + kBlock - 1) / kBlock; }
 
-/// The dtype a reduction or contraction accumulates in: F64 for f64 (or an
-/// `acc` of f64), I64 for integers, else F32.
-DType accDType(DType t, std::optional<DType> acc = std::nullopt);
-/// The `acc` attribute of a contraction or conv2d, if set.
-std::optional<DType> accAttr(const Op &op);
-
-/// The geometry of conv2d and pooling in NCHW terms, whatever the layout.
-struct Window {
-  int64_t n, c, h, w; // input
-  int64_t o, oh, ow;  // output channels and plane
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
-  bool nhwc;
-};
-Window windowOf(const Op &op);
-
-/// One (batched) product C = A · B of M×K by K×N matrices: a matmul, or
-/// linear's x (leading dims as rows) times wᵀ.
-struct MatMulShape {
-  int64_t m, n, k;
-  bool ta, tb;    // A stored K×M, B stored N×K
-  Sizes batch;    // the output's leading dims
-  Sizes aStrides; // per batch dim, in elements (0 where A broadcasts)
-  Sizes bStrides;
-  bool bias = false; // linear's third operand
-};
-MatMulShape matMulShapeOf(const Op &op);
-
-/// Register arrays of the attention kernel are used up to this many
-/// elements per lane.
-inline constexpr int64_t kMaxRegisterRow = 256;
-
-/// The extents of attention (q [..., Sq, D], k [..., Sk, D], v [..., Sk,
-/// Dv]) and how its kernel maps a query row onto lanes: `pieces` lanes split
-/// the depths, `splits` sets of them the keys (GenericContraction.cpp); with
-/// Dv > kMaxRegisterRow (not perRow) a group owns one output element.
-struct AttentionShape {
-  int64_t sq = 0, sk = 0, d = 0, dv = 0;
-  bool perRow = true;
-  int64_t pieces = 1, splits = 1;
-};
-AttentionShape attentionShapeOf(const Op &op);
-
-/// A reduction's input axes split into kept and reduced ones (sizes and
-/// strides), and whether the last axis is reduced.
-struct ReduceShape {
-  Sizes keptDims, keptStrides, redDims, redStrides;
-  bool lastReduced = false;
-};
-ReduceShape splitAxes(const Op &op);
-
-/// The rows a layer_norm, rms_norm or softmax normalizes: count, length,
-/// and the element stride within a row (1, or the product of the dims after
-/// a softmax's axis).
-struct Rows {
-  int64_t count, length, inner;
-};
-Rows rowsOf(const Op &op);
-
-/// How a block of kBlock threads reduces `groups` lines at a time, each with
-/// `lanes` threads (powers of two). With `lanesInner` a line's lanes are
-/// adjacent threads, which read neighbouring elements when a line's
-/// elements are contiguous; otherwise the groups are adjacent threads, which
-/// read neighbouring lines (a column reduction).
-struct GroupLayout {
-  int64_t groups, lanes;
-  bool lanesInner;
-
-  /// Lanes for `lines` lines of `length` elements: enough to cover a line,
-  /// at most a block; when a line's elements are not contiguous, at least
-  /// min(32, lines) groups, so that a warp still reads neighbouring lines.
-  static GroupLayout choose(int64_t lines, int64_t length, bool elementsContiguous);
-  /// Blocks for `lines` lines: one tile of `groups` lines per block.
-  int64_t tiles(int64_t lines) const { return (lines + groups - 1) / groups; }
-};
-
 /// A generic kernel under construction: its kir kernel and builder, one
 /// read-only pointer per operand and one per result (named for the IR
-/// values), and the math of its accumulator dtype `acc` (F32, F64 or I64;
-/// integers wrap, max and min propagate NaN as the pointwise ops do).
+/// values), and the math of its accumulator dtype `acc`: F64 for f64 (or an
+/// `acc` attribute of f64), I64 for integers (wrapping), else F32; max and
+/// min propagate NaN as the pointwise ops do.
 class Frame {
   kir::Kernel k; // first: the builder refers to it
 
 public:
-  Frame(const Op &op, const std::string &entry, DType acc = DType::F32);
+  Frame(const Op &op, const std::string &entry);
 
   kir::Builder b;
   const Op &op;
@@ -126,7 +60,7 @@ public:
   ValueId out() const { return output; }
   ValueId index(int64_t v) { return b.index(v); }
   /// `op` of `a` and the constant `c` (so that a call builds one thing).
-  ValueId arith(kir::IndexOp op, ValueId a, int64_t c, const std::string &name = "") {
+  ValueId arith(IndexOp op, ValueId a, int64_t c, const std::string &name = "") {
     ValueId constant = index(c);
     return b.arith(op, a, constant, name);
   }
@@ -147,51 +81,55 @@ public:
     return b.math({OpKind::Where, DType::Bool, DType::Bool}, {p, q, p}, "");
   }
 
-  /// Element `at` of operand `i`, in its compute type.
-  ValueId load(unsigned i, ValueId at, const std::string &name = "");
   /// Element `at` of operand `i` converted to the accumulator dtype.
   ValueId loadAcc(unsigned i, ValueId at, const std::string &name = "");
-  /// `v`, a value of dtype `t` in its compute type, converted to the
-  /// accumulator dtype.
-  ValueId toAcc(DType t, ValueId v);
   /// `v` (accumulator dtype) stored as element `at` of the result.
   void storeAcc(ValueId at, ValueId v);
   /// A constant of the accumulator dtype (integers: rounded toward 0).
   ValueId constant(double v, const std::string &name = "");
   /// The accumulator's lowest value: -inf, or INT64_MIN.
-  ValueId lowest();
+  ValueId lowest() { return constant(-HUGE_VAL, "lowest"); }
   /// `kind` (an op of Ops.def: add, mul, max, ...) over accumulator values.
-  ValueId math(OpKind kind, std::vector<ValueId> args, const std::string &name = "");
+  ValueId math(OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
+    return b.math({kind, acc, acc}, args, name);
+  }
   /// A comparison `kind` (lt, gt, eq, ...) of accumulator values.
-  ValueId compare(OpKind kind, ValueId a, ValueId c);
+  ValueId compare(OpKind kind, ValueId a, ValueId c) {
+    return b.math({kind, acc, DType::Bool}, {a, c}, "");
+  }
 
+  /// The terms (axis, stride constant) of a strided offset over `dims`.
+  std::vector<std::pair<unsigned, ValueId>> terms(const Sizes &dims, const Sizes &strides);
   /// `base` + Σ c_k · strides[k] over the coordinates c of `flat` in the
   /// row-major space `dims` (axes of size 1 or stride 0 add nothing).
   ValueId offsetOf(ValueId flat, const Sizes &dims, const Sizes &strides,
                    ValueId base = kir::kNoValue);
 
-  /// A register variable of the accumulator dtype holding `init` (a local
-  /// array of one element, which both back ends keep in a register).
+  /// Element `at` of a register or shared array of the accumulator dtype.
   struct Var {
     Frame &f;
-    ValueId slot;
-    ValueId get(const std::string &name = "") { return f.b.load(slot, f.index(0), 1, name); }
-    void set(ValueId v) { f.b.store(slot, f.index(0), v); }
+    ValueId array, at;
+    ValueId get(const std::string &name = "") { return f.b.load(array, at, 1, name); }
+    void set(ValueId v) { f.b.store(array, at, v); }
+    /// The element becomes `kind`(element, x).
+    void combine(OpKind kind, ValueId x) {
+      ValueId old = get();
+      set(f.math(kind, {old, x}));
+    }
+    /// The element becomes element + x · y.
+    void addProduct(ValueId x, ValueId y) {
+      ValueId old = get();
+      ValueId product = f.math(OpKind::Mul, {x, y});
+      set(f.math(OpKind::Add, {old, product}));
+    }
   };
+  /// A register variable holding `init`: a local array of one element,
+  /// which both back ends keep in a register.
   Var var(ValueId init, const std::string &name);
+  Var element(ValueId array, ValueId at) { return {*this, array, at}; }
 
-  /// Declares the shared scratch array of groupReduce (kBlock slots), in
-  /// the block where it is called (the kernel's body).
-  void scratchArray();
-  /// The group's combined `v` (`kind`: add, max or min), which every thread
-  /// of the group gets, through the shared scratch array: lane
-  /// l of group g sits at g · groupStride + l · laneStride, and a tree of
-  /// halving steps keeps the lower lane's value on the left of `kind`, so a
-  /// NaN-propagating max stays so. Every thread of the block must reach it.
-  ValueId groupReduce(ValueId v, OpKind kind, const GroupLayout &layout, ValueId group,
-                      ValueId lane);
-  /// This thread's group and lane in `layout`.
-  std::pair<ValueId, ValueId> groupAndLane(const GroupLayout &layout);
+  /// body(i) for each of `numel` output elements i, over a grid-stride loop.
+  void forEachElement(int64_t numel, const std::function<void(ValueId i)> &body);
   /// for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) body(tile): a
   /// block-uniform loop, so that its body may synchronize the block.
   void tileLoop(int64_t tiles, const std::function<void(ValueId)> &body);
@@ -205,15 +143,16 @@ private:
   std::vector<KernelArg> args;
   std::vector<ValueId> inputs;
   ValueId output = kir::kNoValue;
-  ValueId scratch = kir::kNoValue;
 };
 
-// The builders, one per op family, for static shapes.
-KirKernel buildElementwise(const Op &op, const std::string &entry); // pointwise, batch_norm, movement
-KirKernel buildReduction(const Op &op, const std::string &entry);   // reduce_*
-KirKernel buildNormalization(const Op &op, const std::string &entry); // layer_norm, rms_norm, softmax
-KirKernel buildMatMul(const Op &op, const std::string &entry);      // matmul, linear
+// The builders, one per op family, for static shapes: pointwise ops,
+// batch_norm and movement ops; reduce_*; layer_norm, rms_norm and softmax;
+// matmul and linear; attention; conv2d and pooling.
+KirKernel buildElementwise(const Op &op, const std::string &entry);
+KirKernel buildReduction(const Op &op, const std::string &entry);
+KirKernel buildNormalization(const Op &op, const std::string &entry);
+KirKernel buildMatMul(const Op &op, const std::string &entry);
 KirKernel buildAttention(const Op &op, const std::string &entry);
-KirKernel buildWindow(const Op &op, const std::string &entry); // conv2d, max_pool2d, avg_pool2d
+KirKernel buildWindow(const Op &op, const std::string &entry);
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

@@ -1,106 +1,154 @@
-// Generic kernels that reduce lines through a group of lanes (GroupLayout):
-// each line is reduced by a group of lanes that stride over it, and the
-// groups' partial values meet in shared memory (Frame::groupReduce).
+// Generic kernels that reduce lines, each by a group of lanes (GroupLayout)
+// that stride over it and combine their partial values in shared memory
+// (Groups::reduce). Floats accumulate in f32 (f64 for f64), integers in
+// wrapping i64; max and min propagate NaN.
 //
-//  - reduce_sum, reduce_max, reduce_min and reduce_mean over any set of
-//    axes: a line is an output element's flattened reduced index. When the
-//    input's last axis is reduced a line's elements are contiguous, so a
-//    group's lanes are adjacent threads; otherwise neighbouring outputs are
-//    contiguous, so neighbouring groups are adjacent threads (a column
+//  - reduce_sum/max/min/mean over any axes: a line is an output element's
+//    reduced elements. With the last axis reduced a group's lanes are
+//    adjacent threads; otherwise neighbouring groups are (a column
 //    reduction that still reads whole cache lines). An empty extent gives 0
-//    (sum), NaN (mean, 0/0) or the identity (max/min, which the reference
-//    reports as an error). Limit: one block at most per output, so a
-//    reduction to very few outputs of a huge extent runs on few SMs.
-//  - layer_norm, rms_norm and softmax: a line is a row of the normalized
-//    elements, read again for each pass, as the reference computes it:
-//    layer_norm takes the mean, then the biased variance of x - mean, then
-//    (x - mean) / sqrt(var + eps) * gamma + beta; rms_norm x / sqrt(mean(x²)
-//    + eps) * gamma; softmax the max (NaN propagating), then Σ exp(x - max),
-//    then exp(x - max) / Σ. layer_norm and rms_norm rows are the trailing
-//    dims from `axis` (contiguous); a softmax over the last axis has
-//    contiguous rows, over another axis its rows are strided columns, and
-//    neighbouring groups then read neighbouring rows.
-//
-// Floats accumulate in f32 (f64 for f64), integers in wrapping i64; max and
-// min propagate NaN.
+//    (sum), NaN (mean, 0/0) or the identity (max/min; the reference errs).
+//    Limit: at most one block per output, so a huge extent reduced to few
+//    outputs runs on few SMs.
+//  - layer_norm, rms_norm and softmax: a line is a row, read again for each
+//    pass as the reference computes it: layer_norm the mean, then the
+//    biased variance of x - mean, then (x - mean) / sqrt(var + eps) * gamma
+//    + beta; rms_norm x / sqrt(mean(x²) + eps) * gamma; softmax the max, then
+//    Σ exp(x - max), then exp(x - max) / Σ. A softmax over another axis than
+//    the last has strided rows, and neighbouring groups read neighbouring
+//    rows.
 #include "codegen/templates/generic/Kernel.h"
 
-#include "ir/Assert.h"
+#include <bit>
 
-#include <cmath>
-
-namespace fusec::codegen::generic {
-
-ReduceShape splitAxes(const Op &op) {
-  Sizes in = sizesOf(*op.operand(0)), own = contiguousStrides(in);
-  std::vector<bool> reduced(in.size(), op.getInts("axes").empty());
-  for (int64_t axis : op.getInts("axes"))
-    reduced[*normalizeAxis(axis, in.size())] = true;
-  ReduceShape s;
-  for (size_t k = 0; k < in.size(); ++k) {
-    (reduced[k] ? s.redDims : s.keptDims).push_back(in[k]);
-    (reduced[k] ? s.redStrides : s.keptStrides).push_back(own[k]);
-  }
-  s.lastReduced = !in.empty() && reduced.back();
-  return s;
-}
-
-Rows rowsOf(const Op &op) {
-  Sizes in = sizesOf(*op.operand(0));
-  size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
-  if (op.kind() != OpKind::Softmax)
-    return {product(in, 0, axis), product(in, axis), 1};
-  int64_t inner = product(in, axis + 1);
-  return {product(in, 0, axis) * inner, in[axis], inner};
-}
+namespace fusec::generic {
 
 namespace {
 
-/// The op of Ops.def a reduction combines with, and its initial value.
-std::pair<OpKind, double> combinerOf(OpKind kind) {
-  switch (kind) {
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-    return {OpKind::Add, 0.0};
-  case OpKind::ReduceMax:
-    return {OpKind::Max, -HUGE_VAL};
-  case OpKind::ReduceMin:
-    return {OpKind::Min, HUGE_VAL};
-  default:
-    FUSEC_ASSERT(false, "not a reduction");
+/// How a block of kBlock threads reduces `groups` lines at a time, each with
+/// `lanes` threads (powers of two). With `lanesInner` a line's lanes are
+/// adjacent threads, which read neighbouring elements when a line's
+/// elements are contiguous; otherwise the groups are adjacent threads, which
+/// read neighbouring lines (a column reduction).
+struct GroupLayout {
+  int64_t groups, lanes;
+  bool lanesInner;
+
+  /// Lanes for `lines` lines of `length` elements: enough to cover a line,
+  /// at most a block; when a line's elements are not contiguous, at least
+  /// min(32, lines) groups, so that a warp still reads neighbouring lines.
+  static GroupLayout choose(int64_t lines, int64_t length, bool elementsContiguous) {
+    // The smallest power of two >= n, at most hi (a power of two).
+    auto pow2 = [](int64_t n, int64_t hi) {
+      return std::min(int64_t(std::bit_ceil(uint64_t(n))), hi);
+    };
+    int64_t lanes = pow2(length, kBlock);
+    if (!elementsContiguous)
+      lanes = std::min(lanes, kBlock / pow2(lines, 32));
+    return {kBlock / lanes, lanes, elementsContiguous};
   }
-}
+  /// Blocks for `lines` lines: one tile of `groups` lines per block.
+  int64_t tiles(int64_t lines) const { return (lines + groups - 1) / groups; }
+};
+
+/// The block's groups in `layout`: this thread's group and lane, and the
+/// shared scratch array (kBlock slots) their values meet in, declared in
+/// the kernel's body.
+struct Groups {
+  Frame &f;
+  GroupLayout layout;
+  ValueId scratch, group, lane;
+
+  Groups(Frame &f, GroupLayout layout) : f(f), layout(layout) {
+    kir::Builder &b = f.b;
+    scratch = b.sharedArray(f.acc, unsigned(kBlock), "red");
+    ValueId tid = b.special(kir::Special::TidX);
+    ValueId inner = f.index(layout.lanesInner ? layout.lanes : layout.groups);
+    ValueId first = b.arith(IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
+    ValueId second = b.arith(IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
+    group = layout.lanesInner ? first : second;
+    lane = layout.lanesInner ? second : first;
+  }
+
+  /// body(line) for the group's lines, a tile of lines a block: `line` may
+  /// be past `lines`, and the loop is block-uniform (its body may reduce).
+  void loop(int64_t lines, const std::string &name, const std::function<void(ValueId)> &body) {
+    f.tileLoop(layout.tiles(lines), [&](ValueId tile) {
+      ValueId scaled = f.b.mul(tile, f.index(layout.groups));
+      body(f.b.add(scaled, group, name));
+    });
+  }
+
+  /// The group's combined `v` (`kind`: add, max or min), which every thread
+  /// of the group gets: a tree of halving steps through the scratch array
+  /// keeps the lower lane's value on the left of `kind`, so a
+  /// NaN-propagating max stays so. Every thread of the block must reach it.
+  ValueId reduce(ValueId v, OpKind kind) {
+    kir::Builder &b = f.b;
+    int64_t step = layout.lanesInner ? 1 : layout.groups; // from a lane to the next
+    ValueId laneStride = f.index(step);
+    ValueId mine = layout.lanesInner ? f.arith(IndexOp::Mul, group, layout.lanes, "mine") : group;
+    ValueId spread = b.mul(lane, laneStride);
+    ValueId at = b.add(mine, spread, "at");
+    b.store(scratch, at, v);
+    b.barrier();
+    for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
+      ValueId below = f.arith(IndexOp::Lt, lane, half);
+      b.ifThenElse(below, [&] {
+        ValueId partner = f.arith(IndexOp::Add, at, half * step);
+        ValueId left = b.load(scratch, at, 1, "left");
+        ValueId right = b.load(scratch, partner, 1, "right");
+        ValueId both = f.math(kind, {left, right});
+        b.store(scratch, at, both);
+      });
+      b.barrier();
+    }
+    ValueId total = b.load(scratch, mine, 1, "total");
+    b.barrier();
+    return total;
+  }
+};
 
 } // namespace
 
 KirKernel buildReduction(const Op &op, const std::string &entry) {
-  Frame f(op, entry, accDType(op.result()->type().dtype));
+  Frame f(op, entry);
   kir::Builder &b = f.b;
-  ReduceShape s = splitAxes(op);
-  int64_t outputs = product(s.keptDims), extent = product(s.redDims);
-  GroupLayout layout = GroupLayout::choose(outputs, extent, s.lastReduced);
-  auto [combine, init] = combinerOf(op.kind());
-  f.scratchArray();
-  auto [group, lane] = f.groupAndLane(layout);
-  f.tileLoop(layout.tiles(outputs), [&](ValueId tile) {
-    ValueId o = b.add(b.mul(tile, f.index(layout.groups)), group, "o");
+  // The input's axes split into kept and reduced ones.
+  Sizes in = sizesOf(*op.operand(0)), own = contiguousStrides(in);
+  std::vector<bool> reduced(in.size(), op.getInts("axes").empty());
+  for (int64_t axis : op.getInts("axes"))
+    reduced[*normalizeAxis(axis, in.size())] = true;
+  Sizes keptDims, keptStrides, redDims, redStrides;
+  for (size_t k = 0; k < in.size(); ++k) {
+    (reduced[k] ? redDims : keptDims).push_back(in[k]);
+    (reduced[k] ? redStrides : keptStrides).push_back(own[k]);
+  }
+
+  int64_t outputs = product(keptDims), extent = product(redDims);
+  GroupLayout layout = GroupLayout::choose(outputs, extent, !in.empty() && reduced.back());
+  Groups groups(f, layout);
+  OpKind kind = op.kind();
+  OpKind combine = kind == OpKind::ReduceMax   ? OpKind::Max
+                   : kind == OpKind::ReduceMin ? OpKind::Min
+                                               : OpKind::Add;
+  double init = combine == OpKind::Max ? -HUGE_VAL : combine == OpKind::Min ? HUGE_VAL : 0.0;
+  groups.loop(outputs, "o", [&](ValueId o) {
     Frame::Var acc = f.var(f.constant(init, "init"), "acc");
     ValueId active = b.less(o, f.index(outputs));
     b.ifThenElse(active, [&] {
-      ValueId base = f.offsetOf(o, s.keptDims, s.keptStrides);
-      f.loop(lane, extent, layout.lanes, "r", 0, [&](ValueId r) {
-        ValueId at = f.offsetOf(r, s.redDims, s.redStrides, base);
-        ValueId x = f.loadAcc(0, at, "x");
-        ValueId sum = acc.get();
-        acc.set(f.math(combine, {sum, x}));
+      ValueId base = f.offsetOf(o, keptDims, keptStrides);
+      f.loop(groups.lane, extent, layout.lanes, "r", 0, [&](ValueId r) {
+        ValueId at = f.offsetOf(r, redDims, redStrides, base);
+        acc.combine(combine, f.loadAcc(0, at, "x"));
       });
     });
     ValueId partial = acc.get();
-    ValueId total = f.groupReduce(partial, combine, layout, group, lane);
+    ValueId total = groups.reduce(partial, combine);
     b.ifThenElse(active, [&] {
-      b.ifThenElse(b.less(lane, f.index(1)), [&] {
+      b.ifThenElse(b.less(groups.lane, f.index(1)), [&] {
         ValueId y = total;
-        if (op.kind() == OpKind::ReduceMean)
+        if (kind == OpKind::ReduceMean)
           y = f.math(OpKind::Div, {total, f.constant(double(extent), "extent")});
         f.storeAcc(o, y);
       });
@@ -113,118 +161,119 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
 
 namespace {
 
+/// The rows a layer_norm, rms_norm or softmax normalizes: count, length,
+/// and the element stride within a row (1, or the product of the dims after
+/// a softmax's axis).
+struct Rows {
+  int64_t count, length, inner;
+};
+
+Rows rowsOf(const Op &op) {
+  Sizes in = sizesOf(*op.operand(0));
+  size_t axis = *normalizeAxis(op.getInt("axis"), in.size());
+  if (op.kind() != OpKind::Softmax)
+    return {product(in, 0, axis), product(in, axis), 1};
+  int64_t inner = product(in, axis + 1);
+  return {product(in, 0, axis) * inner, in[axis], inner};
+}
+
 class RowBuilder {
 public:
   explicit RowBuilder(const Op &op, const std::string &entry)
-      : f(op, entry, accDType(op.result()->type().dtype)), b(f.b), op(op), rows(rowsOf(op)),
-        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)) {}
+      : f(op, entry), b(f.b), op(op), rows(rowsOf(op)),
+        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)), groups(f, layout) {}
 
-  KirKernel run();
+  KirKernel run() {
+    groups.loop(rows.count, "row", [&](ValueId row) {
+      active = b.less(row, f.index(rows.count));
+      if (rows.inner == 1) {
+        base = b.mul(row, f.index(rows.length), "base");
+      } else {
+        ValueId outer = f.arith(IndexOp::Div, row, rows.inner);
+        ValueId inner = f.arith(IndexOp::Rem, row, rows.inner);
+        base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
+      }
+      if (op.kind() == OpKind::Softmax)
+        softmax();
+      else
+        layerNorm();
+    });
+    return f.finish(std::to_string(layout.lanes) + " lanes per row of " +
+                        std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
+                        " rows per block",
+                    rows.length ? layout.tiles(rows.count) : 0);
+  }
 
 private:
   /// One pass over the row: each(x, at, j) for each of this lane's
   /// elements j, `x` the element in the accumulator dtype, `at` its offset.
-  void pass(const std::function<void(ValueId x, ValueId at, ValueId j)> &each);
+  void pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
+    b.ifThenElse(active, [&] {
+      f.loop(groups.lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
+        ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
+        ValueId at = b.add(base, step, "at");
+        ValueId x = f.loadAcc(0, at, "x");
+        each(x, at, j);
+      });
+    });
+  }
+
   /// The group's total of what `each` adds up over the row (or its maximum).
   ValueId combineRow(OpKind kind, double init, const std::string &name,
-                     const std::function<ValueId(ValueId x)> &each);
-  void layerNorm();
-  void softmax();
+                     const std::function<ValueId(ValueId)> &each) {
+    Frame::Var part = f.var(f.constant(init), name);
+    pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
+    ValueId mine = part.get();
+    return groups.reduce(mine, kind);
+  }
+
+  void layerNorm() {
+    bool isRms = op.kind() == OpKind::RmsNorm;
+    ValueId n = f.constant(double(rows.length), "n");
+    ValueId mean = kir::kNoValue;
+    if (!isRms) {
+      ValueId sum = combineRow(OpKind::Add, 0.0, "sum", [](ValueId x) { return x; });
+      mean = f.math(OpKind::Div, {sum, n}, "mean");
+    }
+    auto centered = [&](ValueId x) { return isRms ? x : f.math(OpKind::Sub, {x, mean}, "d"); };
+    ValueId squares = combineRow(OpKind::Add, 0.0, "squares", [&](ValueId x) {
+      ValueId d = centered(x);
+      return f.math(OpKind::Mul, {d, d});
+    });
+    ValueId variance = f.math(OpKind::Div, {squares, n}, "variance");
+    ValueId eps = f.constant(op.getFloat("epsilon"), "eps");
+    ValueId denom = f.math(OpKind::Sqrt, {f.math(OpKind::Add, {variance, eps})}, "denom");
+    pass([&](ValueId x, ValueId at, ValueId j) {
+      ValueId y = f.math(OpKind::Div, {centered(x), denom}, "y");
+      if (op.numOperands() > 1)
+        y = f.math(OpKind::Mul, {y, f.loadAcc(1, j, "gamma")}, "y");
+      if (op.numOperands() > 2)
+        y = f.math(OpKind::Add, {y, f.loadAcc(2, j, "beta")}, "y");
+      f.storeAcc(at, y);
+    });
+  }
+
+  void softmax() {
+    ValueId maximum = combineRow(OpKind::Max, -HUGE_VAL, "maxPart", [](ValueId x) { return x; });
+    auto shifted = [&](ValueId x) {
+      ValueId d = f.math(OpKind::Sub, {x, maximum});
+      return f.math(OpKind::Exp, {d}, "e");
+    };
+    ValueId sum = combineRow(OpKind::Add, 0.0, "sumPart", shifted);
+    pass([&](ValueId x, ValueId at, ValueId) {
+      ValueId e = shifted(x);
+      f.storeAcc(at, f.math(OpKind::Div, {e, sum}, "y"));
+    });
+  }
 
   Frame f;
   kir::Builder &b;
   const Op &op;
   Rows rows;
   GroupLayout layout;
-  ValueId group = kir::kNoValue, lane = kir::kNoValue;
+  Groups groups;
   ValueId active = kir::kNoValue, base = kir::kNoValue;
 };
-
-void RowBuilder::pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
-  b.ifThenElse(active, [&] {
-    f.loop(lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
-      ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
-      ValueId at = b.add(base, step, "at");
-      ValueId x = f.loadAcc(0, at, "x");
-      each(x, at, j);
-    });
-  });
-}
-
-ValueId RowBuilder::combineRow(OpKind kind, double init, const std::string &name,
-                               const std::function<ValueId(ValueId)> &each) {
-  Frame::Var part = f.var(f.constant(init), name);
-  pass([&](ValueId x, ValueId, ValueId) {
-    ValueId term = each(x);
-    ValueId sofar = part.get();
-    part.set(f.math(kind, {sofar, term}));
-  });
-  ValueId mine = part.get();
-  return f.groupReduce(mine, kind, layout, group, lane);
-}
-
-void RowBuilder::layerNorm() {
-  bool isRms = op.kind() == OpKind::RmsNorm;
-  ValueId n = f.constant(double(rows.length), "n");
-  ValueId mean = kir::kNoValue;
-  if (!isRms) {
-    ValueId sum = combineRow(OpKind::Add, 0.0, "sum", [](ValueId x) { return x; });
-    mean = f.math(OpKind::Div, {sum, n}, "mean");
-  }
-  auto centered = [&](ValueId x) { return isRms ? x : f.math(OpKind::Sub, {x, mean}, "d"); };
-  ValueId squares = combineRow(OpKind::Add, 0.0, "squares", [&](ValueId x) {
-    ValueId d = centered(x);
-    return f.math(OpKind::Mul, {d, d});
-  });
-  ValueId variance = f.math(OpKind::Div, {squares, n}, "variance");
-  ValueId eps = f.constant(op.getFloat("epsilon"), "eps");
-  ValueId denom = f.math(OpKind::Sqrt, {f.math(OpKind::Add, {variance, eps})}, "denom");
-  pass([&](ValueId x, ValueId at, ValueId j) {
-    ValueId y = f.math(OpKind::Div, {centered(x), denom}, "y");
-    if (op.numOperands() > 1)
-      y = f.math(OpKind::Mul, {y, f.loadAcc(1, j, "gamma")}, "y");
-    if (op.numOperands() > 2)
-      y = f.math(OpKind::Add, {y, f.loadAcc(2, j, "beta")}, "y");
-    f.storeAcc(at, y);
-  });
-}
-
-void RowBuilder::softmax() {
-  ValueId maximum = combineRow(OpKind::Max, -HUGE_VAL, "maxPart", [](ValueId x) { return x; });
-  auto shifted = [&](ValueId x) {
-    ValueId d = f.math(OpKind::Sub, {x, maximum});
-    return f.math(OpKind::Exp, {d}, "e");
-  };
-  ValueId sum = combineRow(OpKind::Add, 0.0, "sumPart", shifted);
-  pass([&](ValueId x, ValueId at, ValueId) {
-    ValueId e = shifted(x);
-    f.storeAcc(at, f.math(OpKind::Div, {e, sum}, "y"));
-  });
-}
-
-KirKernel RowBuilder::run() {
-  f.scratchArray();
-  std::tie(group, lane) = f.groupAndLane(layout);
-  f.tileLoop(layout.tiles(rows.count), [&](ValueId tile) {
-    ValueId row = b.add(b.mul(tile, f.index(layout.groups)), group, "row");
-    active = b.less(row, f.index(rows.count));
-    if (rows.inner == 1) {
-      base = b.mul(row, f.index(rows.length), "base");
-    } else {
-      ValueId outer = b.arith(kir::IndexOp::Div, row, f.index(rows.inner));
-      ValueId inner = b.arith(kir::IndexOp::Rem, row, f.index(rows.inner));
-      base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
-    }
-    if (op.kind() == OpKind::Softmax)
-      softmax();
-    else
-      layerNorm();
-  });
-  return f.finish(std::to_string(layout.lanes) + " lanes per row of " +
-                      std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
-                      " rows per block",
-                  rows.length ? layout.tiles(rows.count) : 0);
-}
 
 } // namespace
 
@@ -232,4 +281,4 @@ KirKernel buildNormalization(const Op &op, const std::string &entry) {
   return RowBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic

@@ -1,76 +1,193 @@
-// Generic kernels of the windowed ops, one thread per output element in the
-// op's layout (NCHW, or NHWC for an {nhwc} input), so that consecutive
-// threads write consecutive elements.
+// Generic kernels of conv2d and pooling, one thread per output element in
+// the op's layout (NCHW, or NHWC for an {nhwc} input).
 //
-// conv2d: the thread sums, over the taps (kh, kw) whose input position
-// oh·stride − pad + kh·dilation lies inside the input and over the input
-// channels of its output channel's group, x · w in the accumulation type
-// (f32 for f32/f16/bf16 or `acc`, f64 for f64, wrapping i64 for integers),
-// then adds the bias. Weights are OIHW for NCHW input and OHWI for NHWC
-// input. Pooling: the window clipped to the input; max propagates NaN and
-// padding never wins it; avg divides by the window's size with
-// count_include_pad, else by the number of input elements it covers.
+// conv2d: the sum of x · w over the taps whose input position
+// o · stride - pad + k · dilation lies inside the input and over the input
+// channels of the output channel's group, then the bias. Weights are OIHW
+// for NCHW input and OHWI for NHWC input. Pooling: the window clipped to the
+// input; max propagates NaN and padding never wins it; avg divides by the
+// window's size with count_include_pad, else by the elements it covers.
 #include "codegen/templates/generic/Kernel.h"
 
-#include "codegen/templates/Index.h"
-
-namespace fusec::codegen::generic {
-
-Window windowOf(const Op &op) {
-  Sizes x = sizesOf(*op.operand(0)), y = sizesOf(*op.result());
-  bool nhwc = op.operand(0)->type().layout == Layout::NHWC;
-  Window win{};
-  win.nhwc = nhwc;
-  win.n = x[0];
-  win.c = x[nhwc ? 3 : 1];
-  win.h = x[nhwc ? 1 : 2];
-  win.w = x[nhwc ? 2 : 3];
-  win.o = y[nhwc ? 3 : 1];
-  win.oh = y[nhwc ? 1 : 2];
-  win.ow = y[nhwc ? 2 : 3];
-  const Sizes &pads = op.getInts("pads");
-  win.pt = pads[0];
-  win.pl = pads[1];
-  if (op.kind() == OpKind::Conv2d) {
-    Sizes wt = sizesOf(*op.operand(1));
-    win.kh = wt[nhwc ? 1 : 2];
-    win.kw = wt[nhwc ? 2 : 3];
-    const Sizes &st = op.getInts("strides"), &dil = op.getInts("dilations");
-    win.sh = st[0], win.sw = st[1], win.dh = dil[0], win.dw = dil[1];
-    return win;
-  }
-  const Sizes &kernel = op.getInts("kernel");
-  const Attribute *strides = op.attrIfPresent("strides");
-  const Sizes &st = strides ? strides->get<Sizes>() : kernel;
-  win.kh = kernel[0], win.kw = kernel[1], win.sh = st[0], win.sw = st[1], win.dh = 1, win.dw = 1;
-  return win;
-}
+namespace fusec::generic {
 
 namespace {
+
+/// One spatial axis of a window: the input's extent, the window's, its
+/// stride, dilation and leading pad.
+struct Axis {
+  int64_t size, window, stride, dilation, pad;
+};
+
+/// The geometry of conv2d and pooling in NCHW terms, whatever the layout.
+struct Window {
+  bool nhwc;
+  int64_t n, c, o; // batch, input and output channels
+  int64_t cg;      // input channels a group (conv2d)
+  Axis rows, cols;
+};
+
+Window windowOf(const Op &op) {
+  bool nhwc = op.operand(0)->type().layout == Layout::NHWC;
+  // Axis `a` of an NCHW (OIHW) shape in the op's layout, NHWC (OHWI) or NCHW.
+  constexpr unsigned kNhwc[] = {0, 3, 1, 2};
+  auto dim = [&](const Sizes &s, unsigned a) { return s[nhwc ? kNhwc[a] : a]; };
+  Sizes x = sizesOf(*op.operand(0)), y = sizesOf(*op.result());
+  Sizes kernel, strides, dilations = {1, 1};
+  int64_t cg = 0;
+  if (op.kind() == OpKind::Conv2d) {
+    Sizes wt = sizesOf(*op.operand(1));
+    cg = dim(wt, 1);
+    kernel = {dim(wt, 2), dim(wt, 3)};
+    strides = op.getInts("strides");
+    dilations = op.getInts("dilations");
+  } else {
+    kernel = op.getInts("kernel");
+    const Attribute *st = op.attrIfPresent("strides");
+    strides = st ? st->get<Sizes>() : kernel;
+  }
+
+  const Sizes &pads = op.getInts("pads");
+  Axis rows{dim(x, 2), kernel[0], strides[0], dilations[0], pads[0]};
+  Axis cols{dim(x, 3), kernel[1], strides[1], dilations[1], pads[1]};
+  return {nhwc, x[0], dim(x, 1), dim(y, 1), cg, rows, cols};
+}
 
 class WindowBuilder {
 public:
   WindowBuilder(const Op &op, const std::string &entry)
-      : f(op, entry, accDType(op.result()->type().dtype, accAttr(op))), b(f.b), op(op),
-        win(windowOf(op)) {}
+      : f(op, entry), b(f.b), op(op), win(windowOf(op)) {}
 
-  KirKernel run();
+  KirKernel run() {
+    int64_t numel = product(sizesOf(*op.result()));
+    f.forEachElement(numel, [&](ValueId i) {
+      outputCoordinates(i);
+      if (op.kind() == OpKind::Conv2d)
+        conv(i);
+      else
+        pool(i);
+    });
+    std::string note = "one thread per output element, ";
+    if (op.kind() == OpKind::Conv2d)
+      note += std::string(win.nhwc ? "NHWC input, OHWI weight" : "NCHW input, OIHW weight") +
+              ", groups of " + std::to_string(win.cg) + " input channels";
+    else
+      note += std::string(win.nhwc ? "NHWC" : "NCHW") + ", window " +
+              std::to_string(win.rows.window) + "x" + std::to_string(win.cols.window);
+    return f.finish(note, blocksFor(numel));
+  }
 
 private:
   /// n, the output channel and the plane position of output element `i`.
-  void outputCoordinates(ValueId i);
+  void outputCoordinates(ValueId i) {
+    Sizes y = sizesOf(*op.result());
+    auto coords = coordinates(b, i, 4, {0, 1, 2, 3}, [&](unsigned a) { return f.index(y[a]); });
+    auto axis = [&](unsigned nchw, unsigned nhwc, const char *name) {
+      ValueId v = coords.at(win.nhwc ? nhwc : nchw);
+      b.rename(v, name);
+      return v;
+    };
+    n = axis(0, 0, "n");
+    oc = axis(1, 3, "oc");
+    oh = axis(2, 1, "oh");
+    ow = axis(3, 2, "ow");
+  }
+
   /// The offset of input element (n, channel, ih, iw).
-  ValueId inputAt(ValueId channel, ValueId ih, ValueId iw);
+  ValueId inputAt(ValueId channel, ValueId ih, ValueId iw) {
+    int64_t h = win.rows.size, w = win.cols.size;
+    if (win.nhwc)
+      return muladd(muladd(muladd(n, h, ih), w, iw), win.c, channel);
+    return muladd(muladd(muladd(n, win.c, channel), h, ih), w, iw);
+  }
+
   /// (a * x + y) as index math.
   ValueId muladd(ValueId a, int64_t x, ValueId y) {
-    ValueId scaled = f.arith(kir::IndexOp::Mul, a, x);
+    ValueId scaled = f.arith(IndexOp::Mul, a, x);
     return b.add(scaled, y);
   }
-  /// position · stride − pad + tap · dilation, and whether it lies in [0, size).
-  std::pair<ValueId, ValueId> tap(ValueId position, int64_t stride, int64_t pad, ValueId tap,
-                                  int64_t dilation, int64_t size, const std::string &name);
-  void conv(ValueId i);
-  void pool(ValueId i);
+
+  /// The input position of the window's first tap at output `position`.
+  ValueId start(ValueId position, const Axis &axis) {
+    ValueId scaled = f.arith(IndexOp::Mul, position, axis.stride);
+    return f.arith(IndexOp::Sub, scaled, axis.pad);
+  }
+
+  void conv(ValueId i) {
+    int64_t cg = win.cg, kh = win.rows.window, kw = win.cols.window;
+    int64_t perGroup = win.o / op.getInt("groups");
+    ValueId groupBase = kir::kNoValue; // the group's first input channel
+    if (perGroup != win.o)
+      groupBase = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, oc, perGroup), cg, "channel0");
+    // Tap k of `axis` at output `position`, and whether it lies inside the input.
+    auto tap = [&](ValueId position, const Axis &axis, ValueId k, const std::string &name) {
+      ValueId first = start(position, axis);
+      ValueId at = b.add(first, f.arith(IndexOp::Mul, k, axis.dilation), name);
+      ValueId above = b.less(f.index(-1), at);
+      ValueId below = b.less(at, f.index(axis.size));
+      return std::pair(at, f.both(above, below));
+    };
+    Frame::Var acc = f.var(f.constant(0.0), "acc");
+    f.count(kh, "kh", 0, [&](ValueId r) {
+      auto [ih, rowInside] = tap(oh, win.rows, r, "ih");
+      b.ifThenElse(rowInside, [&] {
+        f.count(kw, "kw", 0, [&](ValueId s) {
+          auto [iw, colInside] = tap(ow, win.cols, s, "iw");
+          b.ifThenElse(colInside, [&] {
+            f.count(cg, "c", 0, [&](ValueId c) {
+              ValueId channel = groupBase == kir::kNoValue ? c : b.add(groupBase, c);
+              ValueId weightAt = win.nhwc ? muladd(muladd(muladd(oc, kh, r), kw, s), cg, c)
+                                          : muladd(muladd(muladd(oc, cg, c), kh, r), kw, s);
+              ValueId x = f.loadAcc(0, inputAt(channel, ih, iw), "x");
+              ValueId w = f.loadAcc(1, weightAt, "w");
+              acc.addProduct(x, w);
+            });
+          });
+        });
+      });
+    });
+    ValueId y = acc.get("y");
+    if (op.numOperands() > 2)
+      y = f.math(OpKind::Add, {y, f.loadAcc(2, oc, "bias")}, "y");
+    f.storeAcc(i, y);
+  }
+
+  void pool(ValueId i) {
+    bool isMax = op.kind() == OpKind::MaxPool2d;
+    // The window along `axis` at output `position`, clipped to the input: [lo, hi).
+    auto clip = [&](ValueId position, const Axis &axis, const std::string &name) {
+      ValueId first = start(position, axis);
+      ValueId zero = f.index(0);
+      ValueId lo = b.math({OpKind::Max, DType::I64, DType::I64}, {first, zero}, name + "Lo");
+      ValueId end = f.arith(IndexOp::Add, first, axis.window);
+      ValueId size = f.index(axis.size);
+      ValueId hi = b.math({OpKind::Min, DType::I64, DType::I64}, {end, size}, name + "Hi");
+      return std::pair(lo, hi);
+    };
+    auto [hLo, hHi] = clip(oh, win.rows, "h");
+    auto [wLo, wHi] = clip(ow, win.cols, "w");
+    Frame::Var acc = f.var(isMax ? f.lowest() : f.constant(0.0), "acc");
+    ValueId one = f.index(1);
+    b.forLoop(hLo, hHi, one, "ih", 0, [&](ValueId ih) {
+      b.forLoop(wLo, wHi, one, "iw", 0, [&](ValueId iw) {
+        ValueId x = f.loadAcc(0, inputAt(oc, ih, iw), "x");
+        acc.combine(isMax ? OpKind::Max : OpKind::Add, x);
+      });
+    });
+    ValueId y = acc.get("y");
+    if (!isMax) {
+      ValueId count;
+      if (op.getBool("count_include_pad")) {
+        count = f.constant(double(win.rows.window * win.cols.window), "count");
+      } else {
+        ValueId rows = b.arith(IndexOp::Sub, hHi, hLo);
+        ValueId cols = b.arith(IndexOp::Sub, wHi, wLo);
+        count = b.math({OpKind::Cast, DType::I64, f.acc}, {b.mul(rows, cols)}, "count");
+      }
+      y = f.math(OpKind::Div, {y, count}, "y");
+    }
+    f.storeAcc(i, y);
+  }
 
   Frame f;
   kir::Builder &b;
@@ -79,138 +196,10 @@ private:
   ValueId n = kir::kNoValue, oc = kir::kNoValue, oh = kir::kNoValue, ow = kir::kNoValue;
 };
 
-void WindowBuilder::outputCoordinates(ValueId i) {
-  struct Axis {
-    ValueId *value;
-    int64_t size;
-    const char *name;
-  };
-  std::vector<Axis> axes = {{&n, win.n, "n"}, {&oc, win.o, "oc"}, {&oh, win.oh, "oh"},
-                            {&ow, win.ow, "ow"}};
-  if (win.nhwc)
-    axes = {{&n, win.n, "n"}, {&oh, win.oh, "oh"}, {&ow, win.ow, "ow"}, {&oc, win.o, "oc"}};
-  auto coords = coordinates(b, i, 4, {0, 1, 2, 3}, [&](unsigned a) { return f.index(axes[a].size); });
-  for (unsigned a = 0; a < 4; ++a) {
-    *axes[a].value = coords.at(a);
-    b.rename(coords.at(a), axes[a].name);
-  }
-}
-
-ValueId WindowBuilder::inputAt(ValueId channel, ValueId ih, ValueId iw) {
-  if (win.nhwc)
-    return muladd(muladd(muladd(n, win.h, ih), win.w, iw), win.c, channel);
-  return muladd(muladd(muladd(n, win.c, channel), win.h, ih), win.w, iw);
-}
-
-std::pair<ValueId, ValueId> WindowBuilder::tap(ValueId position, int64_t stride, int64_t pad,
-                                               ValueId k, int64_t dilation, int64_t size,
-                                               const std::string &name) {
-  ValueId scaled = f.arith(kir::IndexOp::Mul, position, stride);
-  ValueId start = f.arith(kir::IndexOp::Sub, scaled, pad);
-  ValueId at = b.add(start, f.arith(kir::IndexOp::Mul, k, dilation), name);
-  ValueId above = b.less(f.index(-1), at);
-  ValueId below = b.less(at, f.index(size));
-  ValueId inside = b.math({OpKind::Where, DType::Bool, DType::Bool}, {above, below, above}, "");
-  return {at, inside};
-}
-
-void WindowBuilder::conv(ValueId i) {
-  int64_t cg = sizesOf(*op.operand(1))[win.nhwc ? 3 : 1], perGroup = win.o / op.getInt("groups");
-  ValueId groupBase = kir::kNoValue; // the group's first input channel
-  if (perGroup != win.o)
-    groupBase = f.arith(kir::IndexOp::Mul, f.arith(kir::IndexOp::Div, oc, perGroup), cg, "channel0");
-  Frame::Var acc = f.var(f.constant(0.0), "acc");
-  f.count(win.kh, "kh", 0, [&](ValueId kh) {
-    auto [ih, rowInside] = tap(oh, win.sh, win.pt, kh, win.dh, win.h, "ih");
-    b.ifThenElse(rowInside, [&] {
-      f.count(win.kw, "kw", 0, [&](ValueId kw) {
-        auto [iw, colInside] = tap(ow, win.sw, win.pl, kw, win.dw, win.w, "iw");
-        b.ifThenElse(colInside, [&] {
-          f.count(cg, "c", 0, [&](ValueId c) {
-            ValueId channel = groupBase == kir::kNoValue ? c : b.add(groupBase, c);
-            ValueId weightAt = win.nhwc ? muladd(muladd(muladd(oc, win.kh, kh), win.kw, kw), cg, c)
-                                        : muladd(muladd(muladd(oc, cg, c), win.kh, kh), win.kw, kw);
-            ValueId x = f.loadAcc(0, inputAt(channel, ih, iw), "x");
-            ValueId w = f.loadAcc(1, weightAt, "w");
-            ValueId sum = acc.get();
-            acc.set(f.math(OpKind::Add, {sum, f.math(OpKind::Mul, {x, w})}));
-          });
-        });
-      });
-    });
-  });
-  ValueId y = acc.get("y");
-  if (op.numOperands() > 2)
-    y = f.math(OpKind::Add, {y, f.loadAcc(2, oc, "bias")}, "y");
-  f.storeAcc(i, y);
-}
-
-void WindowBuilder::pool(ValueId i) {
-  bool isMax = op.kind() == OpKind::MaxPool2d;
-  auto clamp = [&](OpKind kind, ValueId a, ValueId c, const std::string &name) {
-    return b.math({kind, DType::I64, DType::I64}, {a, c}, name);
-  };
-  // The window's rows [h0, h0 + kh) and columns clipped to the input.
-  auto clip = [&](ValueId position, int64_t stride, int64_t pad, int64_t extent, int64_t size,
-                  const std::string &name) {
-    ValueId first = f.arith(kir::IndexOp::Sub, f.arith(kir::IndexOp::Mul, position, stride), pad);
-    ValueId lo = clamp(OpKind::Max, first, f.index(0), name + "Lo");
-    ValueId end = f.arith(kir::IndexOp::Add, first, extent);
-    ValueId hi = clamp(OpKind::Min, end, f.index(size), name + "Hi");
-    return std::pair(lo, hi);
-  };
-  auto [hLo, hHi] = clip(oh, win.sh, win.pt, win.kh, win.h, "h");
-  auto [wLo, wHi] = clip(ow, win.sw, win.pl, win.kw, win.w, "w");
-  Frame::Var acc = f.var(isMax ? f.lowest() : f.constant(0.0), "acc");
-  ValueId one = f.index(1);
-  b.forLoop(hLo, hHi, one, "ih", 0, [&](ValueId ih) {
-    b.forLoop(wLo, wHi, one, "iw", 0, [&](ValueId iw) {
-      ValueId x = f.loadAcc(0, inputAt(oc, ih, iw), "x");
-      ValueId sofar = acc.get();
-      acc.set(f.math(isMax ? OpKind::Max : OpKind::Add, {sofar, x}));
-    });
-  });
-  ValueId y = acc.get("y");
-  if (!isMax) {
-    ValueId count;
-    if (op.getBool("count_include_pad")) {
-      count = f.constant(double(win.kh * win.kw), "count");
-    } else {
-      ValueId rows = b.arith(kir::IndexOp::Sub, hHi, hLo);
-      ValueId cols = b.arith(kir::IndexOp::Sub, wHi, wLo);
-      count = b.math({OpKind::Cast, DType::I64, f.acc}, {b.mul(rows, cols)}, "count");
-    }
-    y = f.math(OpKind::Div, {y, count}, "y");
-  }
-  f.storeAcc(i, y);
-}
-
-KirKernel WindowBuilder::run() {
-  int64_t numel = product(sizesOf(*op.result()));
-  gridStrideLoop(b, f.index(numel), [&](ValueId i) {
-    if (numel == 0) // no element: and a coordinate would divide by a 0 extent
-      return;
-    outputCoordinates(i);
-    if (op.kind() == OpKind::Conv2d)
-      conv(i);
-    else
-      pool(i);
-  });
-  std::string note = "one thread per output element, ";
-  if (op.kind() == OpKind::Conv2d)
-    note += std::string(win.nhwc ? "NHWC input, OHWI weight" : "NCHW input, OIHW weight") +
-            ", groups of " + std::to_string(sizesOf(*op.operand(1))[win.nhwc ? 3 : 1]) +
-            " input channels";
-  else
-    note += std::string(win.nhwc ? "NHWC" : "NCHW") + ", window " + std::to_string(win.kh) + "x" +
-            std::to_string(win.kw);
-  return f.finish(note, blocksFor(numel));
-}
-
 } // namespace
 
 KirKernel buildWindow(const Op &op, const std::string &entry) {
   return WindowBuilder(op, entry).run();
 }
 
-} // namespace fusec::codegen::generic
+} // namespace fusec::generic
