@@ -5,8 +5,6 @@
 #include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
-#include "runtime/gpu/GpuHost.h"
-#include "runtime/gpu/Nvrtc.h"
 #include "runtime/reference/Reference.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -92,24 +90,14 @@ bool randomInputWithDims(const Value &v, const DimBindings &dims, uint64_t input
          randomInput(v, shape, inputSeed, out, diags);
 }
 
-void installVersionPrinter(const char *tool) {
+void installVersionPrinter(const char *tool, void (*more)(llvm::raw_ostream &)) {
   static const char *name = tool;
+  static void (*printMore)(llvm::raw_ostream &) = more;
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << name << " (fusec " << version() << ")\n  LLVM " << LLVM_VERSION_STRING
-       << ", linked in (the NVPTX back end)\n";
-    std::string why;
-    std::optional<NvrtcVersion> nvrtc = loadNvrtc(&why);
-    os << "  NVRTC "
-       << (nvrtc ? std::to_string(nvrtc->major) + "." + std::to_string(nvrtc->minor)
-                 : "not found: " + why)
-       << "\n";
-    std::optional<gpu::DeviceInfo> device = gpu::openDevice(&why);
-    os << "  CUDA driver ";
-    if (device)
-      os << device->driverVersion / 1000 << "." << device->driverVersion % 1000 / 10 << ", "
-         << device->name << " (" << device->target() << ")\n";
-    else
-      os << "not usable: " << why << "\n";
+       << ", linked in\n";
+    if (printMore)
+      printMore(os);
   });
 }
 
@@ -138,22 +126,6 @@ bool sameFile(const std::string &a, const std::string &b) {
   if (llvm::sys::fs::getUniqueID(a, ia) || llvm::sys::fs::getUniqueID(b, ib))
     return false;
   return ia == ib;
-}
-
-StageFlags::StageFlags(llvm::cl::SubCommand &sub, llvm::cl::OptionCategory &category)
-    : printAfter("print-after",
-                 llvm::cl::desc("Print the IR after a stage (verify, passes, specialize, lower, "
-                                "compile, load) or a pass"),
-                 llvm::cl::value_desc("STAGE|PASS"), llvm::cl::CommaSeparated, llvm::cl::sub(sub),
-                 llvm::cl::cat(category)),
-      time("time-stages", llvm::cl::desc("Print each compile stage's wall time"),
-           llvm::cl::sub(sub), llvm::cl::cat(category)) {}
-
-StageTrace StageFlags::trace() const {
-  StageTrace t;
-  t.printAfter.insert(printAfter.begin(), printAfter.end());
-  t.time = time;
-  return t;
 }
 
 } // namespace fusec

@@ -6,7 +6,6 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "passes/PassManager.h"
-#include "runtime/CompilePipeline.h"
 #include "runtime/reference/Reference.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -67,22 +66,10 @@ inline llvm::cl::ValuesClass backendValues() {
       clEnumValN(Backend::Llvm, "llvm", "LLVM IR through LLVM's NVPTX back end"));
 }
 
-/// --print-after=STAGE|PASS and --time-stages (runtime/CompilePipeline.h)
-/// of a subcommand that compiles: one instance per subcommand, defined after
-/// it in the same file (llvm::cl registers an option with its subcommand
-/// when the option is constructed).
-struct StageFlags {
-  StageFlags(llvm::cl::SubCommand &sub, llvm::cl::OptionCategory &category);
-  llvm::cl::list<std::string> printAfter;
-  llvm::cl::opt<bool> time;
-
-  /// The trace the flags ask for.
-  StageTrace trace() const;
-};
-
-/// Makes --version print fusec's version, the LLVM it links, and the NVRTC
-/// and CUDA driver it finds (or why not), instead of LLVM's version alone.
-void installVersionPrinter(const char *tool);
+/// Makes --version print fusec's version and the LLVM it links, then what
+/// `more` prints (fusec: the NVRTC and CUDA driver it finds), instead of
+/// LLVM's version alone.
+void installVersionPrinter(const char *tool, void (*more)(llvm::raw_ostream &) = nullptr);
 
 /// Parses the command line like cl::ParseCommandLineOptions, but an error's
 /// hint names the subcommand's help ("Try: 'fusec compile --help'") when
