@@ -15,6 +15,13 @@ namespace fusec {
 
 class Graph;
 
+// Note [Exhaustive op switches]
+// A switch over OpKind has no default, so that an op added to Ops.def fails
+// to compile wherever ops are dispatched (-Werror=switch): the CPU reference,
+// each back end's pointwise math, the generic kernels. A switch over the ops
+// of one class names the others with ir/OpCases.def. A helper over a smaller
+// set (the binary arithmetic ops, say) keeps a default that asserts: it is
+// reached only from such a switch, whose case for a new op must choose it.
 enum class OpKind : uint16_t {
 #define OP(Id, spelling, cls, minOperands, maxOperands, infer, attrs) Id,
 #include "ir/Ops.def"

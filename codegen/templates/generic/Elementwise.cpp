@@ -52,9 +52,12 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
     return {broadcastStrides(in, out), 0};
   case OpKind::Reshape:
     return {contiguousStrides(out), 0};
-  default:
-    FUSEC_ASSERT(false, "not a gather");
+  case OpKind::Concat: // one gather per operand, built by the caller
+#define FUSEC_CASES_Movement(Id)
+#include "ir/OpCases.def"
+    break;
   }
+  FUSEC_ASSERT(false, "not a gather");
 }
 
 class ElementwiseBuilder {
