@@ -139,7 +139,6 @@ bool linkLibdevice(llvm::Module &m, Diagnostics &diags) {
     diags.error(Loc{}, file.error);
     return false;
   }
-  // Lazily: only the functions the kernels call are read from the bitcode.
   llvm::Expected<std::unique_ptr<llvm::Module>> lib =
       llvm::getLazyBitcodeModule(file.bytes->getMemBufferRef(), m.getContext());
   if (!lib) {
