@@ -189,6 +189,7 @@ llvm::Value *compare(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value
       {OpKind::Ge, P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
   };
   const Row &row = kRows[size_t(k) - size_t(OpKind::Eq)];
+  FUSEC_ASSERT(row.kind == k, "comparisons follow Ops.def's order");
   llvm::Type *t = a->getType();
   P p = t->isFloatingPointTy() ? row.fp : t->isIntegerTy(1) ? row.uint : row.sint;
   return b.CreateCmp(p, a, c);
