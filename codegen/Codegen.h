@@ -3,8 +3,7 @@
 // end a `kernel` op goes to its template's emitter, and any other op (one the
 // fusion pass left alone, or one of the body of a kernel that its template
 // could not take) to the generic emitter, so that every op that verifies has
-// a kernel; the LLVM back end renders the templates and generic kernels of
-// llvm/Compile.h.
+// a kernel; the LLVM back end renders the same kir kernels (llvm/Render.h).
 #pragma once
 
 #include "codegen/GeneratedKernel.h"

@@ -1,9 +1,8 @@
-// The math of the pointwise template (see PointwiseMath.h). Each pointwise op
-// of ir/Ops.def is one case that returns a C expression; semantics follow
-// docs/ir.md: max/min propagate NaN, integer ops wrap and divide toward zero,
-// casts round to nearest even, truncate and saturate (NaN -> 0), and
-// anything -> bool is `x != 0`. Float math runs in f32 registers (f64 for
-// f64), the precision the IR promises for stored f16/bf16/f32 values.
+// The math of the pointwise ops in CUDA C++ (Math.h). Each pointwise op of ir/Ops.def is one case
+// that returns a C expression; semantics follow docs/ir.md: max/min propagate NaN, integer ops
+// wrap and divide toward zero, casts round to nearest even, truncate and saturate (NaN -> 0), and
+// anything -> bool is `x != 0`. Float math runs in f32 registers (f64 for f64), the precision the
+// IR promises for stored f16/bf16/f32 values.
 #include "codegen/cuda/Math.h"
 
 #include "ir/Assert.h"
@@ -11,7 +10,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 namespace fusec::cuda {
 
@@ -45,65 +43,40 @@ std::string intLiteral(int64_t v) {
   return std::to_string(v) + "LL";
 }
 
-/// Binary arithmetic: add sub mul div pow max min.
-std::string arithmeticExpr(OpKind k, DType t, const std::string &a, const std::string &b) {
-  if (isInteger(t)) {
-    switch (k) {
-    case OpKind::Add:
-      return call("fusec_add_i", a, b);
-    case OpKind::Sub:
-      return call("fusec_sub_i", a, b);
-    case OpKind::Mul:
-      return call("fusec_mul_i", a, b);
-    case OpKind::Div:
-      return call("fusec_div_i", a, b);
-    case OpKind::Pow:
-      return call("fusec_pow_i", a, b);
-    case OpKind::Max:
-      return a + " < " + b + " ? " + b + " : " + a;
-    case OpKind::Min:
-      return b + " < " + a + " ? " + b + " : " + a;
-    default:
-      break;
-    }
+/// A float literal that reads back to `v` in its C type (double when `isDouble`, else float); NaN
+/// and infinities as bit patterns.
+std::string floatLiteral(double v, bool isDouble) {
+  if (std::isnan(v))
+    return isDouble ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(v)) {
+    std::string inf =
+        isDouble ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+    return v < 0 ? "-" + inf : inf;
   }
-  switch (k) {
-  case OpKind::Add:
-    return infix(a, "+", b);
-  case OpKind::Sub:
-    return infix(a, "-", b);
-  case OpKind::Mul:
-    return infix(a, "*", b);
-  case OpKind::Div:
-    return infix(a, "/", b);
-  case OpKind::Pow:
-    return call(mathFn(t, "pow"), a, b);
-  case OpKind::Max:
-    return call(helper(t, "max"), a, b);
-  case OpKind::Min:
-    return call(helper(t, "min"), a, b);
-  default:
-    FUSEC_ASSERT(false, "not a binary arithmetic op");
-  }
+  char buf[64];
+  auto res = isDouble ? std::to_chars(buf, buf + sizeof buf, v)
+                      : std::to_chars(buf, buf + sizeof buf, float(v));
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return isDouble ? s : s + "f";
 }
 
-std::string compareExpr(OpKind k, const std::string &a, const std::string &b) {
-  switch (k) {
-  case OpKind::Eq:
-    return infix(a, "==", b);
-  case OpKind::Ne:
-    return infix(a, "!=", b);
-  case OpKind::Lt:
-    return infix(a, "<", b);
-  case OpKind::Le:
-    return infix(a, "<=", b);
-  case OpKind::Gt:
-    return infix(a, ">", b);
-  case OpKind::Ge:
-    return infix(a, ">=", b);
-  default:
-    FUSEC_ASSERT(false, "not a comparison");
-  }
+/// Binary arithmetic: add sub mul div pow max min.
+std::string arithmeticExpr(OpKind k, DType t, const std::string &a, const std::string &b) {
+  std::string_view name = opInfo(k).spelling;
+  if (isInteger(t) && k == OpKind::Max)
+    return a + " < " + b + " ? " + b + " : " + a;
+  if (isInteger(t) && k == OpKind::Min)
+    return b + " < " + a + " ? " + b + " : " + a;
+  if (isInteger(t)) // fusec_add_i ... fusec_pow_i
+    return call("fusec_" + std::string(name) + "_i", a, b);
+  if (k == OpKind::Max || k == OpKind::Min)
+    return call(helper(t, name), a, b);
+  if (k == OpKind::Pow)
+    return call(mathFn(t, name), a, b);
+  static constexpr std::string_view kOperators[] = {"+", "-", "*", "/"}; // add sub mul div
+  return infix(a, kOperators[size_t(k) - size_t(OpKind::Add)], b);
 }
 
 std::string unaryExpr(const kir::MathOp &op, DType t, const std::string &x) {
@@ -116,17 +89,15 @@ std::string unaryExpr(const kir::MathOp &op, DType t, const std::string &x) {
   case OpKind::Relu: // a NaN stays NaN
     return x + " < 0 ? " + (isInt ? "0" : floatLiteral(0, t == DType::F64)) + " : " + x;
   case OpKind::Exp:
-    return expExpr(t, x);
+    if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
+      return call("fusec_exp_narrow_f32", x);
+    [[fallthrough]];
   case OpKind::Log:
-    return call(mathFn(t, "log"), x);
   case OpKind::Sqrt:
-    return call(mathFn(t, "sqrt"), x);
   case OpKind::Rsqrt:
-    return call(mathFn(t, "rsqrt"), x);
   case OpKind::Tanh:
-    return call(mathFn(t, "tanh"), x);
   case OpKind::Erf:
-    return call(mathFn(t, "erf"), x);
+    return call(mathFn(t, opInfo(op.kind).spelling), x);
   case OpKind::Sigmoid:
     return call(helper(t, "sigmoid"), x);
   case OpKind::Silu:
@@ -149,32 +120,47 @@ std::string castFromFloat(DType from, DType to, const std::string &x) {
     return from == DType::F64 ? "(float)" + x : x;
   case DType::F64:
     return wide;
-  case DType::F16: // rounds to the f16 grid, kept in f32 registers
-    return from == DType::F64 ? call("fusec_f16_to_f32", call("fusec_f64_to_f16", x))
-                              : call("fusec_f16_to_f32", call("fusec_f32_to_f16", x));
-  case DType::BF16:
-    return from == DType::F64 ? call("fusec_bf16_to_f32", call("fusec_f64_to_bf16", x))
-                              : call("fusec_bf16_to_f32", call("fusec_f32_to_bf16", x));
+  case DType::F16:
+  case DType::BF16: { // rounds to the f16/bf16 grid, kept in f32 registers
+    std::string name(dtypeName(to));
+    std::string narrow = call("fusec_" + std::string(dtypeName(from)) + "_to_" + name, x);
+    return call("fusec_" + name + "_to_f32", narrow);
+  }
   case DType::I32:
-    return call("fusec_f64_to_i32", wide);
   case DType::I64:
-    return call("fusec_f64_to_i64", wide);
-  case DType::I8:
-    return call("fusec_f64_to_i8", wide);
+  case DType::I8: // truncates and saturates, NaN -> 0
+    return call("fusec_f64_to_" + std::string(dtypeName(to)), wide);
   case DType::Bool:
     return x + " != 0";
   }
   FUSEC_ASSERT(false, "unknown dtype");
 }
 
+/// `x` (of compute type `from`) converted as `cast` specifies, to compute type `to`.
+std::string castExpr(DType from, DType to, const std::string &x) {
+  if (from == to)
+    return x;
+  if (isFloat(from))
+    return castFromFloat(from == DType::F64 ? DType::F64 : DType::F32, to, x);
+  if (to == DType::Bool)
+    return x + " != 0";
+  if (from == DType::Bool)
+    return "(" + cType(kir::computeType(to)) + ")(" + x + " ? 1 : 0)";
+  if (isNarrowFloat(to)) // integer -> f64 is exact below 2^53; rounds once to f16/bf16
+    return castFromFloat(DType::F64, to, "(double)" + x);
+  return "(" + cType(kir::computeType(to)) + ")" + x; // wraps, or rounds to nearest
+}
+
 } // namespace
 
-std::string_view computeType(DType t) {
+std::string cType(DType t) {
   switch (t) {
   case DType::F32:
-  case DType::F16:
-  case DType::BF16:
     return "float";
+  case DType::F16:
+    return "fusec_f16";
+  case DType::BF16:
+    return "fusec_bf16";
   case DType::F64:
     return "double";
   case DType::I32:
@@ -189,58 +175,10 @@ std::string_view computeType(DType t) {
   FUSEC_ASSERT(false, "unknown dtype");
 }
 
-std::string_view storageType(DType t) {
-  switch (t) {
-  case DType::F16:
-    return "fusec_f16";
-  case DType::BF16:
-    return "fusec_bf16";
-  case DType::Bool:
-    return "unsigned char";
-  default:
-    return computeType(t);
-  }
-}
-
-std::string loadExpr(DType t, const std::string &ptr, const std::string &index) {
-  std::string element = ptr + "[" + index + "]";
-  switch (t) {
-  case DType::F16:
-    return call("fusec_f16_to_f32", element);
-  case DType::BF16:
-    return call("fusec_bf16_to_f32", element);
-  case DType::Bool:
-    return element + " != 0";
-  default:
-    return element;
-  }
-}
-
-std::string storeExpr(DType t, const std::string &value) {
-  switch (t) {
-  case DType::F16:
-    return call("fusec_f32_to_f16", value);
-  case DType::BF16:
-    return call("fusec_f32_to_bf16", value);
-  case DType::Bool:
-    return "(unsigned char)" + value;
-  default:
-    return value;
-  }
-}
-
-std::string castExpr(DType from, DType to, const std::string &x) {
-  if (from == to)
-    return x;
-  if (isFloat(from))
-    return castFromFloat(from == DType::F64 ? DType::F64 : DType::F32, to, x);
-  if (to == DType::Bool)
-    return x + " != 0";
-  if (from == DType::Bool)
-    return "(" + std::string(computeType(to)) + ")(" + x + " ? 1 : 0)";
-  if (isNarrowFloat(to)) // integer -> f64 is exact below 2^53; rounds once to f16/bf16
-    return castFromFloat(DType::F64, to, "(double)" + x);
-  return "(" + std::string(computeType(to)) + ")" + x; // wraps, or rounds to nearest
+std::string cType(kir::Type t) {
+  if (t.lanes == 1)
+    return cType(t.elem);
+  return "fusec_v" + std::to_string(t.lanes * dtypeSize(t.elem));
 }
 
 std::string constantLiteral(const DenseData &d, size_t i) {
@@ -258,43 +196,19 @@ std::string constantLiteral(const DenseData &d, size_t i) {
   return intLiteral(v);
 }
 
-std::string expExpr(DType t, const std::string &x) {
-  // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
-  return call(isNarrowFloat(t) ? "fusec_exp_narrow_f32" : mathFn(t, "exp"), x);
-}
-
 std::string pointwiseExpr(const kir::MathOp &op, const std::vector<std::string> &args) {
   DType t = op.operand;
   if (op.kind == OpKind::Cast)
     return castExpr(t, op.result, args[0]);
   if (op.kind == OpKind::Where)
     return args[0] + " ? " + args[1] + " : " + args[2];
-  if (isComparison(op.kind))
-    return compareExpr(op.kind, args[0], args[1]);
+  if (isComparison(op.kind)) { // eq ne lt le gt ge
+    static constexpr std::string_view kOperators[] = {"==", "!=", "<", "<=", ">", ">="};
+    return infix(args[0], kOperators[size_t(op.kind) - size_t(OpKind::Eq)], args[1]);
+  }
   if (isBinaryArithmetic(op.kind))
     return arithmeticExpr(op.kind, t, args[0], args[1]);
   return unaryExpr(op, t, args[0]);
-}
-
-std::string pointwiseExpr(const Op &op, const std::vector<std::string> &args) {
-  return pointwiseExpr(kir::mathOf(op), args);
-}
-
-std::string floatLiteral(double v, bool isDouble) {
-  if (std::isnan(v))
-    return isDouble ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
-  if (std::isinf(v)) {
-    std::string inf =
-        isDouble ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
-    return v < 0 ? "-" + inf : inf;
-  }
-  char buf[64];
-  auto res = isDouble ? std::to_chars(buf, buf + sizeof buf, v)
-                      : std::to_chars(buf, buf + sizeof buf, float(v));
-  std::string s(buf, res.ptr);
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return isDouble ? s : s + "f";
 }
 
 } // namespace fusec::cuda

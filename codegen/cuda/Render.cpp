@@ -21,80 +21,20 @@ using kir::Inst;
 using kir::Opcode;
 using kir::ValueId;
 
-/// The C type of a kir scalar type.
-std::string cType(DType t) {
-  switch (t) {
-  case DType::F16:
-    return "fusec_f16";
-  case DType::BF16:
-    return "fusec_bf16";
-  default:
-    return std::string(computeType(t));
-  }
-}
+// Indexed by kir::Special.
+constexpr std::string_view kSpecials[] = {"threadIdx.x", "threadIdx.y", "blockDim.x", "blockIdx.x",
+                                          "gridDim.x"};
+static_assert(std::size(kSpecials) == size_t(kir::Special::NctaidX) + 1);
 
-/// The C type of a kir value of `lanes` elements: fusec_v2 ... fusec_v16.
-std::string cType(kir::Type t) {
-  if (t.lanes == 1)
-    return cType(t.elem);
-  return "fusec_v" + std::to_string(t.lanes * dtypeSize(t.elem));
-}
+// Indexed by kir::IndexOp.
+constexpr std::string_view kIndexOperators[] = {" + ",  " - ", " * ", " / ", " % ",
+                                                " << ", " < ", " & ", " ^ ", " >> "};
+static_assert(std::size(kIndexOperators) == size_t(kir::IndexOp::Shr) + 1);
 
-std::string_view specialExpr(kir::Special s) {
-  switch (s) {
-  case kir::Special::TidX:
-    return "(long long)threadIdx.x";
-  case kir::Special::TidY:
-    return "(long long)threadIdx.y";
-  case kir::Special::NtidX:
-    return "(long long)blockDim.x";
-  case kir::Special::CtaidX:
-    return "(long long)blockIdx.x";
-  case kir::Special::NctaidX:
-    return "(long long)gridDim.x";
-  }
-  FUSEC_ASSERT(false, "unknown special register");
-}
-
-std::string_view indexOperator(kir::IndexOp op) {
-  switch (op) {
-  case kir::IndexOp::Add:
-    return " + ";
-  case kir::IndexOp::Sub:
-    return " - ";
-  case kir::IndexOp::Mul:
-    return " * ";
-  case kir::IndexOp::Div:
-    return " / ";
-  case kir::IndexOp::Rem:
-    return " % ";
-  case kir::IndexOp::Shl:
-    return " << ";
-  case kir::IndexOp::Lt:
-    return " < ";
-  case kir::IndexOp::And:
-    return " & ";
-  case kir::IndexOp::Xor:
-    return " ^ ";
-  case kir::IndexOp::Shr:
-    return " >> ";
-  }
-  FUSEC_ASSERT(false, "unknown index op");
-}
-
-std::string_view shuffleFunction(kir::ShuffleMode m) {
-  switch (m) {
-  case kir::ShuffleMode::Xor:
-    return "__shfl_xor_sync";
-  case kir::ShuffleMode::Down:
-    return "__shfl_down_sync";
-  case kir::ShuffleMode::Up:
-    return "__shfl_up_sync";
-  case kir::ShuffleMode::Idx:
-    return "__shfl_sync";
-  }
-  FUSEC_ASSERT(false, "unknown shuffle");
-}
+// Indexed by kir::ShuffleMode.
+constexpr std::string_view kShuffles[] = {"__shfl_xor_sync", "__shfl_down_sync", "__shfl_up_sync",
+                                          "__shfl_sync"};
+static_assert(std::size(kShuffles) == size_t(kir::ShuffleMode::Idx) + 1);
 
 class Renderer {
 public:
@@ -156,9 +96,10 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Literal:
     return constantLiteral(i.dense, 0);
   case Opcode::Special:
-    return std::string(specialExpr(i.special));
+    return "(long long)" + std::string(kSpecials[size_t(i.special)]);
   case Opcode::Index:
-    return ref(i.operands[0]) + std::string(indexOperator(i.indexOp)) + ref(i.operands[1]);
+    return ref(i.operands[0]) + std::string(kIndexOperators[size_t(i.indexOp)]) +
+           ref(i.operands[1]);
   case Opcode::Math: {
     std::vector<std::string> args;
     for (ValueId v : i.operands)
@@ -185,7 +126,7 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Shuffle: {
     const std::string &mask = ref(i.operands[2]);
     std::string lanes = mask == "4294967295LL" ? "0xffffffffu" : "(unsigned)" + mask;
-    return std::string(shuffleFunction(i.shuffle)) + "(" + lanes + ", " + ref(i.operands[0]) +
+    return std::string(kShuffles[size_t(i.shuffle)]) + "(" + lanes + ", " + ref(i.operands[0]) +
            ", (int)" + ref(i.operands[1]) + ", " + std::to_string(i.imm) + ")";
   }
   case Opcode::Matrix: {

@@ -1,9 +1,8 @@
-// The math of the pointwise ops in LLVM IR (see LlvmMath.h). Each case
-// matches the CUDA C++ of PointwiseMath.cpp and its helpers in
-// cuda/device/Pointwise.cuh: max/min propagate NaN (llvm.maximum, max.NaN),
-// integer ops wrap and divide toward zero with x / 0 = 0, float -> integer
-// casts truncate and saturate with NaN -> 0 (llvm.fptosi.sat), and f64
-// narrows to f16/bf16 through an f32 rounded to odd, so once.
+// The math of the pointwise ops in LLVM IR (Math.h). Each case matches the CUDA C++ of
+// cuda/Math.cpp and its helpers in cuda/device/Pointwise.cuh: max/min propagate NaN
+// (llvm.maximum, max.NaN), integer ops wrap and divide toward zero with x / 0 = 0, float ->
+// integer casts truncate and saturate with NaN -> 0 (llvm.fptosi.sat), and f64 narrows to
+// f16/bf16 through an f32 rounded to odd, so once.
 #include "codegen/llvm/Math.h"
 
 #include "ir/Assert.h"
@@ -20,9 +19,10 @@ llvm::Module &moduleOf(llvm::IRBuilder<> &b) { return *b.GetInsertBlock()->getMo
 
 /// A libdevice function of one or two arguments of `v`'s type: __nv_<name>f
 /// for float, __nv_<name> for double.
-llvm::Value *libdevice(llvm::IRBuilder<> &b, const char *name, std::vector<llvm::Value *> args) {
+llvm::Value *libdevice(llvm::IRBuilder<> &b, std::string_view name,
+                       std::vector<llvm::Value *> args) {
   llvm::Type *t = args[0]->getType();
-  std::string fn = std::string("__nv_") + name + (t->isDoubleTy() ? "" : "f");
+  std::string fn = "__nv_" + std::string(name) + (t->isDoubleTy() ? "" : "f");
   std::vector<llvm::Type *> params(args.size(), t);
   llvm::FunctionCallee callee =
       moduleOf(b).getOrInsertFunction(fn, llvm::FunctionType::get(t, params, false));
@@ -35,12 +35,6 @@ llvm::Value *fp(llvm::Value *like, double v) { return llvm::ConstantFP::get(like
 /// ex2.approx.ftz of `x` (f32).
 llvm::Value *exp2Approx(llvm::IRBuilder<> &b, llvm::Value *x) {
   return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x});
-}
-
-llvm::Value *expValue(llvm::IRBuilder<> &b, DType t, llvm::Value *x) {
-  if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values]
-    return exp2Approx(b, b.CreateFMul(x, fp(x, 1.44269504088896341)));
-  return libdevice(b, "exp", {x});
 }
 
 llvm::Value *sigmoid(llvm::IRBuilder<> &b, llvm::Value *x) {
@@ -140,10 +134,16 @@ llvm::Value *integerDiv(llvm::IRBuilder<> &b, llvm::Value *a, llvm::Value *d) {
   return b.CreateSelect(isZero, zero, b.CreateSelect(isMinusOne, b.CreateSub(zero, a), q));
 }
 
-/// f64 max/min as fusec_max_f64/fusec_min_f64: a NaN operand wins (the first
-/// if both), and of two equal values the first (f32 uses max.NaN, which
-/// ranks -0 below +0; f64 has no such instruction).
-llvm::Value *maxMinF64(llvm::IRBuilder<> &b, bool isMax, llvm::Value *a, llvm::Value *c) {
+/// max/min: a NaN operand wins (the first if both), and of two equal values the first. f32 uses
+/// llvm.maximum (max.NaN, which ranks -0 below +0); f64 has no such instruction and selects as
+/// fusec_max_f64/fusec_min_f64 do.
+llvm::Value *maxMin(llvm::IRBuilder<> &b, bool isMax, llvm::Value *a, llvm::Value *c) {
+  llvm::Type *t = a->getType();
+  if (t->isIntegerTy())
+    return b.CreateSelect(isMax ? b.CreateICmpSLT(a, c) : b.CreateICmpSLT(c, a), c, a);
+  if (!t->isDoubleTy())
+    return b.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a,
+                                   c);
   llvm::Value *takeC =
       b.CreateOr(b.CreateFCmpUNO(c, c), isMax ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOLT(c, a));
   return b.CreateSelect(b.CreateFCmpUNO(a, a), a, b.CreateSelect(takeC, c, a));
@@ -151,70 +151,48 @@ llvm::Value *maxMinF64(llvm::IRBuilder<> &b, bool isMax, llvm::Value *a, llvm::V
 
 llvm::Value *arithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
   llvm::Type *t = a->getType();
-  if (t->isIntegerTy()) {
-    FUSEC_ASSERT(!t->isIntegerTy(1), "arithmetic on bool (type inference refuses it)");
-    switch (k) {
-    case OpKind::Add:
-      return b.CreateAdd(a, c);
-    case OpKind::Sub:
-      return b.CreateSub(a, c);
-    case OpKind::Mul:
-      return b.CreateMul(a, c);
-    case OpKind::Div:
-      return integerDiv(b, a, c);
-    case OpKind::Pow:
-      return b.CreateCall(integerPow(b, llvm::cast<llvm::IntegerType>(t)), {a, c});
-    case OpKind::Max:
-      return b.CreateSelect(b.CreateICmpSLT(a, c), c, a);
-    case OpKind::Min:
-      return b.CreateSelect(b.CreateICmpSLT(c, a), c, a);
-    default:
-      break;
-    }
-  }
+  bool isInt = t->isIntegerTy();
+  FUSEC_ASSERT(!t->isIntegerTy(1), "arithmetic on bool (type inference refuses it)");
   switch (k) {
   case OpKind::Add:
-    return b.CreateFAdd(a, c);
+    return isInt ? b.CreateAdd(a, c) : b.CreateFAdd(a, c);
   case OpKind::Sub:
-    return b.CreateFSub(a, c);
+    return isInt ? b.CreateSub(a, c) : b.CreateFSub(a, c);
   case OpKind::Mul:
-    return b.CreateFMul(a, c);
+    return isInt ? b.CreateMul(a, c) : b.CreateFMul(a, c);
   case OpKind::Div:
-    return b.CreateFDiv(a, c);
+    return isInt ? integerDiv(b, a, c) : b.CreateFDiv(a, c);
   case OpKind::Pow:
+    if (isInt)
+      return b.CreateCall(integerPow(b, llvm::cast<llvm::IntegerType>(t)), {a, c});
     return libdevice(b, "pow", {a, c});
   case OpKind::Max:
   case OpKind::Min:
-    return t->isDoubleTy()
-               ? maxMinF64(b, k == OpKind::Max, a, c)
-               : b.CreateBinaryIntrinsic(
-                     k == OpKind::Max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, c);
+    return maxMin(b, k == OpKind::Max, a, c);
   default:
     FUSEC_ASSERT(false, "not a binary arithmetic op");
   }
 }
 
 llvm::Value *compare(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
-  llvm::Type *t = a->getType();
   using P = llvm::CmpInst::Predicate;
-  bool isFp = t->isFloatingPointTy(), isBool = t->isIntegerTy(1);
-  auto pick = [&](P f, P s, P u) { return isFp ? f : isBool ? u : s; };
-  switch (k) {
-  case OpKind::Eq:
-    return b.CreateCmp(pick(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ), a, c);
-  case OpKind::Ne: // C's != is true for NaN
-    return b.CreateCmp(pick(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE), a, c);
-  case OpKind::Lt:
-    return b.CreateCmp(pick(P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT), a, c);
-  case OpKind::Le:
-    return b.CreateCmp(pick(P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE), a, c);
-  case OpKind::Gt:
-    return b.CreateCmp(pick(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT), a, c);
-  case OpKind::Ge:
-    return b.CreateCmp(pick(P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE), a, c);
-  default:
-    FUSEC_ASSERT(false, "not a comparison");
-  }
+  struct Row {
+    OpKind kind;
+    P fp, sint, uint; // bool compares unsigned: true > false
+  };
+  static constexpr Row kRows[] = {
+      {OpKind::Eq, P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ},
+      {OpKind::Ne, P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE}, // C's != is true for NaN
+      {OpKind::Lt, P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT},
+      {OpKind::Le, P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE},
+      {OpKind::Gt, P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT},
+      {OpKind::Ge, P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
+  };
+  const Row &row = kRows[size_t(k) - size_t(OpKind::Eq)];
+  FUSEC_ASSERT(row.kind == k, "comparisons follow Ops.def's order");
+  llvm::Type *t = a->getType();
+  P p = t->isFloatingPointTy() ? row.fp : t->isIntegerTy(1) ? row.uint : row.sint;
+  return b.CreateCmp(p, a, c);
 }
 
 llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::Value *x) {
@@ -229,18 +207,17 @@ llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::V
                  : b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   case OpKind::Relu: // a NaN stays NaN
     return b.CreateSelect(isInt ? b.CreateICmpSLT(x, zero) : b.CreateFCmpOLT(x, zero), zero, x);
-  case OpKind::Exp:
-    return expValue(b, t, x);
-  case OpKind::Log:
-    return libdevice(b, "log", {x});
   case OpKind::Sqrt: // sqrt.rn, as CUDA's sqrtf
     return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  case OpKind::Exp:
+    if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values]
+      return exp2Approx(b, b.CreateFMul(x, fp(x, 1.44269504088896341)));
+    [[fallthrough]];
+  case OpKind::Log:
   case OpKind::Rsqrt:
-    return libdevice(b, "rsqrt", {x});
   case OpKind::Tanh:
-    return libdevice(b, "tanh", {x});
   case OpKind::Erf:
-    return libdevice(b, "erf", {x});
+    return libdevice(b, opInfo(op.kind).spelling, {x});
   case OpKind::Sigmoid:
     return sigmoid(b, x);
   case OpKind::Silu:
@@ -275,13 +252,12 @@ llvm::Value *castFromFloat(llvm::IRBuilder<> &b, llvm::Value *x, DType to) {
   case DType::F16:
   case DType::BF16: { // rounds to the f16/bf16 grid, kept in f32
     llvm::Value *f = isDouble ? toF32Odd(b, x) : x;
-    return b.CreateFPExt(b.CreateFPTrunc(f, llvmStorageType(ctx, to)), b.getFloatTy());
+    return b.CreateFPExt(b.CreateFPTrunc(f, llvmType(ctx, to)), b.getFloatTy());
   }
   case DType::I32:
   case DType::I64:
   case DType::I8:
-    return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {llvmComputeType(ctx, to), x->getType()},
-                             {x});
+    return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {llvmType(ctx, to), x->getType()}, {x});
   case DType::Bool:
     return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
   }
@@ -293,7 +269,7 @@ llvm::Value *cast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x) {
     return x;
   if (isFloat(from))
     return castFromFloat(b, x, to);
-  llvm::Type *target = llvmComputeType(b.getContext(), to);
+  llvm::Type *target = llvmType(b.getContext(), kir::computeType(to));
   if (to == DType::Bool)
     return b.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
   if (from == DType::Bool)
@@ -307,12 +283,14 @@ llvm::Value *cast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x) {
 
 } // namespace
 
-llvm::Type *llvmComputeType(llvm::LLVMContext &ctx, DType t) {
+llvm::Type *llvmType(llvm::LLVMContext &ctx, DType t) {
   switch (t) {
   case DType::F32:
-  case DType::F16:
-  case DType::BF16:
     return llvm::Type::getFloatTy(ctx);
+  case DType::F16:
+    return llvm::Type::getHalfTy(ctx);
+  case DType::BF16:
+    return llvm::Type::getBFloatTy(ctx);
   case DType::F64:
     return llvm::Type::getDoubleTy(ctx);
   case DType::I32:
@@ -327,45 +305,8 @@ llvm::Type *llvmComputeType(llvm::LLVMContext &ctx, DType t) {
   FUSEC_ASSERT(false, "unknown dtype");
 }
 
-llvm::Type *llvmStorageType(llvm::LLVMContext &ctx, DType t) {
-  switch (t) {
-  case DType::F16:
-    return llvm::Type::getHalfTy(ctx);
-  case DType::BF16:
-    return llvm::Type::getBFloatTy(ctx);
-  case DType::Bool:
-    return llvm::Type::getInt8Ty(ctx);
-  default:
-    return llvmComputeType(ctx, t);
-  }
-}
-
-llvm::Value *llvmWiden(llvm::IRBuilder<> &b, DType t, llvm::Value *stored) {
-  switch (t) {
-  case DType::F16:
-  case DType::BF16:
-    return b.CreateFPExt(stored, b.getFloatTy());
-  case DType::Bool:
-    return b.CreateICmpNE(stored, b.getInt8(0));
-  default:
-    return stored;
-  }
-}
-
-llvm::Value *llvmNarrow(llvm::IRBuilder<> &b, DType t, llvm::Value *v) {
-  switch (t) {
-  case DType::F16:
-  case DType::BF16: // round to nearest even
-    return b.CreateFPTrunc(v, llvmStorageType(b.getContext(), t));
-  case DType::Bool:
-    return b.CreateZExt(v, b.getInt8Ty());
-  default:
-    return v;
-  }
-}
-
 llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t i) {
-  llvm::Type *t = llvmComputeType(ctx, d.dtype);
+  llvm::Type *t = llvmType(ctx, kir::computeType(d.dtype));
   if (d.numElements() == 0) // a kernel reading an empty constant runs over no elements
     return llvm::Constant::getNullValue(t);
   if (isFloat(d.dtype))
@@ -377,16 +318,6 @@ llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t 
   uint64_t raw = elementBits(d, i);
   int64_t v = bits == 64 ? int64_t(raw) : int64_t(raw << (64 - bits)) >> (64 - bits);
   return llvm::ConstantInt::getSigned(t, v);
-}
-
-llvm::Value *llvmExp(llvm::IRBuilder<> &b, DType t, llvm::Value *x) { return expValue(b, t, x); }
-
-llvm::Value *llvmArithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
-  return arithmetic(b, k, a, c);
-}
-
-llvm::Value *llvmCast(llvm::IRBuilder<> &b, DType from, DType to, llvm::Value *x) {
-  return cast(b, from, to, x);
 }
 
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
@@ -401,11 +332,6 @@ llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
   if (isBinaryArithmetic(op.kind))
     return arithmetic(b, op.kind, args[0], args[1]);
   return unary(b, op, t, args[0]);
-}
-
-llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const Op &op,
-                                const std::vector<llvm::Value *> &args) {
-  return llvmPointwiseValue(b, kir::mathOf(op), args);
 }
 
 } // namespace fusec::llvmir

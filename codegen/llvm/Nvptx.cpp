@@ -1,7 +1,9 @@
+// The LLVM back end after rendering (Nvptx.h): linking, and LLVM IR -> PTX.
 #include "codegen/llvm/Nvptx.h"
 
 #include "ir/Assert.h"
 
+#include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -13,6 +15,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -31,6 +34,8 @@ void LLVMInitializeNVPTXAsmPrinter();
 namespace fusec::llvmir {
 
 namespace {
+
+constexpr const char *kNvptxTriple = "nvptx64-nvidia-cuda";
 
 const llvm::Target *nvptxTarget(Diagnostics &diags) {
   static std::once_flag once;
@@ -134,7 +139,6 @@ bool linkLibdevice(llvm::Module &m, Diagnostics &diags) {
     diags.error(Loc{}, file.error);
     return false;
   }
-  // Lazily: only the functions the kernels call are read from the bitcode.
   llvm::Expected<std::unique_ptr<llvm::Module>> lib =
       llvm::getLazyBitcodeModule(file.bytes->getMemBufferRef(), m.getContext());
   if (!lib) {
@@ -174,6 +178,19 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
 }
 
+/// A module of llvm/Render.cpp's text (never the user's: a failure is a bug).
+std::unique_ptr<llvm::Module> parse(const std::string &ir, llvm::LLVMContext &ctx) {
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, error, ctx);
+  if (!m) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    error.print("fusec", os, false);
+    FUSEC_ASSERT(false, ("generated LLVM IR does not parse: " + message).c_str());
+  }
+  return m;
+}
+
 } // namespace
 
 void prepareNvptxModule(llvm::Module &m) {
@@ -210,6 +227,27 @@ std::optional<std::string> emitPtx(llvm::Module &m, const std::string &target, D
   }
   pm.run(m);
   return std::string(ptx.str());
+}
+
+std::string linkKernels(const std::vector<GeneratedKernel> &kernels) {
+  llvm::LLVMContext ctx;
+  auto all = std::make_unique<llvm::Module>("fusec", ctx);
+  prepareNvptxModule(*all);
+  for (const GeneratedKernel &k : kernels) {
+    bool clash = llvm::Linker::linkModules(*all, parse(k.source, ctx));
+    FUSEC_ASSERT(!clash, ("cannot link the LLVM IR of kernel " + k.name).c_str());
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  all->print(os, nullptr);
+  return text;
+}
+
+std::optional<std::string> compileToPtx(const std::string &ir, const std::string &target,
+                                        Diagnostics &diags) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = parse(ir, ctx);
+  return emitPtx(*m, target, diags);
 }
 
 } // namespace fusec::llvmir

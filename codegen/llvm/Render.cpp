@@ -1,19 +1,18 @@
-// The LLVM IR renderer (Render.h): one case per kir opcode. Values map to
-// LLVM values named for their kir hints; a local array is an entry-block
-// alloca (SROA promotes it once the loops over it are unrolled); a loop is a
-// header with a phi, its unroll hint as llvm.loop metadata on the latch.
-// Math goes through LlvmMath.h, the pointwise ops' semantics in LLVM IR.
+// The LLVM IR renderer (Render.h): one case per kir opcode. Values map to LLVM values named for
+// their kir hints; a local array is an entry-block alloca (SROA promotes it once the loops over it
+// are unrolled), a shared one an addrspace(3) global; a loop is a header with a phi, its unroll
+// hint as llvm.loop metadata on the latch; launch bounds are nvvm.annotations. Math goes through
+// Math.h, the pointwise ops' semantics in LLVM IR.
 #include "codegen/llvm/Render.h"
 
-#include "codegen/llvm/Kernel.h"
 #include "codegen/llvm/Math.h"
 #include "codegen/llvm/Nvptx.h"
 #include "ir/Assert.h"
 
-#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace fusec::llvmir {
 
@@ -30,13 +29,7 @@ public:
   void run();
 
 private:
-  llvm::Type *type(DType t) const {
-    if (t == DType::F16)
-      return b.getHalfTy();
-    if (t == DType::BF16)
-      return b.getBFloatTy();
-    return llvmComputeType(ctx, t);
-  }
+  llvm::Type *type(DType t) const { return llvmType(ctx, t); }
   llvm::Type *type(kir::Type t) const {
     if (t.isPointer()) // shared memory is addrspace(3), the rest generic
       return llvm::PointerType::get(ctx, t.space == kir::Space::Shared ? 3 : 0);
@@ -55,13 +48,20 @@ private:
   llvm::Value *special(kir::Special s);
   llvm::Value *index(const Inst &i);
   llvm::Value *shuffle(const Inst &i);
-  llvm::Value *address(const Inst &i, llvm::Align &align);
+  /// A load's or store's alignment: a vector of `lanes` elements is aligned to its size.
+  llvm::Align alignment(const Inst &i) const {
+    return llvm::Align(dtypeSize(k.typeOf(i.operands[0]).elem) * i.lanes);
+  }
   /// Operand `at` advanced by operand `at + 1` elements.
   llvm::Value *elementAddress(const Inst &i, size_t at) {
     return b.CreateGEP(type(k.typeOf(i.operands[at]).elem), get(i.operands[at]),
                        get(i.operands[at + 1]));
   }
-  llvm::Value *dynamicShared(const Inst &i);
+  llvm::GlobalVariable *sharedArray(llvm::ArrayType *t, const std::string &name, bool dynamic,
+                                    unsigned align);
+  llvm::Value *array(const Inst &i);
+  void table(const kir::Table &t);
+  void launchBounds();
   void async(const Inst &i);
   llvm::Value *matrix(const Inst &i);
   llvm::Value *pack(const Inst &i);
@@ -73,7 +73,7 @@ private:
   const kir::Kernel &k;
   llvm::Module &m;
   llvm::LLVMContext &ctx;
-  mutable llvm::IRBuilder<> b;
+  llvm::IRBuilder<> b;
   llvm::Function *fn = nullptr;
   std::vector<llvm::GlobalVariable *> tables;
   std::map<ValueId, llvm::Value *> values;
@@ -98,63 +98,39 @@ llvm::Function *Renderer::declare() {
 }
 
 llvm::Value *Renderer::special(kir::Special s) {
-  switch (s) {
-  case kir::Special::TidX:
-    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-  case kir::Special::TidY:
-    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y);
-  case kir::Special::NtidX:
-    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
-  case kir::Special::CtaidX:
-    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
-  case kir::Special::NctaidX:
-    return readSpecialRegister(b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
-  }
-  FUSEC_ASSERT(false, "unknown special register");
+  namespace I = llvm::Intrinsic;
+  // Indexed by kir::Special.
+  static constexpr I::ID kRegisters[] = {
+      I::nvvm_read_ptx_sreg_tid_x, I::nvvm_read_ptx_sreg_tid_y, I::nvvm_read_ptx_sreg_ntid_x,
+      I::nvvm_read_ptx_sreg_ctaid_x, I::nvvm_read_ptx_sreg_nctaid_x};
+  static_assert(std::size(kRegisters) == size_t(kir::Special::NctaidX) + 1);
+  llvm::Value *v = b.CreateIntrinsic(kRegisters[size_t(s)], {}, {});
+  return b.CreateZExt(v, b.getInt64Ty());
 }
 
 llvm::Value *Renderer::index(const Inst &i) {
   llvm::Value *x = get(i.operands[0]), *y = get(i.operands[1]);
-  switch (i.indexOp) {
-  case kir::IndexOp::Add:
-    return b.CreateAdd(x, y);
-  case kir::IndexOp::Sub:
-    return b.CreateSub(x, y);
-  case kir::IndexOp::Mul:
-    return b.CreateMul(x, y);
-  case kir::IndexOp::Div: // index values are never negative
-    return b.CreateUDiv(x, y);
-  case kir::IndexOp::Rem:
-    return b.CreateURem(x, y);
-  case kir::IndexOp::Shl:
-    return b.CreateShl(x, y);
-  case kir::IndexOp::Lt:
+  if (i.indexOp == kir::IndexOp::Lt)
     return b.CreateICmpSLT(x, y);
-  case kir::IndexOp::And:
-    return b.CreateAnd(x, y);
-  case kir::IndexOp::Xor:
-    return b.CreateXor(x, y);
-  case kir::IndexOp::Shr:
-    return b.CreateLShr(x, y);
-  }
-  FUSEC_ASSERT(false, "unknown index op");
+  using I = llvm::Instruction;
+  // Indexed by kir::IndexOp, Lt's row unused; division and shifts are unsigned, as index values
+  // are never negative.
+  static constexpr I::BinaryOps kOps[] = {I::Add, I::Sub,          I::Mul, I::UDiv, I::URem,
+                                          I::Shl, I::BinaryOpsEnd, I::And, I::Xor,  I::LShr};
+  static_assert(std::size(kOps) == size_t(kir::IndexOp::Shr) + 1);
+  return b.CreateBinOp(kOps[size_t(i.indexOp)], x, y);
 }
 
 llvm::Value *Renderer::shuffle(const Inst &i) {
-  using llvm::Intrinsic::ID;
-  auto [f32, i32] = [&]() -> std::pair<ID, ID> {
-    switch (i.shuffle) {
-    case kir::ShuffleMode::Xor:
-      return {llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32};
-    case kir::ShuffleMode::Down:
-      return {llvm::Intrinsic::nvvm_shfl_sync_down_f32, llvm::Intrinsic::nvvm_shfl_sync_down_i32};
-    case kir::ShuffleMode::Up:
-      return {llvm::Intrinsic::nvvm_shfl_sync_up_f32, llvm::Intrinsic::nvvm_shfl_sync_up_i32};
-    case kir::ShuffleMode::Idx:
-      break;
-    }
-    return {llvm::Intrinsic::nvvm_shfl_sync_idx_f32, llvm::Intrinsic::nvvm_shfl_sync_idx_i32};
-  }();
+  namespace I = llvm::Intrinsic;
+  // Indexed by kir::ShuffleMode: the f32 and the i32 shuffle.
+  static constexpr std::pair<I::ID, I::ID> kModes[] = {
+      {I::nvvm_shfl_sync_bfly_f32, I::nvvm_shfl_sync_bfly_i32},
+      {I::nvvm_shfl_sync_down_f32, I::nvvm_shfl_sync_down_i32},
+      {I::nvvm_shfl_sync_up_f32, I::nvvm_shfl_sync_up_i32},
+      {I::nvvm_shfl_sync_idx_f32, I::nvvm_shfl_sync_idx_i32}};
+  static_assert(std::size(kModes) == size_t(kir::ShuffleMode::Idx) + 1);
+  auto [f32, i32] = kModes[size_t(i.shuffle)];
   // The group's bounds as shfl.sync's c operand: its segment mask, and the
   // last lane to read (the first one for `up`).
   unsigned width = unsigned(i.imm);
@@ -175,23 +151,29 @@ llvm::Value *Renderer::shuffle(const Inst &i) {
   return b.CreateBitCast(r, t);
 }
 
-/// The address of a load's or store's first element, and its alignment:
-/// a vector of `lanes` elements is aligned to its size.
-llvm::Value *Renderer::address(const Inst &i, llvm::Align &align) {
-  DType elem = k.typeOf(i.operands[0]).elem;
-  align = llvm::Align(dtypeSize(elem) * i.lanes);
-  return b.CreateGEP(type(elem), get(i.operands[0]), get(i.operands[1]));
+/// An array in shared memory (addrspace(3)): the kernel's own, or the launch's dynamic one.
+llvm::GlobalVariable *Renderer::sharedArray(llvm::ArrayType *t, const std::string &name,
+                                            bool dynamic, unsigned align) {
+  auto *g = new llvm::GlobalVariable(m, t, false,
+                                     dynamic ? llvm::GlobalValue::ExternalLinkage
+                                             : llvm::GlobalValue::InternalLinkage,
+                                     dynamic ? nullptr : llvm::UndefValue::get(t), name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(align));
+  return g;
 }
 
-llvm::Value *Renderer::dynamicShared(const Inst &) {
-  std::string name = k.name + "_dynamic_shared";
-  if (llvm::GlobalVariable *g = m.getNamedGlobal(name))
-    return g;
-  auto *t = llvm::ArrayType::get(b.getInt8Ty(), 0);
-  auto *g = new llvm::GlobalVariable(m, t, false, llvm::GlobalValue::ExternalLinkage, nullptr, name,
-                                     nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  g->setAlignment(llvm::Align(128));
-  return g;
+/// A shared array named for the kernel too, or an alloca at the start of the entry block (where
+/// SROA and mem2reg promote it).
+llvm::Value *Renderer::array(const Inst &i) {
+  auto *t = llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm));
+  const std::string &name = k.values[i.result].name;
+  if (k.typeOf(i.result).space == kir::Space::Shared)
+    return sharedArray(t, k.name + "_" + name, false, i.align);
+  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+  llvm::AllocaInst *a = entry.CreateAlloca(t, nullptr, name);
+  a->setAlignment(llvm::Align(i.align));
+  return a;
 }
 
 void Renderer::async(const Inst &i) {
@@ -295,7 +277,6 @@ void Renderer::branch(const Inst &i) {
 }
 
 void Renderer::inst(const Inst &i) {
-  llvm::Align align;
   switch (i.op) {
   case Opcode::Param:
     return set(i, fn->getArg(unsigned(i.imm)));
@@ -313,32 +294,25 @@ void Renderer::inst(const Inst &i) {
       args.push_back(get(v));
     return set(i, llvmPointwiseValue(b, i.math, args));
   }
-  case Opcode::Widen:
-    if (k.typeOf(i.result).lanes > 1) // an f16 or bf16 pair
-      return set(i, b.CreateFPExt(get(i.operands[0]), type(k.typeOf(i.result))));
-    return set(i, llvmWiden(b, i.dtype, get(i.operands[0])));
-  case Opcode::Narrow:
-    if (k.typeOf(i.result).lanes > 1) // a pair: cvt.rn.f16x2.f32 where the target has it
-      return set(i, b.CreateFPTrunc(get(i.operands[0]), type(k.typeOf(i.result))));
-    return set(i, llvmNarrow(b, i.dtype, get(i.operands[0])));
+  case Opcode::Widen: // bool from i8, else f16 or bf16 (or a pair of them) to f32
+    if (i.dtype == DType::Bool)
+      return set(i, b.CreateICmpNE(get(i.operands[0]), b.getInt8(0)));
+    return set(i, b.CreateFPExt(get(i.operands[0]), type(k.typeOf(i.result))));
+  case Opcode::Narrow: // rounds to nearest even; a pair by cvt.rn.f16x2.f32 where there is one
+    if (i.dtype == DType::Bool)
+      return set(i, b.CreateZExt(get(i.operands[0]), b.getInt8Ty()));
+    return set(i, b.CreateFPTrunc(get(i.operands[0]), type(k.typeOf(i.result))));
   case Opcode::Load: {
-    llvm::Value *at = address(i, align);
-    return set(i, b.CreateAlignedLoad(type(k.typeOf(i.result)), at, align));
+    llvm::Value *at = elementAddress(i, 0);
+    return set(i, b.CreateAlignedLoad(type(k.typeOf(i.result)), at, alignment(i)));
   }
   case Opcode::Store: {
-    llvm::Value *at = address(i, align);
-    b.CreateAlignedStore(get(i.operands[2]), at, align);
+    llvm::Value *at = elementAddress(i, 0);
+    b.CreateAlignedStore(get(i.operands[2]), at, alignment(i));
     return;
   }
-  case Opcode::Alloca: {
-    if (k.typeOf(i.result).space == kir::Space::Shared)
-      return set(i, emitSharedArray(m, type(i.dtype), uint64_t(i.imm),
-                                    k.name + "_" + k.values[i.result].name, i.align));
-    llvm::AllocaInst *a = emitEntryAlloca(b, llvm::ArrayType::get(type(i.dtype), uint64_t(i.imm)),
-                                          k.values[i.result].name);
-    a->setAlignment(llvm::Align(i.align));
-    return set(i, a);
-  }
+  case Opcode::Alloca:
+    return set(i, array(i));
   case Opcode::Table:
     return set(i, tables[i.imm]);
   case Opcode::For:
@@ -346,11 +320,15 @@ void Renderer::inst(const Inst &i) {
   case Opcode::If:
     return branch(i);
   case Opcode::Barrier:
-    return emitBarrier(b);
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+    return;
   case Opcode::Shuffle:
     return set(i, shuffle(i));
-  case Opcode::DynamicShared:
-    return set(i, dynamicShared(i));
+  case Opcode::DynamicShared: {
+    std::string name = k.name + "_dynamic_shared";
+    llvm::GlobalVariable *g = m.getNamedGlobal(name);
+    return set(i, g ? g : sharedArray(llvm::ArrayType::get(b.getInt8Ty(), 0), name, true, 128));
+  }
   case Opcode::Async:
     return async(i);
   case Opcode::Matrix:
@@ -367,12 +345,36 @@ void Renderer::block(const kir::Block &blk) {
     inst(i);
 }
 
+/// A constant table in global memory holding its elements in their compute type.
+void Renderer::table(const kir::Table &t) {
+  std::vector<llvm::Constant *> elements;
+  for (size_t e = 0; e < t.data.numElements(); ++e)
+    elements.push_back(llvmConstant(ctx, t.data, e));
+  auto *type = llvm::ArrayType::get(llvmType(ctx, kir::computeType(t.data.dtype)), elements.size());
+  tables.push_back(new llvm::GlobalVariable(m, type, true, llvm::GlobalValue::InternalLinkage,
+                                            llvm::ConstantArray::get(type, elements), t.name,
+                                            nullptr, llvm::GlobalValue::NotThreadLocal, 1));
+}
+
+/// __launch_bounds__(maxThreads, minBlocks).
+void Renderer::launchBounds() {
+  llvm::NamedMDNode *annotations = m.getOrInsertNamedMetadata("nvvm.annotations");
+  auto add = [&](const char *key, unsigned value) {
+    llvm::Metadata *ops[] = {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, key),
+                             llvm::ConstantAsMetadata::get(b.getInt32(value))};
+    annotations->addOperand(llvm::MDNode::get(ctx, ops));
+  };
+  add("maxntidx", k.maxThreads);
+  if (k.minBlocks)
+    add("minctasm", k.minBlocks);
+}
+
 void Renderer::run() {
   for (const kir::Table &t : k.tables)
-    tables.push_back(emitConstantTable(m, t.data, t.name));
+    table(t);
   fn = declare();
   if (k.maxThreads)
-    setLaunchBounds(*fn, k.maxThreads, k.minBlocks);
+    launchBounds();
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();
@@ -385,7 +387,10 @@ std::string render(const kir::Kernel &k) {
   llvm::Module m(k.name, ctx);
   prepareNvptxModule(m);
   Renderer(k, m).run();
-  return printModule(m);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return text;
 }
 
 } // namespace fusec::llvmir

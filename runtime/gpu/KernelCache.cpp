@@ -17,7 +17,7 @@
 // PTX size, cubin size, xxh3 of PTX followed by cubin; then the two payloads.
 #include "runtime/gpu/KernelCache.h"
 
-#include "codegen/llvm/Compile.h"
+#include "codegen/llvm/Nvptx.h"
 #include "include/fusec/fusec.h"
 #include "ir/FileIO.h"
 #include "runtime/gpu/Nvtx.h"

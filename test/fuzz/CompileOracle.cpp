@@ -2,12 +2,12 @@
 // equivalence check and kernel generation on both back ends, driven through
 // the entry points `fusec-opt --check-equivalence` and `fusec compile` use
 // (runtime/CompilePipeline.h, runtime/reference/Equivalence.h, codegen/Codegen.h,
-// runtime/gpu/Lowering.h, codegen/llvm/Compile.h, runtime/gpu/Nvrtc.h).
+// runtime/gpu/Lowering.h, codegen/llvm/Nvptx.h, runtime/gpu/Nvrtc.h).
 #include "test/fuzz/CompileOracle.h"
 
 #include "codegen/Codegen.h"
 #include "codegen/cuda/Render.h"
-#include "codegen/llvm/Compile.h"
+#include "codegen/llvm/Nvptx.h"
 #include "ir/Assert.h"
 #include "ir/Verifier.h"
 #include "runtime/CompilePipeline.h"

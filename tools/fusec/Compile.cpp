@@ -8,11 +8,10 @@
 // back end need NVRTC, the LLVM back end only the toolkit's libdevice. What is left to run time
 // (kernels that need bound shapes, kernels that run op by op) is listed in notes, never faked.
 // --dim binds symbolic dims, so that everything is generated.
-#include "codegen/llvm/Compile.h"
-
 #include "codegen/Codegen.h"
 #include "codegen/cuda/Render.h"
 #include "codegen/kir/Kir.h"
+#include "codegen/llvm/Nvptx.h"
 #include "ir/Dot.h"
 #include "ir/Kernel.h"
 #include "runtime/CompilePipeline.h"
