@@ -79,39 +79,6 @@ std::string arithmeticExpr(OpKind k, DType t, const std::string &a, const std::s
   return infix(a, kOperators[size_t(k) - size_t(OpKind::Add)], b);
 }
 
-std::string unaryExpr(const kir::MathOp &op, DType t, const std::string &x) {
-  bool isInt = isInteger(t);
-  switch (op.kind) {
-  case OpKind::Neg:
-    return isInt ? call("fusec_neg_i", x) : "-" + x;
-  case OpKind::Abs:
-    return call(isInt ? "fusec_abs_i" : mathFn(t, "fabs"), x);
-  case OpKind::Relu: // a NaN stays NaN
-    return x + " < 0 ? " + (isInt ? "0" : floatLiteral(0, t == DType::F64)) + " : " + x;
-  case OpKind::Exp:
-    if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
-      return call("fusec_exp_narrow_f32", x);
-    [[fallthrough]];
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Rsqrt:
-  case OpKind::Tanh:
-  case OpKind::Erf:
-    return call(mathFn(t, opInfo(op.kind).spelling), x);
-  case OpKind::Sigmoid:
-    return call(helper(t, "sigmoid"), x);
-  case OpKind::Silu:
-    return x + " * " + call(helper(t, "sigmoid"), x);
-  case OpKind::Gelu:
-    if (op.tanh)
-      return call(helper(t, "gelu_tanh"), x);
-    // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
-    return call(isNarrowFloat(t) ? "fusec_gelu_narrow_f32" : helper(t, "gelu"), x);
-  default:
-    FUSEC_ASSERT(false, "not a unary pointwise op");
-  }
-}
-
 /// Converts a value of float dtype `from` (f32 or f64 registers) to `to`.
 std::string castFromFloat(DType from, DType to, const std::string &x) {
   std::string wide = from == DType::F64 ? x : "(double)" + x;
@@ -198,17 +165,60 @@ std::string constantLiteral(const DenseData &d, size_t i) {
 
 std::string pointwiseExpr(const kir::MathOp &op, const std::vector<std::string> &args) {
   DType t = op.operand;
-  if (op.kind == OpKind::Cast)
-    return castExpr(t, op.result, args[0]);
-  if (op.kind == OpKind::Where)
-    return args[0] + " ? " + args[1] + " : " + args[2];
-  if (isComparison(op.kind)) { // eq ne lt le gt ge
+  const std::string &x = args[0];
+  bool isInt = isInteger(t);
+  switch (op.kind) {
+  case OpKind::Neg:
+    return isInt ? call("fusec_neg_i", x) : "-" + x;
+  case OpKind::Abs:
+    return call(isInt ? "fusec_abs_i" : mathFn(t, "fabs"), x);
+  case OpKind::Relu: // a NaN stays NaN
+    return x + " < 0 ? " + (isInt ? "0" : floatLiteral(0, t == DType::F64)) + " : " + x;
+  case OpKind::Exp:
+    if (isNarrowFloat(t)) // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
+      return call("fusec_exp_narrow_f32", x);
+    [[fallthrough]];
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+    return call(mathFn(t, opInfo(op.kind).spelling), x);
+  case OpKind::Sigmoid:
+    return call(helper(t, "sigmoid"), x);
+  case OpKind::Silu:
+    return x + " * " + call(helper(t, "sigmoid"), x);
+  case OpKind::Gelu:
+    if (op.tanh)
+      return call(helper(t, "gelu_tanh"), x);
+    // Note [Math of f16 and bf16 values] in device/Pointwise.cuh
+    return call(isNarrowFloat(t) ? "fusec_gelu_narrow_f32" : helper(t, "gelu"), x);
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Max:
+  case OpKind::Min:
+    return arithmeticExpr(op.kind, t, x, args[1]);
+  case OpKind::Eq:
+  case OpKind::Ne:
+  case OpKind::Lt:
+  case OpKind::Le:
+  case OpKind::Gt:
+  case OpKind::Ge: {
     static constexpr std::string_view kOperators[] = {"==", "!=", "<", "<=", ">", ">="};
-    return infix(args[0], kOperators[size_t(op.kind) - size_t(OpKind::Eq)], args[1]);
+    return infix(x, kOperators[size_t(op.kind) - size_t(OpKind::Eq)], args[1]);
   }
-  if (isBinaryArithmetic(op.kind))
-    return arithmeticExpr(op.kind, t, args[0], args[1]);
-  return unaryExpr(op, t, args[0]);
+  case OpKind::Cast:
+    return castExpr(t, op.result, x);
+  case OpKind::Where:
+    return x + " ? " + args[1] + " : " + args[2];
+#define FUSEC_CASES_Pointwise(Id)
+#include "ir/OpCases.def"
+    break;
+  }
+  FUSEC_ASSERT(false, "not a pointwise op");
 }
 
 } // namespace fusec::cuda

@@ -323,15 +323,44 @@ llvm::Constant *llvmConstant(llvm::LLVMContext &ctx, const DenseData &d, size_t 
 llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
                                 const std::vector<llvm::Value *> &args) {
   DType t = op.operand;
-  if (op.kind == OpKind::Cast)
-    return cast(b, t, op.result, args[0]);
-  if (op.kind == OpKind::Where)
-    return b.CreateSelect(args[0], args[1], args[2]);
-  if (isComparison(op.kind))
-    return compare(b, op.kind, args[0], args[1]);
-  if (isBinaryArithmetic(op.kind))
+  switch (op.kind) {
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Relu:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+  case OpKind::Sigmoid:
+  case OpKind::Silu:
+  case OpKind::Gelu:
+    return unary(b, op, t, args[0]);
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Max:
+  case OpKind::Min:
     return arithmetic(b, op.kind, args[0], args[1]);
-  return unary(b, op, t, args[0]);
+  case OpKind::Eq:
+  case OpKind::Ne:
+  case OpKind::Lt:
+  case OpKind::Le:
+  case OpKind::Gt:
+  case OpKind::Ge:
+    return compare(b, op.kind, args[0], args[1]);
+  case OpKind::Cast:
+    return cast(b, t, op.result, args[0]);
+  case OpKind::Where:
+    return b.CreateSelect(args[0], args[1], args[2]);
+#define FUSEC_CASES_Pointwise(Id)
+#include "ir/OpCases.def"
+    break;
+  }
+  FUSEC_ASSERT(false, "not a pointwise op");
 }
 
 } // namespace fusec::llvmir
