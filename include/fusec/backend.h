@@ -4,8 +4,9 @@
 namespace fusec {
 
 /// How kernels are compiled: CUDA C++ through NVRTC, or LLVM IR through
-/// LLVM's NVPTX back end (no NVRTC needed; pointwise kernels so far). Both
-/// render the same kernel plans, with the same parameters and launches.
+/// LLVM's NVPTX back end (no NVRTC needed). Both render the same kernels
+/// (each built once in fusec's kernel IR), with the same parameters and
+/// launches.
 enum class Backend { Nvrtc, Llvm };
 
 } // namespace fusec
