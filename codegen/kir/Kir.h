@@ -62,35 +62,35 @@ using ValueId = uint32_t;
 inline constexpr ValueId kNoValue = ~0u;
 
 enum class Opcode : uint8_t {
-  Param,   ///< kernel parameter `imm`
-  Const,   ///< integer constant `imm` of the result type
-  Literal, ///< element 0 of `dense`, of computeType(dense.dtype)
-  Special, ///< special register `special`, as an index
-  Index,   ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
-  Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
-  Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
-  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); both
-           ///< convert an f16 or bf16 pair (2 lanes) too, as one 32-bit word
-  Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
-  Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
-  Alloca,  ///< an array of `imm` elements of `dtype` in the result's space
-           ///< (local: per thread; shared: per block, uninitialized)
-  Table,   ///< Kernel::tables[`imm`]: a global pointer
-  For,     ///< for (result = op0; result < op1; result += op2) regions[0]
-  If,      ///< if (operand 0) regions[0] else regions[1]
-  Barrier, ///< every thread of the block waits here (bar.sync 0)
-  Shuffle, ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle`
-           ///< names by operand 1, within groups of `imm` lanes (a power of
-           ///< two <= 32), among the lanes of the warp whose bits are set in
-           ///< operand 2 (an i64; every lane named must take part)
+  Param,         ///< kernel parameter `imm`
+  Const,         ///< integer constant `imm` of the result type
+  Literal,       ///< element 0 of `dense`, of computeType(dense.dtype)
+  Special,       ///< special register `special`, as an index
+  Index,         ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
+  Math,          ///< pointwise `math` of ir/Ops.def over compute-type operands
+  Widen,         ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
+  Narrow,        ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); both
+                 ///< convert an f16 or bf16 pair (2 lanes) too, as one 32-bit word
+  Load,          ///< `lanes` elements at operand 0 + operand 1 (element index)
+  Store,         ///< operand 2 (`lanes` elements) to operand 0 + operand 1
+  Alloca,        ///< an array of `imm` elements of `dtype` in the result's space
+                 ///< (local: per thread; shared: per block, uninitialized)
+  Table,         ///< Kernel::tables[`imm`]: a global pointer
+  For,           ///< for (result = op0; result < op1; result += op2) regions[0]
+  If,            ///< if (operand 0) regions[0] else regions[1]
+  Barrier,       ///< every thread of the block waits here (bar.sync 0)
+  Shuffle,       ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle`
+                 ///< names by operand 1, within groups of `imm` lanes (a power of
+                 ///< two <= 32), among the lanes of the warp whose bits are set in
+                 ///< operand 2 (an i64; every lane named must take part)
   DynamicShared, ///< the block's dynamic shared memory (the launch's
                  ///< sharedBytes) as an array of `dtype`; every one aliases
                  ///< the same bytes, 128-byte aligned
-  Async,   ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
-  Matrix,  ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
-  Select,  ///< operand 1 if predicate operand 0, else operand 2 (any one type)
-  Pack,    ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
-           ///< packed into one i32 word (cvt.rn.f16x2.f32)
+  Async,         ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
+  Matrix,        ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
+  Select,        ///< operand 1 if predicate operand 0, else operand 2 (any one type)
+  Pack,          ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
+                 ///< packed into one i32 word (cvt.rn.f16x2.f32)
 };
 
 enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
@@ -136,10 +136,10 @@ struct Inst {
   Opcode op;
   ValueId result = kNoValue;
   std::vector<ValueId> operands = {};
-  int64_t imm = 0; ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
-                   ///< Shuffle (width), Async (bytes, groups), Matrix (LoadX4: transposed)
+  int64_t imm = 0;          ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
+                            ///< Shuffle (width), Async (bytes, groups), Matrix (LoadX4: transposed)
   DType dtype = DType::F32; ///< Widen, Narrow, Alloca, DynamicShared, Matrix (Mma), Pack
-  unsigned lanes = 1;   ///< Load, Store
+  unsigned lanes = 1;       ///< Load, Store
   Special special = Special::TidX;
   IndexOp indexOp = IndexOp::Add;
   ShuffleMode shuffle = ShuffleMode::Xor;
@@ -194,9 +194,9 @@ public:
   void rename(ValueId v, const std::string &name) { k.values[v].name = name; }
   unsigned table(const std::string &name, const DenseData &data);
 
-  ValueId index(int64_t v);
-  /// An integer constant of type `t` (i32 or i64; index(v) for i64).
+  /// An integer constant of type `t` (i32, wrapped to 32 bits, or i64).
   ValueId constant(DType t, int64_t v);
+  ValueId index(int64_t v) { return constant(DType::I64, v); }
   /// The value of `v` when it is an index constant this builder made.
   std::optional<int64_t> constantOf(ValueId v) const {
     auto it = constants.find(v);
@@ -254,12 +254,13 @@ public:
                   const std::function<void()> &otherwise = {});
 
 private:
-  ValueId define(Type t, const std::string &name);
+  Inst &append(Inst inst);
+  /// Appends `inst`, defining its result of type `t`.
+  ValueId emit(Type t, const std::string &name, Inst inst);
+  /// The value `key` names in an open block, else emit(t, "", inst) under `key`.
+  ValueId reused(const std::string &key, Type t, Inst inst);
   /// Runs `build` with `block` open.
   void inBlock(Block &block, const std::function<void()> &build);
-  Inst &append(Inst inst);
-  /// The value `key` names in an open block, or kNoValue.
-  ValueId reuse(const std::string &key) const;
 
   /// An open block and the constants and registers defined in it, by key.
   struct Scope {
