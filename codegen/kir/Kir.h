@@ -14,10 +14,8 @@
 //
 // Types. A value is a scalar or a vector of `lanes` scalars of a DType, or a
 // pointer into an address space. Memory holds *storage* types and math runs
-// in *compute* types (storageType/computeType below): f16 and bf16 are 16-bit
-// patterns in memory and f32 in math; bool is a byte in memory and a
-// predicate in math. `widen` and `narrow` convert between the two; `cast`
-// (the pointwise op) converts between compute types with the IR's rounding.
+// in *compute* types (storageType/computeType below); `widen` and `narrow`
+// convert between the two, `cast` (the pointwise op) between compute types.
 //
 // Growing it. A new primitive (shuffles, mma, cp.async, wgmma, TMA,
 // mbarriers) is one Opcode, one case in the verifier, the printer and each

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace fusec::codegen {
+namespace fusec::templates {
 
 /// The coordinates of `flat` in a row-major space of `rank` axes, at least
 /// along the axes in `needed`: peeled off from the last axis down to the
@@ -36,4 +36,4 @@ std::pair<kir::ValueId, kir::ValueId> gridStride(kir::Builder &b);
 void gridStrideLoop(kir::Builder &b, kir::ValueId count,
                     const std::function<void(kir::ValueId i)> &body);
 
-} // namespace fusec::codegen
+} // namespace fusec::templates

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace fusec::codegen {
+namespace fusec::templates {
 
 /// `kernel` (template "pointwise") in kir, its entry point `entry`. Reports
 /// an error at the offending op, and returns nullopt, when the body holds an
@@ -18,4 +18,4 @@ namespace fusec::codegen {
 std::optional<KirKernel> buildPointwise(const Op &kernel, const std::string &entry,
                                         Diagnostics &diags);
 
-} // namespace fusec::codegen
+} // namespace fusec::templates

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-namespace fusec::codegen {
+namespace fusec::templates {
 
 struct KirKernel {
   kir::Kernel kernel;
@@ -18,4 +18,4 @@ struct KirKernel {
   std::string schedule; ///< KernelFacts::schedule
 };
 
-} // namespace fusec::codegen
+} // namespace fusec::templates
