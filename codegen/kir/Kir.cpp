@@ -2,15 +2,9 @@
 #include "codegen/kir/Kir.h"
 
 #include "ir/Assert.h"
-
-#include <cmath>
-#include <cstring>
+#include "ir/Numerics.h"
 
 namespace fusec::kir {
-
-DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
-
-DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 
 MathOp mathOf(const Op &op) {
   FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
@@ -83,20 +77,7 @@ ValueId Builder::literal(const DenseData &splat, const std::string &name) {
 ValueId Builder::literal(DType t, double v, const std::string &name) {
   FUSEC_ASSERT(t == DType::F32 || t == DType::F64 || isInteger(t), "a literal of f32, f64 or ints");
   std::vector<uint8_t> bytes(dtypeSize(t));
-  if (t == DType::F32) {
-    float f = float(v);
-    std::memcpy(bytes.data(), &f, 4);
-  } else if (t == DType::F64) {
-    std::memcpy(bytes.data(), &v, 8);
-  } else { // ±inf is the type's lowest or highest value; the low bytes (little-endian)
-    unsigned bits = 8 * dtypeSize(t);
-    int64_t highest = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
-    int64_t i = std::isnan(v)           ? 0
-                : v <= double(-highest) ? -highest - 1
-                : v >= double(highest)  ? highest
-                                        : int64_t(v);
-    std::memcpy(bytes.data(), &i, bytes.size());
-  }
+  storeElement(t, v, bytes.data()); // an integer's ±inf: its lowest or highest value
   return literal(DenseData::makeSplat(t, {}, bytes), name);
 }
 

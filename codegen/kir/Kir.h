@@ -1,10 +1,8 @@
 // kir, the kernel IR: one GPU kernel as a small, typed, structured program
 // that every kernel template builds once and each back end renders (the CUDA
 // C++ renderer in codegen/cuda/, the LLVM IR renderer in codegen/llvm/).
-// kir knows GPUs, not kernel families: parameters, integer index math,
-// counted loops, loads and stores by address space and vector width, local
-// arrays, constant tables, special registers, and the math of the pointwise
-// ops of ir/Ops.def, whose device semantics each renderer defines once.
+// kir knows GPUs, not kernel families; the device semantics of its math (the
+// pointwise ops of ir/Ops.def) each renderer defines once.
 //
 // Form. A kernel is a tree of blocks of instructions. An instruction may
 // define one value (SSA: defined once, used only after its definition in its
@@ -50,11 +48,10 @@ struct Type {
   bool operator==(const Type &o) const = default;
 };
 
-/// The type of dtype `t`'s elements in memory: f16 and bf16 themselves, i8 for
-/// bool, else `t`.
-DType storageType(DType t);
+/// The type of dtype `t`'s elements in memory: i8 for bool, else `t` (f16, bf16 themselves).
+inline DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
 /// The type math on dtype `t` runs in: f32 for f16 and bf16, else `t`.
-DType computeType(DType t);
+inline DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 
 using ValueId = uint32_t;
 inline constexpr ValueId kNoValue = ~0u;
