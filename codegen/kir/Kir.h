@@ -238,7 +238,6 @@ public:
   ValueId loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name = "");
   /// c + a * b on the tensor cores, a and b pairs of `t` (f16 or bf16).
   ValueId mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name = "");
-  /// cond ? a : b.
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.

@@ -266,10 +266,6 @@ private:
 
   ValueId scalar(const Scalar &s) { return s.value ? b.index(*s.value) : params[s.arg]; }
   ValueId pointer(const Value *v) const { return params[plan.pointerArg.at(v)]; }
-  bool isFlat(const Value *v) const {
-    auto it = plan.index.find(v);
-    return it != plan.index.end() && it->second.flat;
-  }
 
   void declareParams() {
     for (const KernelArg &a : plan.args) {
@@ -321,9 +317,9 @@ private:
       DType t = v->type().dtype;
       std::string name = "v_" + v->name();
       std::string loaded = kir::storageType(t) == kir::computeType(t) ? name : "";
-      ValueId x = lanes && isFlat(v)
-                      ? b.load(lanes->arrays.at(v), lanes->lane, 1, loaded)
-                      : b.load(pointer(v), indexOf(plan.index.at(v), i, c), 1, loaded);
+      const Indexing &index = plan.index.at(v);
+      ValueId x = lanes && index.flat ? b.load(lanes->arrays.at(v), lanes->lane, 1, loaded)
+                                      : b.load(pointer(v), indexOf(index, i, c), 1, loaded);
       value[v] = b.widen(t, x, name);
     }
     for (const auto &op : body.ops()) {
@@ -360,7 +356,7 @@ private:
       };
       ValueId zero = b.index(0);
       for (const Value *v : body.inputs()) {
-        if (!v->hasUses() || !isFlat(v))
+        if (!v->hasUses() || !plan.index.at(v).flat)
           continue;
         ValueId a = array(v);
         b.store(a, zero, b.load(pointer(v), base, width), width);
