@@ -88,8 +88,8 @@ ValueId Builder::special(Special s) {
 
 namespace {
 
-/// `op` of two index constants (`b` nonzero for div and rem; shifts below
-/// 64), as i64 math does on the GPU (the caller wraps i32 results).
+/// `op` of two index constants (`b` nonzero for div and rem; shifts below 64), as i64 math does on
+/// the GPU (the caller wraps i32 results).
 int64_t fold(IndexOp op, int64_t a, int64_t b) {
   uint64_t x = uint64_t(a), y = uint64_t(b);
   switch (op) {
@@ -120,9 +120,8 @@ int64_t fold(IndexOp op, int64_t a, int64_t b) {
 } // namespace
 
 ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name) {
-  // x * 1, x / 1, x + 0 and x - 0 are x, x % 1 is 0, and math on two
-  // constants is a constant: templates write index math for the general
-  // case and leave such steps to the builder.
+  // x * 1, x / 1, x + 0 and x - 0 are x, x % 1 is 0, and math on two constants is a constant:
+  // templates write index math for the general case and leave such steps to the builder.
   std::optional<int64_t> ca = constantOf(a), cb = constantOf(b);
   bool unit = (op == IndexOp::Mul || op == IndexOp::Div) && cb == 1;
   if (unit || ((op == IndexOp::Add || op == IndexOp::Sub) && cb == 0))
@@ -235,8 +234,8 @@ ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) 
 }
 
 void Builder::inBlock(Block &block, const std::function<void()> &build) {
-  // Nothing is appended to the enclosing block while `block` is open, so
-  // the instruction that owns it stays where it is meanwhile.
+  // Nothing is appended to the enclosing block while `block` is open, so the instruction that owns
+  // it stays where it is meanwhile.
   scopes.push_back({&block, {}});
   build();
   scopes.pop_back();

@@ -1,5 +1,5 @@
-// kir's text form, for `fusec compile --emit=kir` and lit tests: one
-// instruction a line, regions indented, every value named once.
+// kir's text form, for `fusec compile --emit=kir` and lit tests: one instruction a line, regions
+// indented, every value named once.
 //
 //   kernel @fusec_f_y(%in_x: ptr<global f16> readonly, %numel: i64) {
 //     %first = add %t, %t_1 : i64

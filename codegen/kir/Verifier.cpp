@@ -1,8 +1,7 @@
-// kir's verifier: every use is of a value defined earlier in its block or in
-// an enclosing one, and every instruction has the operand types its opcode
-// takes (Kir.h). It checks what a renderer relies on, so that a template's
-// mistake is reported at the instruction rather than as a malformed CUDA
-// or LLVM module.
+// kir's verifier: every use is of a value defined earlier in its block or in an enclosing one, and
+// every instruction has the operand types its opcode takes (Kir.h). It checks what a renderer
+// relies on, so that a template's mistake is reported at the instruction rather than as a malformed
+// CUDA or LLVM module.
 #include "codegen/kir/Kir.h"
 #include "ir/OpTable.h"
 
@@ -70,8 +69,7 @@ private:
   }
   const Type &type(const Inst &i, size_t o) const { return k.typeOf(i.operands[o]); }
   bool isIndex(ValueId v) const { return k.typeOf(v) == Type::index(); }
-  /// An i32 or i64 scalar: what index math, shared-memory offsets and
-  /// element indices take.
+  /// An i32 or i64 scalar: what index math, shared-memory offsets and element indices take.
   bool isInteger(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::I32) || isIndex(v); }
   bool isPredicate(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::Bool); }
   /// Whether operand `o` points into `s` and operand `o + 1` is an element index.

@@ -1,18 +1,16 @@
-// The pointwise template: a plan, then its kir. One grid-stride loop over
-// the flattened output index space loads each operand element, evaluates
-// the body's ops in order (one math instruction per op) and stores every
-// result. Operands with the output's shape are indexed by the flat index;
-// broadcast operands by per-axis coordinates times strides, literals for
-// static shapes and parameters otherwise (0 where the operand broadcasts at
-// run time), so one kernel serves every binding of the symbolic sizes.
-// Splat constants are literals; other constants are tables in global memory.
+// The pointwise template: a plan, then its kir. One grid-stride loop over the flattened output
+// index space loads each operand element, evaluates the body's ops in order (one math instruction
+// per op) and stores every result. Operands with the output's shape are indexed by the flat index;
+// broadcast operands by per-axis coordinates times strides, literals for static shapes and
+// parameters otherwise (0 where the operand broadcasts at run time), so one kernel serves every
+// binding of the symbolic sizes. Splat constants are literals; other constants are tables in global
+// memory.
 //
-// Vector path (Plan::width = V > 1): a loop over vectors of V elements: one
-// vector load per flat-indexed operand into a local array, the element body
-// in a fully unrolled loop over the V lanes, one vector store per result
-// from its local array; the numel % V tail elements run the scalar loop.
-// Base pointers are 16-byte aligned (a runtime guarantee), so vector i is
-// aligned to its size.
+// Vector path (Plan::width = V > 1): a loop over vectors of V elements: one vector load per
+// flat-indexed operand into a local array, the element body in a fully unrolled loop over the V
+// lanes, one vector store per result from its local array; the numel % V tail elements run the
+// scalar loop. Base pointers are 16-byte aligned (a runtime guarantee), so vector i is aligned to
+// its size.
 //
 // Not done here: reporting an integer division by zero (it gives 0).
 #include "codegen/templates/Pointwise.h"
@@ -30,16 +28,15 @@ namespace {
 
 using kir::ValueId;
 
-/// A size or stride known when the kernel is generated, or the parameter
-/// (an index into Plan::args) that carries it.
+/// A size or stride known when the kernel is generated, or the parameter (an index into Plan::args)
+/// that carries it.
 struct Scalar {
   std::optional<int64_t> value;
   unsigned arg = 0;
 };
 
-/// How an operand (or a constant table) is indexed for output element i:
-/// by i itself, or by the sum over `terms` of coordinate(axis) * stride
-/// (0 for no terms: a broadcast scalar).
+/// How an operand (or a constant table) is indexed for output element i: by i itself, or by the sum
+/// over `terms` of coordinate(axis) * stride (0 for no terms: a broadcast scalar).
 struct Indexing {
   bool flat = false;
   std::vector<std::pair<unsigned, Scalar>> terms; ///< (output axis, stride)
@@ -59,21 +56,19 @@ struct Plan {
 };
 
 // Note [Pointwise kernel arguments]
-// A pointwise kernel's parameters are, in order: one pointer per kernel
-// operand (const, in its storage type), one pointer per kernel result, the
-// number of output elements (long long), one long long per distinct symbolic
-// dim of the output (a named dim once, each `?` once), then, for each operand
-// that is not indexed by the flat index, one stride (in elements) per output
-// axis that the operand spans and may not broadcast along: its contiguous
-// stride, or 0 where its run-time size is 1. GeneratedKernel::args lists
-// them with their meaning so that the launcher needs no knowledge of the source.
+// A pointwise kernel's parameters are, in order: one pointer per kernel operand (const, in its
+// storage type), one pointer per kernel result, the number of output elements (long long), one
+// long long per distinct symbolic dim of the output (a named dim once, each `?` once), then, for
+// each operand that is not indexed by the flat index, one stride (in elements) per output axis
+// that the operand spans and may not broadcast along: its contiguous stride, or 0 where its
+// run-time size is 1. GeneratedKernel::args lists them with their meaning so that the launcher
+// needs no knowledge of the source.
 class Planner {
 public:
   Planner(const Op &kernel, Diagnostics &diags)
       : kernel(kernel), body(*kernel.body()), diags(diags) {}
 
-  /// The plan; nullopt after reporting an op the template cannot run or
-  /// results of different shapes.
+  /// The plan; nullopt after reporting an op the template cannot run or results of two shapes.
   std::optional<Plan> run(const std::string &entry) {
     if (!check())
       return std::nullopt;
@@ -150,8 +145,8 @@ private:
     return axes;
   }
 
-  /// The index of a static, contiguous `shape` broadcast to the output: a
-  /// term per axis of size > 1.
+  /// The index of a static, contiguous `shape` broadcast to the output: a term per axis of
+  /// size > 1.
   Indexing staticIndex(const std::vector<int64_t> &shape) {
     Indexing index;
     size_t lead = p.space.size() - shape.size();
@@ -191,9 +186,9 @@ private:
         p.coords.insert(term.first);
   }
 
-  /// V for the vector path: every flat-indexed operand and every result moves
-  /// V elements in one aligned access of at most 16 bytes (V = 16 / the widest
-  /// element size, at least 2); 1 when that does not hold.
+  /// V for the vector path: every flat-indexed operand and every result moves V elements in one
+  /// aligned access of at most 16 bytes (V = 16 / the widest element size, at least 2); 1 when that
+  /// does not hold.
   unsigned vectorWidth() const {
     unsigned widest = 0, narrowest = 16;
     auto visit = [&](DType t) {
@@ -209,9 +204,8 @@ private:
     return width >= 2 && narrowest * width >= 2 ? width : 1;
   }
 
-  // Static shapes: 256 threads a block, about four elements a thread (two
-  // vectors on the vector path; the loop strides over the rest), at most
-  // 2^31-1 blocks.
+  // Static shapes: 256 threads a block, about four elements a thread (two vectors on the vector
+  // path; the loop strides over the rest), at most 2^31-1 blocks.
   void chooseLaunch() {
     std::optional<int64_t> numel = staticNumElements(p.space);
     if (!numel)
@@ -257,8 +251,8 @@ public:
   }
 
 private:
-  /// Where the lanes of the vector path live: a local array per flat
-  /// operand and per result, and the lane.
+  /// Where the lanes of the vector path live: a local array per flat operand and per result, and
+  /// the lane.
   struct Lanes {
     std::map<const Value *, ValueId> arrays;
     ValueId lane = kir::kNoValue;
@@ -304,8 +298,8 @@ private:
     return stridedOffset(b, c, terms);
   }
 
-  /// The body for element `i`: loads, one math instruction per op, stores.
-  /// On the vector path flat operands and results go through `lanes`.
+  /// The body for element `i`: loads, one math instruction per op, stores. On the vector path flat
+  /// operands and results go through `lanes`.
   void element(ValueId i, const Lanes *lanes) {
     std::map<unsigned, ValueId> c =
         coordinates(b, i, unsigned(plan.space.size()), plan.coords,
