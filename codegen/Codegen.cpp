@@ -18,7 +18,7 @@ namespace fusec {
 
 namespace {
 
-GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
+GeneratedKernel renderKir(templates::KirKernel k, Backend backend) {
   std::vector<std::string> errors = kir::verify(k.kernel);
   FUSEC_ASSERT(errors.empty(),
                ("kernel " + k.kernel.name + " is invalid kir: " + errors.front()).c_str());
@@ -30,14 +30,14 @@ GeneratedKernel renderKir(codegen::KirKernel k, Backend backend) {
 }
 
 /// The kir kernel of `op`'s template (a kernel op) or generic kernel.
-std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
-                                        Diagnostics &diags) {
+std::optional<templates::KirKernel> build(const Op &op, const std::string &entry,
+                                          Diagnostics &diags) {
   if (op.kind() != OpKind::Kernel)
     return generic::buildGeneric(op, entry, diags);
   const std::string &name = op.getString("template");
   switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:
-    return codegen::buildPointwise(op, entry, diags);
+    return templates::buildPointwise(op, entry, diags);
   case KernelTemplate::RowReduction:
     return rowred::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
@@ -52,7 +52,7 @@ std::optional<codegen::KirKernel> build(const Op &op, const std::string &entry,
 
 std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
                                       Backend backend) {
-  std::optional<codegen::KirKernel> k = build(op, entry, diags);
+  std::optional<templates::KirKernel> k = build(op, entry, diags);
   return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
 }
 

@@ -2,16 +2,9 @@
 #include "codegen/kir/Kir.h"
 
 #include "ir/Assert.h"
-
-#include <cmath>
-
-#include <cstring>
+#include "ir/Numerics.h"
 
 namespace fusec::kir {
-
-DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
-
-DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 
 MathOp mathOf(const Op &op) {
   FUSEC_ASSERT(op.info().cls == OpClass::Pointwise, "not a pointwise op");
@@ -22,23 +15,11 @@ MathOp mathOf(const Op &op) {
 }
 
 std::string typeName(Type t) {
+  static constexpr const char *kSpaces[] = {"", "global", "shared", "local"};
   std::string elem(dtypeName(t.elem));
-  switch (t.space) {
-  case Space::Global:
-    return "ptr<global " + elem + ">";
-  case Space::Shared:
-    return "ptr<shared " + elem + ">";
-  case Space::Local:
-    return "ptr<local " + elem + ">";
-  case Space::None:
-    break;
-  }
+  if (t.isPointer())
+    return "ptr<" + std::string(kSpaces[unsigned(t.space)]) + " " + elem + ">";
   return t.lanes > 1 ? elem + "x" + std::to_string(t.lanes) : elem;
-}
-
-ValueId Builder::define(Type t, const std::string &name) {
-  k.values.push_back({t, name});
-  return ValueId(k.values.size() - 1);
 }
 
 Inst &Builder::append(Inst inst) {
@@ -47,18 +28,22 @@ Inst &Builder::append(Inst inst) {
   return b.back();
 }
 
-ValueId Builder::reuse(const std::string &key) const {
+ValueId Builder::emit(Type t, const std::string &name, Inst inst) {
+  k.values.push_back({t, name});
+  inst.result = ValueId(k.values.size() - 1);
+  return append(std::move(inst)).result;
+}
+
+ValueId Builder::reused(const std::string &key, Type t, Inst inst) {
   for (const Scope &s : scopes)
     if (auto it = s.known.find(key); it != s.known.end())
       return it->second;
-  return kNoValue;
+  return scopes.back().known[key] = emit(t, "", std::move(inst));
 }
 
 ValueId Builder::param(const std::string &name, Type type, bool readOnly) {
   k.params.push_back({name, type, readOnly});
-  ValueId v = define(type, name);
-  append({.op = Opcode::Param, .result = v, .imm = int64_t(k.params.size() - 1)});
-  return v;
+  return emit(type, name, {.op = Opcode::Param, .imm = int64_t(k.params.size() - 1)});
 }
 
 unsigned Builder::table(const std::string &name, const DenseData &data) {
@@ -66,25 +51,12 @@ unsigned Builder::table(const std::string &name, const DenseData &data) {
   return unsigned(k.tables.size() - 1);
 }
 
-ValueId Builder::index(int64_t v) {
-  std::string key = "const " + std::to_string(v);
-  if (ValueId known = reuse(key); known != kNoValue)
-    return known;
-  ValueId r = scopes.back().known[key] = define(Type::index(), "");
-  constants[r] = v;
-  append({.op = Opcode::Const, .result = r, .imm = v});
-  return r;
-}
-
 ValueId Builder::constant(DType t, int64_t v) {
-  if (t == DType::I64)
-    return index(v);
+  if (t == DType::I32)
+    v = int64_t(int32_t(uint32_t(uint64_t(v))));
   std::string key = "const " + std::string(dtypeName(t)) + " " + std::to_string(v);
-  if (ValueId known = reuse(key); known != kNoValue)
-    return known;
-  ValueId r = scopes.back().known[key] = define(Type::scalar(t), "");
+  ValueId r = reused(key, Type::scalar(t), {.op = Opcode::Const, .imm = v});
   constants[r] = v;
-  append({.op = Opcode::Const, .result = r, .imm = v});
   return r;
 }
 
@@ -93,48 +65,31 @@ ValueId Builder::convert(DType t, ValueId v, const std::string &name) {
   if (from == t)
     return v;
   if (std::optional<int64_t> c = constantOf(v); c && (t == DType::I32 || t == DType::I64))
-    return constant(t, t == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(*c)))) : *c);
+    return constant(t, *c);
   return math(MathOp{OpKind::Cast, from, t}, {v}, name);
 }
 
 ValueId Builder::literal(const DenseData &splat, const std::string &name) {
-  ValueId r = define(Type::scalar(computeType(splat.dtype)), name);
-  append({.op = Opcode::Literal, .result = r, .dense = splat});
-  return r;
+  return emit(Type::scalar(computeType(splat.dtype)), name,
+              {.op = Opcode::Literal, .dense = splat});
 }
 
 ValueId Builder::literal(DType t, double v, const std::string &name) {
   FUSEC_ASSERT(t == DType::F32 || t == DType::F64 || isInteger(t), "a literal of f32, f64 or ints");
   std::vector<uint8_t> bytes(dtypeSize(t));
-  if (t == DType::F32) {
-    float f = float(v);
-    std::memcpy(bytes.data(), &f, 4);
-  } else if (t == DType::F64) {
-    std::memcpy(bytes.data(), &v, 8);
-  } else { // ±inf is the type's lowest or highest value; the low bytes (little-endian)
-    unsigned bits = 8 * dtypeSize(t);
-    int64_t highest = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
-    int64_t i = std::isnan(v) ? 0 : v <= double(-highest) ? -highest - 1
-                                  : v >= double(highest)  ? highest
-                                                          : int64_t(v);
-    std::memcpy(bytes.data(), &i, bytes.size());
-  }
+  storeElement(t, v, bytes.data()); // an integer's ±inf: its lowest or highest value
   return literal(DenseData::makeSplat(t, {}, bytes), name);
 }
 
 ValueId Builder::special(Special s) {
   std::string key = "special " + std::to_string(unsigned(s));
-  if (ValueId known = reuse(key); known != kNoValue)
-    return known;
-  ValueId r = scopes.back().known[key] = define(Type::index(), "");
-  append({.op = Opcode::Special, .result = r, .special = s});
-  return r;
+  return reused(key, Type::index(), {.op = Opcode::Special, .special = s});
 }
 
 namespace {
 
-/// `op` of two index constants (`b` nonzero for div and rem; shifts below
-/// 64), as i64 math does on the GPU (the caller wraps i32 results).
+/// `op` of two index constants (`b` nonzero for div and rem; shifts below 64), as i64 math does on
+/// the GPU (the caller wraps i32 results).
 int64_t fold(IndexOp op, int64_t a, int64_t b) {
   uint64_t x = uint64_t(a), y = uint64_t(b);
   switch (op) {
@@ -165,9 +120,8 @@ int64_t fold(IndexOp op, int64_t a, int64_t b) {
 } // namespace
 
 ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name) {
-  // x * 1, x / 1, x + 0 and x - 0 are x, x % 1 is 0, and math on two
-  // constants is a constant: templates write index math for the general
-  // case and leave such steps to the builder.
+  // x * 1, x / 1, x + 0 and x - 0 are x, x % 1 is 0, and math on two constants is a constant:
+  // templates write index math for the general case and leave such steps to the builder.
   std::optional<int64_t> ca = constantOf(a), cb = constantOf(b);
   bool unit = (op == IndexOp::Mul || op == IndexOp::Div) && cb == 1;
   if (unit || ((op == IndexOp::Add || op == IndexOp::Sub) && cb == 0))
@@ -177,43 +131,36 @@ ValueId Builder::arith(IndexOp op, ValueId a, ValueId b, const std::string &name
     return constant(t, 0);
   bool divides = op == IndexOp::Div || op == IndexOp::Rem;
   bool shifts = op == IndexOp::Shl || op == IndexOp::Shr;
-  if (ca && cb && op != IndexOp::Lt && !(divides && *cb == 0) && !(shifts && uint64_t(*cb) > 63)) {
-    int64_t v = fold(op, *ca, *cb);
-    return constant(t, t == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v);
-  }
+  if (ca && cb && op != IndexOp::Lt && !(divides && *cb == 0) && !(shifts && uint64_t(*cb) > 63))
+    return constant(t, fold(op, *ca, *cb));
   if ((op == IndexOp::Mul && ca == 1) || (op == IndexOp::Add && ca == 0))
     return b;
-  ValueId r = define(op == IndexOp::Lt ? Type::scalar(DType::Bool) : k.typeOf(a), name);
-  append({.op = Opcode::Index, .result = r, .operands = {a, b}, .indexOp = op});
-  return r;
+  return emit(op == IndexOp::Lt ? Type::scalar(DType::Bool) : k.typeOf(a), name,
+              {.op = Opcode::Index, .operands = {a, b}, .indexOp = op});
 }
 
 ValueId Builder::math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name) {
-  ValueId r = define(Type::scalar(computeType(m.result)), name);
-  append({.op = Opcode::Math, .result = r, .operands = args, .math = m});
-  return r;
+  return emit(Type::scalar(computeType(m.result)), name,
+              {.op = Opcode::Math, .operands = args, .math = m});
 }
 
 ValueId Builder::widen(DType t, ValueId v, const std::string &name) {
   if (storageType(t) == computeType(t))
     return v;
-  ValueId r = define(Type::vector(computeType(t), k.typeOf(v).lanes), name);
-  append({.op = Opcode::Widen, .result = r, .operands = {v}, .dtype = t});
-  return r;
+  return emit(Type::vector(computeType(t), k.typeOf(v).lanes), name,
+              {.op = Opcode::Widen, .operands = {v}, .dtype = t});
 }
 
 ValueId Builder::narrow(DType t, ValueId v) {
   if (storageType(t) == computeType(t))
     return v;
-  ValueId r = define(Type::vector(storageType(t), k.typeOf(v).lanes), "");
-  append({.op = Opcode::Narrow, .result = r, .operands = {v}, .dtype = t});
-  return r;
+  return emit(Type::vector(storageType(t), k.typeOf(v).lanes), "",
+              {.op = Opcode::Narrow, .operands = {v}, .dtype = t});
 }
 
 ValueId Builder::load(ValueId ptr, ValueId index, unsigned lanes, const std::string &name) {
-  ValueId r = define(Type::vector(k.typeOf(ptr).elem, lanes), name);
-  append({.op = Opcode::Load, .result = r, .operands = {ptr, index}, .lanes = lanes});
-  return r;
+  return emit(Type::vector(k.typeOf(ptr).elem, lanes), name,
+              {.op = Opcode::Load, .operands = {ptr, index}, .lanes = lanes});
 }
 
 void Builder::store(ValueId ptr, ValueId index, ValueId value, unsigned lanes) {
@@ -221,45 +168,39 @@ void Builder::store(ValueId ptr, ValueId index, ValueId value, unsigned lanes) {
 }
 
 ValueId Builder::localArray(DType t, unsigned count, const std::string &name) {
-  ValueId r = define(Type::pointer(t, Space::Local), name);
-  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t});
-  return r;
+  return emit(Type::pointer(t, Space::Local), name,
+              {.op = Opcode::Alloca, .imm = count, .dtype = t});
 }
 
 ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name, unsigned align) {
-  ValueId r = define(Type::pointer(t, Space::Shared), name);
-  append({.op = Opcode::Alloca, .result = r, .imm = count, .dtype = t, .align = align});
-  return r;
+  return emit(Type::pointer(t, Space::Shared), name,
+              {.op = Opcode::Alloca, .imm = count, .dtype = t, .align = align});
 }
 
 void Builder::barrier() { append({.op = Opcode::Barrier}); }
 
-ValueId Builder::shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width,
-                         ValueId mask) {
+ValueId Builder::shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width, ValueId mask) {
   if (mask == kNoValue)
     mask = index(0xffffffff);
-  ValueId r = define(k.typeOf(v), "");
-  append({.op = Opcode::Shuffle, .result = r, .operands = {v, lane, mask}, .imm = width,
-          .shuffle = mode});
-  return r;
+  return emit(k.typeOf(v), "",
+              {.op = Opcode::Shuffle, .operands = {v, lane, mask}, .imm = width, .shuffle = mode});
 }
 
 ValueId Builder::tableAddress(unsigned table) {
   const Table &t = k.tables[table];
-  ValueId r = define(Type::pointer(computeType(t.data.dtype), Space::Global), t.name);
-  append({.op = Opcode::Table, .result = r, .imm = table});
-  return r;
+  return emit(Type::pointer(computeType(t.data.dtype), Space::Global), t.name,
+              {.op = Opcode::Table, .imm = table});
 }
 
 ValueId Builder::dynamicShared(DType t, const std::string &name) {
-  ValueId r = define(Type::pointer(t, Space::Shared), name);
-  append({.op = Opcode::DynamicShared, .result = r, .dtype = t});
-  return r;
+  return emit(Type::pointer(t, Space::Shared), name, {.op = Opcode::DynamicShared, .dtype = t});
 }
 
 void Builder::copyAsync(ValueId dst, ValueId dstIndex, ValueId src, ValueId srcIndex,
                         ValueId valid) {
-  append({.op = Opcode::Async, .operands = {dst, dstIndex, src, srcIndex, valid}, .imm = 16,
+  append({.op = Opcode::Async,
+          .operands = {dst, dstIndex, src, srcIndex, valid},
+          .imm = 16,
           .async = AsyncOp::Copy});
 }
 
@@ -270,45 +211,41 @@ void Builder::waitAsync(unsigned pending) {
 }
 
 ValueId Builder::loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name) {
-  ValueId r = define(Type::vector(DType::I32, 4), name);
-  append({.op = Opcode::Matrix, .result = r, .operands = {ptr, index}, .imm = transposed,
-          .matrix = MatrixOp::LoadX4});
-  return r;
+  return emit(Type::vector(DType::I32, 4), name,
+              {.op = Opcode::Matrix,
+               .operands = {ptr, index},
+               .imm = transposed,
+               .matrix = MatrixOp::LoadX4});
 }
 
 ValueId Builder::mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name) {
-  ValueId r = define(Type::vector(DType::F32, 4), name);
-  append({.op = Opcode::Matrix, .result = r, .operands = {a, b, c}, .dtype = t,
-          .matrix = MatrixOp::MmaM16N8K16});
-  return r;
+  return emit(
+      Type::vector(DType::F32, 4), name,
+      {.op = Opcode::Matrix, .operands = {a, b, c}, .dtype = t, .matrix = MatrixOp::MmaM16N8K16});
 }
 
 ValueId Builder::select(ValueId cond, ValueId a, ValueId b, const std::string &name) {
-  ValueId r = define(k.typeOf(a), name);
-  append({.op = Opcode::Select, .result = r, .operands = {cond, a, b}});
-  return r;
+  return emit(k.typeOf(a), name, {.op = Opcode::Select, .operands = {cond, a, b}});
 }
 
 ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) {
-  ValueId r = define(Type::scalar(DType::I32), name);
-  append({.op = Opcode::Pack, .result = r, .operands = {lo, hi}, .dtype = t});
-  return r;
+  return emit(Type::scalar(DType::I32), name,
+              {.op = Opcode::Pack, .operands = {lo, hi}, .dtype = t});
 }
 
 void Builder::inBlock(Block &block, const std::function<void()> &build) {
-  // Nothing is appended to the enclosing block while `block` is open, so
-  // the instruction that owns it stays where it is meanwhile.
+  // Nothing is appended to the enclosing block while `block` is open, so the instruction that owns
+  // it stays where it is meanwhile.
   scopes.push_back({&block, {}});
   build();
   scopes.pop_back();
 }
 
-void Builder::forLoop(ValueId start, ValueId end, ValueId step, const std::string &name,
-                      int unroll, const std::function<void(ValueId)> &body) {
-  ValueId i = define(k.typeOf(start), name);
-  Inst &loop = append({.op = Opcode::For, .result = i, .operands = {start, end, step},
-                       .imm = unroll, .regions = {Block()}});
-  inBlock(loop.regions[0], [&] { body(i); });
+void Builder::forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
+                      const std::function<void(ValueId)> &body) {
+  Inst loop{.op = Opcode::For, .operands = {start, end, step}, .imm = unroll, .regions = {Block()}};
+  ValueId i = emit(k.typeOf(start), name, std::move(loop));
+  inBlock(scopes.back().block->back().regions[0], [&] { body(i); }); // the loop's body
 }
 
 void Builder::ifThenElse(ValueId cond, const std::function<void()> &then,

@@ -1,27 +1,20 @@
-// kir, the kernel IR: one GPU kernel as a small, typed, structured program
-// that every kernel template builds once and each back end renders (the CUDA
-// C++ renderer in codegen/cuda/, the LLVM IR renderer in codegen/llvm/).
-// kir knows GPUs, not kernel families: parameters, integer index math,
-// counted loops, loads and stores by address space and vector width, local
-// arrays, constant tables, special registers, and the math of the pointwise
-// ops of ir/Ops.def, whose device semantics each renderer defines once.
+// kir, the kernel IR: one GPU kernel as a small, typed, structured program that every kernel
+// template builds once and each back end renders (the CUDA C++ renderer in codegen/cuda/, the LLVM
+// IR renderer in codegen/llvm/). kir knows GPUs, not kernel families; the device semantics of its
+// math (the pointwise ops of ir/Ops.def) each renderer defines once.
 //
-// Form. A kernel is a tree of blocks of instructions. An instruction may
-// define one value (SSA: defined once, used only after its definition in its
-// own block or in blocks nested there) and may own regions (a loop's body, an
-// if's branches). Values live in Kernel::values and are named by ValueId;
-// names are hints (renderers make them unique), never identity.
+// Form. A kernel is a tree of blocks of instructions. An instruction may define one value (SSA:
+// defined once, used only after its definition in its own block or in blocks nested there) and may
+// own regions (a loop's body, an if's branches). Values live in Kernel::values and are named by
+// ValueId; names are hints (renderers make them unique), never identity.
 //
-// Types. A value is a scalar or a vector of `lanes` scalars of a DType, or a
-// pointer into an address space. Memory holds *storage* types and math runs
-// in *compute* types (storageType/computeType below): f16 and bf16 are 16-bit
-// patterns in memory and f32 in math; bool is a byte in memory and a
-// predicate in math. `widen` and `narrow` convert between the two; `cast`
-// (the pointwise op) converts between compute types with the IR's rounding.
+// Types. A value is a scalar or a vector of `lanes` scalars of a DType, or a pointer into an
+// address space. Memory holds *storage* types and math runs in *compute* types
+// (storageType/computeType below); `widen` and `narrow` convert between the two, `cast` (the
+// pointwise op) between compute types.
 //
-// Growing it. A new primitive (shuffles, mma, cp.async, wgmma, TMA,
-// mbarriers) is one Opcode, one case in the verifier, the printer and each
-// renderer. See docs/codegen.md.
+// Growing it. A new primitive (shuffles, mma, cp.async, wgmma, TMA, mbarriers) is one Opcode, one
+// case in the verifier, the printer and each renderer. See docs/codegen.md.
 #pragma once
 
 #include "ir/Graph.h"
@@ -37,8 +30,8 @@ namespace fusec::kir {
 
 enum class Space : uint8_t { None, Global, Shared, Local };
 
-/// A register of `lanes` elements of `elem`, or, when `space` is not None, a
-/// pointer to elements of `elem` in that address space.
+/// A register of `lanes` elements of `elem`, or, when `space` is not None, a pointer to elements of
+/// `elem` in that address space.
 struct Type {
   DType elem = DType::I64;
   uint8_t lanes = 1;
@@ -52,76 +45,70 @@ struct Type {
   bool operator==(const Type &o) const = default;
 };
 
-/// The type of dtype `t`'s elements in memory: f16 and bf16 themselves, i8 for
-/// bool, else `t`.
-DType storageType(DType t);
+/// The type of dtype `t`'s elements in memory: i8 for bool, else `t` (f16, bf16 themselves).
+inline DType storageType(DType t) { return t == DType::Bool ? DType::I8 : t; }
 /// The type math on dtype `t` runs in: f32 for f16 and bf16, else `t`.
-DType computeType(DType t);
+inline DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 
 using ValueId = uint32_t;
 inline constexpr ValueId kNoValue = ~0u;
 
 enum class Opcode : uint8_t {
-  Param,   ///< kernel parameter `imm`
-  Const,   ///< integer constant `imm` of the result type
-  Literal, ///< element 0 of `dense`, of computeType(dense.dtype)
-  Special, ///< special register `special`, as an index
-  Index,   ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
-  Math,    ///< pointwise `math` of ir/Ops.def over compute-type operands
-  Widen,   ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
-  Narrow,  ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); both
-           ///< convert an f16 or bf16 pair (2 lanes) too, as one 32-bit word
-  Load,    ///< `lanes` elements at operand 0 + operand 1 (element index)
-  Store,   ///< operand 2 (`lanes` elements) to operand 0 + operand 1
-  Alloca,  ///< an array of `imm` elements of `dtype` in the result's space
-           ///< (local: per thread; shared: per block, uninitialized)
-  Table,   ///< Kernel::tables[`imm`]: a global pointer
-  For,     ///< for (result = op0; result < op1; result += op2) regions[0]
-  If,      ///< if (operand 0) regions[0] else regions[1]
-  Barrier, ///< every thread of the block waits here (bar.sync 0)
-  Shuffle, ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle`
-           ///< names by operand 1, within groups of `imm` lanes (a power of
-           ///< two <= 32), among the lanes of the warp whose bits are set in
-           ///< operand 2 (an i64; every lane named must take part)
-  DynamicShared, ///< the block's dynamic shared memory (the launch's
-                 ///< sharedBytes) as an array of `dtype`; every one aliases
-                 ///< the same bytes, 128-byte aligned
-  Async,   ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
-  Matrix,  ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
-  Select,  ///< operand 1 if predicate operand 0, else operand 2 (any one type)
-  Pack,    ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
-           ///< packed into one i32 word (cvt.rn.f16x2.f32)
+  Param,         ///< kernel parameter `imm`
+  Const,         ///< integer constant `imm` of the result type
+  Literal,       ///< element 0 of `dense`, of computeType(dense.dtype)
+  Special,       ///< special register `special`, as an index
+  Index,         ///< `indexOp` of i64 operands 0 and 1 (never negative for div, rem)
+  Math,          ///< pointwise `math` of ir/Ops.def over compute-type operands
+  Widen,         ///< operand 0 from storageType(`dtype`) to computeType(`dtype`)
+  Narrow,        ///< operand 0 from computeType(`dtype`) to storageType(`dtype`); both
+                 ///< convert an f16 or bf16 pair (2 lanes) too, as one 32-bit word
+  Load,          ///< `lanes` elements at operand 0 + operand 1 (element index)
+  Store,         ///< operand 2 (`lanes` elements) to operand 0 + operand 1
+  Alloca,        ///< an array of `imm` elements of `dtype` in the result's space
+                 ///< (local: per thread; shared: per block, uninitialized)
+  Table,         ///< Kernel::tables[`imm`]: a global pointer
+  For,           ///< for (result = op0; result < op1; result += op2) regions[0]
+  If,            ///< if (operand 0) regions[0] else regions[1]
+  Barrier,       ///< every thread of the block waits here (bar.sync 0)
+  Shuffle,       ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle` names by operand 1,
+                 ///< within groups of `imm` lanes (a power of two <= 32), among the lanes of the
+                 ///< warp whose bits are set in operand 2 (an i64; every lane named must take part)
+  DynamicShared, ///< the block's dynamic shared memory (the launch's sharedBytes) as an array of
+                 ///< `dtype`; every one aliases the same bytes, 128-byte aligned
+  Async,         ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
+  Matrix,        ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
+  Select,        ///< operand 1 if predicate operand 0, else operand 2 (any one type)
+  Pack,          ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
+                 ///< packed into one i32 word (cvt.rn.f16x2.f32)
 };
 
 enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
-/// Index math; Lt gives a predicate; Shl shifts left by operand 1 (< 64).
-/// And also takes two predicates; Shr is a logical shift (operands are never
-/// negative).
+/// Index math; Lt gives a predicate; Shl shifts left by operand 1 (< 64). And also takes two
+/// predicates; Shr is a logical shift (operands are never negative).
 enum class IndexOp : uint8_t { Add, Sub, Mul, Div, Rem, Shl, Lt, And, Xor, Shr };
-/// Which lane a shuffle reads: lane ^ d, lane + d, lane - d, or d itself
-/// (within its group; a lane past the group's end reads its own value).
+/// Which lane a shuffle reads: lane ^ d, lane + d, lane - d, or d itself (within its group; a lane
+/// past the group's end reads its own value).
 enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 /// The asynchronous copies of sm_80 (cp.async):
-/// - Copy: `imm` (16) bytes from global operand 2 + element index operand 3
-///   to shared operand 0 + element index operand 1, zeros instead when
-///   predicate operand 4 is false (the source is then not read);
+/// - Copy: `imm` (16) bytes from global operand 2 + element index operand 3 to shared operand 0 +
+///   element index operand 1, zeros instead when predicate operand 4 is false (the source is then
+///   not read);
 /// - Commit: the copies this thread issued since the last commit form a group;
 /// - Wait: until at most `imm` of this thread's groups are in flight.
 enum class AsyncOp : uint8_t { Copy, Commit, Wait };
 /// Warp-wide fragments of the tensor cores (sm_80), every lane taking part:
-/// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose
-///   rows this lane's shared operand 0 + element index operand 1 names (an
-///   i8 array gives byte offsets): i32x4;
-/// - MmaM16N8K16: mma.sync.m16n8k16.row.col, f32x4 operand 2 + the product of
-///   A (i32x4 operand 0, `dtype` pairs) and B (i32x2 operand 1): f32x4.
+/// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose rows this lane's
+///   shared operand 0 + element index operand 1 names (an i8 array gives byte offsets): i32x4;
+/// - MmaM16N8K16: mma.sync.m16n8k16.row.col, f32x4 operand 2 + the product of A (i32x4 operand 0,
+///   `dtype` pairs) and B (i32x2 operand 1): f32x4.
 /// Hopper's wgmma is the next member (a shape and descriptors).
 enum class MatrixOp : uint8_t { LoadX4, MmaM16N8K16 };
 struct Inst;
 using Block = std::vector<Inst>;
 
-/// Math by an op of ir/Ops.def: `kind` over operands of IR dtype `operand`
-/// (widened to compute types), giving IR dtype `result`; `tanh` selects
-/// gelu's tanh approximation.
+/// Math by an op of ir/Ops.def: `kind` over operands of IR dtype `operand` (widened to compute
+/// types), giving IR dtype `result`; `tanh` selects gelu's tanh approximation.
 struct MathOp {
   OpKind kind = OpKind::Add;
   DType operand = DType::F32;
@@ -136,10 +123,10 @@ struct Inst {
   Opcode op;
   ValueId result = kNoValue;
   std::vector<ValueId> operands = {};
-  int64_t imm = 0; ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
-                   ///< Shuffle (width), Async (bytes, groups), Matrix (LoadX4: transposed)
+  int64_t imm = 0;          ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
+                            ///< Shuffle (width), Async (bytes, groups), Matrix (LoadX4: transposed)
   DType dtype = DType::F32; ///< Widen, Narrow, Alloca, DynamicShared, Matrix (Mma), Pack
-  unsigned lanes = 1;   ///< Load, Store
+  unsigned lanes = 1;       ///< Load, Store
   Special special = Special::TidX;
   IndexOp indexOp = IndexOp::Add;
   ShuffleMode shuffle = ShuffleMode::Xor;
@@ -182,9 +169,9 @@ struct Kernel {
   const Type &typeOf(ValueId v) const { return values[v].type; }
 };
 
-/// Builds a kernel from the outside in: instructions go to the end of the
-/// innermost open block; forLoop opens a loop body for the callback. An index
-/// constant or special register already defined in an open block is reused.
+/// Builds a kernel from the outside in: instructions go to the end of the innermost open block;
+/// forLoop opens a loop body for the callback. An index constant or special register already
+/// defined in an open block is reused.
 class Builder {
 public:
   Builder(Kernel &k) : k(k), scopes{{&k.body, {}}} {}
@@ -194,9 +181,9 @@ public:
   void rename(ValueId v, const std::string &name) { k.values[v].name = name; }
   unsigned table(const std::string &name, const DenseData &data);
 
-  ValueId index(int64_t v);
-  /// An integer constant of type `t` (i32 or i64; index(v) for i64).
+  /// An integer constant of type `t` (i32, wrapped to 32 bits, or i64).
   ValueId constant(DType t, int64_t v);
+  ValueId index(int64_t v) { return constant(DType::I64, v); }
   /// The value of `v` when it is an index constant this builder made.
   std::optional<int64_t> constantOf(ValueId v) const {
     auto it = constants.find(v);
@@ -206,8 +193,8 @@ public:
   /// `v` as a literal of f32, f64 or an integer type (an integer `v` exact).
   ValueId literal(DType t, double v, const std::string &name);
   ValueId special(Special s);
-  /// `op` of a and b; x * 1, x / 1, x + 0 and x - 0 give x itself, x % 1
-  /// the constant 0, and two constants (div and rem by nonzero) a constant.
+  /// `op` of a and b; x * 1, x / 1, x + 0 and x - 0 give x itself, x % 1 the constant 0, and two
+  /// constants (div and rem by nonzero) a constant.
   ValueId arith(IndexOp op, ValueId a, ValueId b, const std::string &name = "");
   ValueId add(ValueId a, ValueId b, const std::string &name = "") {
     return arith(IndexOp::Add, a, b, name);
@@ -219,19 +206,19 @@ public:
   /// `v` converted to integer type `t` (a cast: wraps when it narrows).
   ValueId convert(DType t, ValueId v, const std::string &name = "");
   ValueId math(const MathOp &m, const std::vector<ValueId> &args, const std::string &name);
-  /// widen/narrow for dtype `t` of a scalar or (f16, bf16) of a pair; the
-  /// value itself when the two types agree.
+  /// widen/narrow for dtype `t` of a scalar or (f16, bf16) of a pair; the value itself when the two
+  /// types agree.
   ValueId widen(DType t, ValueId v, const std::string &name);
   ValueId narrow(DType t, ValueId v);
   ValueId load(ValueId ptr, ValueId index, unsigned lanes = 1, const std::string &name = "");
   void store(ValueId ptr, ValueId index, ValueId value, unsigned lanes = 1);
   ValueId localArray(DType t, unsigned count, const std::string &name);
-  /// A shared array, aligned to `align` bytes (16 lets vectors of any width
-  /// through; the element size keeps a back end from merging scalar reads).
+  /// A shared array, aligned to `align` bytes (16 lets vectors of any width through; the element
+  /// size keeps a back end from merging scalar reads).
   ValueId sharedArray(DType t, unsigned count, const std::string &name, unsigned align = 16);
   void barrier();
-  /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it,
-  /// among the lanes of `mask` (kNoValue: the whole warp).
+  /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it, among the lanes of `mask`
+  /// (kNoValue: the whole warp).
   ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32,
                   ValueId mask = kNoValue);
   ValueId tableAddress(unsigned table);
@@ -243,7 +230,6 @@ public:
   ValueId loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name = "");
   /// c + a * b on the tensor cores, a and b pairs of `t` (f16 or bf16).
   ValueId mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name = "");
-  /// cond ? a : b.
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
@@ -254,12 +240,13 @@ public:
                   const std::function<void()> &otherwise = {});
 
 private:
-  ValueId define(Type t, const std::string &name);
+  Inst &append(Inst inst);
+  /// Appends `inst`, defining its result of type `t`.
+  ValueId emit(Type t, const std::string &name, Inst inst);
+  /// The value `key` names in an open block, else emit(t, "", inst) under `key`.
+  ValueId reused(const std::string &key, Type t, Inst inst);
   /// Runs `build` with `block` open.
   void inBlock(Block &block, const std::function<void()> &build);
-  Inst &append(Inst inst);
-  /// The value `key` names in an open block, or kNoValue.
-  ValueId reuse(const std::string &key) const;
 
   /// An open block and the constants and registers defined in it, by key.
   struct Scope {
@@ -271,16 +258,14 @@ private:
   std::map<ValueId, int64_t> constants;
 };
 
-/// What is wrong with `k` (empty when nothing): a use before its definition
-/// or outside its scope, operand types an opcode does not take, a store
-/// through a read-only parameter. kir comes from templates, so a failure is
-/// a bug in one.
+/// What is wrong with `k` (empty when nothing): a use before its definition or outside its scope,
+/// operand types an opcode does not take, a store through a read-only parameter. kir comes from
+/// templates, so a failure is a bug in one.
 std::vector<std::string> verify(const Kernel &k);
 
-/// A name for every value of `k` (indexed by ValueId): parameters keep
-/// theirs, other values get their hint (or "t") made a C identifier, then
-/// _1, _2, ... where that is taken. What the printer and the CUDA renderer
-/// print; stable for a given kernel.
+/// A name for every value of `k` (indexed by ValueId): parameters keep theirs, other values get
+/// their hint (or "t") made a C identifier, then _1, _2, ... where that is taken. What the printer
+/// and the CUDA renderer print; stable for a given kernel.
 std::vector<std::string> uniqueNames(const Kernel &k);
 
 /// The text form of `k` (`fusec compile --emit=kir`).

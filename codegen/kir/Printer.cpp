@@ -1,5 +1,5 @@
-// kir's text form, for `fusec compile --emit=kir` and lit tests: one
-// instruction a line, regions indented, every value named once.
+// kir's text form, for `fusec compile --emit=kir` and lit tests: one instruction a line, regions
+// indented, every value named once.
 //
 //   kernel @fusec_f_y(%in_x: ptr<global f16> readonly, %numel: i64) {
 //     %first = add %t, %t_1 : i64
@@ -10,10 +10,8 @@
 //       ...
 #include "codegen/GeneratedKernel.h"
 #include "codegen/kir/Kir.h"
-
 #include "ir/TextLiterals.h"
 
-#include <set>
 #include <sstream>
 
 namespace fusec::kir {
@@ -21,7 +19,6 @@ namespace fusec::kir {
 std::vector<std::string> uniqueNames(const Kernel &k) {
   std::vector<std::string> names(k.values.size());
   Namer namer;
-  std::set<ValueId> params;
   // Parameters first, so that no other value takes a parameter's name.
   std::function<void(const Block &, bool)> walk = [&](const Block &b, bool paramsOnly) {
     for (const Inst &inst : b) {
@@ -40,61 +37,16 @@ std::vector<std::string> uniqueNames(const Kernel &k) {
 
 namespace {
 
-std::string_view specialName(Special s) {
-  switch (s) {
-  case Special::TidX:
-    return "tid.x";
-  case Special::TidY:
-    return "tid.y";
-  case Special::NtidX:
-    return "ntid.x";
-  case Special::CtaidX:
-    return "ctaid.x";
-  case Special::NctaidX:
-    return "nctaid.x";
-  }
-  return "?";
-}
+// Spellings by enumerator, in the enums' order (Kir.h).
+constexpr const char *kSpecials[] = {"tid.x", "tid.y", "ntid.x", "ctaid.x", "nctaid.x"};
+constexpr const char *kIndexOps[] = {"add", "sub", "mul", "div", "rem",
+                                     "shl", "lt",  "and", "xor", "shr"};
+constexpr const char *kShuffles[] = {"xor", "down", "up", "idx"};
+static_assert(std::size(kSpecials) == size_t(Special::NctaidX) + 1);
+static_assert(std::size(kIndexOps) == size_t(IndexOp::Shr) + 1);
+static_assert(std::size(kShuffles) == size_t(ShuffleMode::Idx) + 1);
 
-std::string_view indexOpName(IndexOp op) {
-  switch (op) {
-  case IndexOp::Add:
-    return "add";
-  case IndexOp::Sub:
-    return "sub";
-  case IndexOp::Mul:
-    return "mul";
-  case IndexOp::Div:
-    return "div";
-  case IndexOp::Rem:
-    return "rem";
-  case IndexOp::Shl:
-    return "shl";
-  case IndexOp::Lt:
-    return "lt";
-  case IndexOp::And:
-    return "and";
-  case IndexOp::Xor:
-    return "xor";
-  case IndexOp::Shr:
-    return "shr";
-  }
-  return "?";
-}
-
-std::string_view shuffleName(ShuffleMode m) {
-  switch (m) {
-  case ShuffleMode::Xor:
-    return "xor";
-  case ShuffleMode::Down:
-    return "down";
-  case ShuffleMode::Up:
-    return "up";
-  case ShuffleMode::Idx:
-    return "idx";
-  }
-  return "?";
-}
+std::string name(DType t) { return std::string(dtypeName(t)); }
 
 class Printer {
 public:
@@ -110,102 +62,106 @@ private:
       s += (s.empty() ? "" : ", ") + ref(v);
     return s;
   }
+  /// "%ptr[%index]" of operands `o` and `o + 1`.
+  std::string at(const Inst &i, size_t o) const {
+    return ref(i.operands[o]) + "[" + ref(i.operands[o + 1]) + "]";
+  }
   void block(const Block &b, const std::string &indent);
-  std::string inst(const Inst &i, const std::string &indent);
+  void region(const Inst &i, const std::string &indent);
+  std::string text(const Inst &i) const;
 
   const Kernel &k;
   std::vector<std::string> names;
   std::ostringstream os;
 };
 
-std::string Printer::inst(const Inst &i, const std::string &indent) {
-  std::string type = i.result == kNoValue ? "" : " : " + typeName(k.typeOf(i.result));
-  std::string lhs = i.result == kNoValue ? "" : ref(i.result) + " = ";
+/// What `i` does, between "%result = " and " : type".
+std::string Printer::text(const Inst &i) const {
   switch (i.op) {
-  case Opcode::Param:
-    return "";
   case Opcode::Const:
-    return lhs + "const " + std::to_string(i.imm) + type;
+    return "const " + std::to_string(i.imm);
   case Opcode::Literal:
     // An empty constant's literal is never read (its kernel has no elements).
-    return lhs + "literal " + (i.dense.numElements() ? formatElement(i.dense, 0) : "empty") + type;
+    return "literal " + (i.dense.numElements() ? formatElement(i.dense, 0) : "empty");
   case Opcode::Special:
-    return lhs + "special " + std::string(specialName(i.special)) + type;
+    return "special " + std::string(kSpecials[unsigned(i.special)]);
   case Opcode::Index:
-    return lhs + std::string(indexOpName(i.indexOp)) + " " + refs(i.operands) + type;
+    return std::string(kIndexOps[unsigned(i.indexOp)]) + " " + refs(i.operands);
   case Opcode::Math:
-    return lhs + "math " + std::string(opInfo(i.math.kind).spelling) + "(" + refs(i.operands) +
-           ")" + (i.math.tanh ? " tanh " : " ") + std::string(dtypeName(i.math.operand)) + " -> " +
-           std::string(dtypeName(i.math.result)) + type;
+    return "math " + std::string(opInfo(i.math.kind).spelling) + "(" + refs(i.operands) + ")" +
+           (i.math.tanh ? " tanh " : " ") + name(i.math.operand) + " -> " + name(i.math.result);
   case Opcode::Widen:
   case Opcode::Narrow:
-    return lhs + (i.op == Opcode::Widen ? "widen " : "narrow ") +
-           std::string(dtypeName(i.dtype)) + " " + ref(i.operands[0]) + type;
+    return (i.op == Opcode::Widen ? "widen " : "narrow ") + name(i.dtype) + " " +
+           ref(i.operands[0]);
   case Opcode::Load:
-    return lhs + "load " + ref(i.operands[0]) + "[" + ref(i.operands[1]) + "]" + type;
+    return "load " + at(i, 0);
   case Opcode::Store:
-    return "store " + ref(i.operands[0]) + "[" + ref(i.operands[1]) + "], " + ref(i.operands[2]) +
-           " : " + typeName(k.typeOf(i.operands[2]));
+    return "store " + at(i, 0) + ", " + ref(i.operands[2]) + " : " +
+           typeName(k.typeOf(i.operands[2]));
   case Opcode::Alloca:
-    return lhs + "alloca " + std::string(dtypeName(i.dtype)) + "[" + std::to_string(i.imm) + "]" +
-           (i.align != 16 ? " align " + std::to_string(i.align) : "") + type;
+    return "alloca " + name(i.dtype) + "[" + std::to_string(i.imm) + "]" +
+           (i.align != 16 ? " align " + std::to_string(i.align) : "");
   case Opcode::Table:
-    return lhs + "table @" + k.tables[i.imm].name + type;
-  case Opcode::For: {
-    std::string unroll = i.imm == 0    ? ""
-                         : i.imm < 0   ? " unroll full"
-                                       : " unroll " + std::to_string(i.imm);
-    os << indent << "for " << ref(i.result) << " = " << ref(i.operands[0]) << " to "
-       << ref(i.operands[1]) << " step " << ref(i.operands[2]) << unroll << " {\n";
-    block(i.regions[0], indent + "  ");
-    return "}";
-  }
+    return "table @" + k.tables[i.imm].name;
   case Opcode::Barrier:
     return "barrier";
   case Opcode::Shuffle:
-    return lhs + "shuffle." + std::string(shuffleName(i.shuffle)) + " " + refs(i.operands) +
-           " width " + std::to_string(i.imm) + type;
+    return "shuffle." + std::string(kShuffles[unsigned(i.shuffle)]) + " " + refs(i.operands) +
+           " width " + std::to_string(i.imm);
   case Opcode::DynamicShared:
-    return lhs + "dynamic_shared " + std::string(dtypeName(i.dtype)) + type;
+    return "dynamic_shared " + name(i.dtype);
   case Opcode::Async:
-    switch (i.async) {
-    case AsyncOp::Copy:
-      return "cp.async " + ref(i.operands[0]) + "[" + ref(i.operands[1]) + "], " +
-             ref(i.operands[2]) + "[" + ref(i.operands[3]) + "], " + std::to_string(i.imm) +
+    if (i.async == AsyncOp::Copy)
+      return "cp.async " + at(i, 0) + ", " + at(i, 2) + ", " + std::to_string(i.imm) +
              " bytes if " + ref(i.operands[4]);
-    case AsyncOp::Commit:
+    if (i.async == AsyncOp::Commit)
       return "cp.async.commit_group";
-    case AsyncOp::Wait:
-      return "cp.async.wait_group " + std::to_string(i.imm);
-    }
-    return "?";
+    return "cp.async.wait_group " + std::to_string(i.imm);
   case Opcode::Matrix:
     if (i.matrix == MatrixOp::LoadX4)
-      return lhs + "ldmatrix.x4" + (i.imm ? ".trans " : " ") + ref(i.operands[0]) + "[" +
-             ref(i.operands[1]) + "]" + type;
-    return lhs + "mma.m16n8k16." + std::string(dtypeName(i.dtype)) + " " + refs(i.operands) +
-           type;
+      return "ldmatrix.x4" + std::string(i.imm ? ".trans " : " ") + at(i, 0);
+    return "mma.m16n8k16." + name(i.dtype) + " " + refs(i.operands);
   case Opcode::Select:
-    return lhs + "select " + refs(i.operands) + type;
+    return "select " + refs(i.operands);
   case Opcode::Pack:
-    return lhs + "pack." + std::string(dtypeName(i.dtype)) + "x2 " + refs(i.operands) + type;
+    return "pack." + name(i.dtype) + "x2 " + refs(i.operands);
+  case Opcode::Param: // in the signature
+  case Opcode::For:   // region()
   case Opcode::If:
-    os << indent << "if " << ref(i.operands[0]) << " {\n";
-    block(i.regions[0], indent + "  ");
-    if (i.regions[1].empty())
-      return "}";
-    os << indent << "} else {\n";
-    block(i.regions[1], indent + "  ");
-    return "}";
+    break;
   }
   return "?";
 }
 
+/// A loop or an if, its regions indented.
+void Printer::region(const Inst &i, const std::string &indent) {
+  if (i.op == Opcode::For) {
+    std::string unroll = i.imm == 0  ? ""
+                         : i.imm < 0 ? " unroll full"
+                                     : " unroll " + std::to_string(i.imm);
+    os << indent << "for " << ref(i.result) << " = " << ref(i.operands[0]) << " to "
+       << ref(i.operands[1]) << " step " << ref(i.operands[2]) << unroll << " {\n";
+  } else {
+    os << indent << "if " << ref(i.operands[0]) << " {\n";
+  }
+  block(i.regions[0], indent + "  ");
+  if (i.op == Opcode::If && !i.regions[1].empty()) {
+    os << indent << "} else {\n";
+    block(i.regions[1], indent + "  ");
+  }
+  os << indent << "}\n";
+}
+
 void Printer::block(const Block &b, const std::string &indent) {
   for (const Inst &i : b) {
-    std::string line = inst(i, indent);
-    if (!line.empty())
-      os << indent << line << "\n";
+    if (i.op == Opcode::For || i.op == Opcode::If)
+      region(i, indent);
+    else if (i.result == kNoValue)
+      os << indent << text(i) << "\n";
+    else if (i.op != Opcode::Param)
+      os << indent << ref(i.result) << " = " << text(i) << " : " << typeName(k.typeOf(i.result))
+         << "\n";
   }
 }
 

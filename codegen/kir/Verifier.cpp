@@ -1,10 +1,8 @@
-// kir's verifier: every use is of a value defined earlier in its block or in
-// an enclosing one, and every instruction has the operand types its opcode
-// takes (Kir.h). It checks what a renderer relies on, so that a template's
-// mistake is reported at the instruction rather than as a malformed CUDA
-// or LLVM module.
+// kir's verifier: every use is of a value defined earlier in its block or in an enclosing one, and
+// every instruction has the operand types its opcode takes (Kir.h). It checks what a renderer
+// relies on, so that a template's mistake is reported at the instruction rather than as a malformed
+// CUDA or LLVM module.
 #include "codegen/kir/Kir.h"
-
 #include "ir/OpTable.h"
 
 #include <map>
@@ -13,6 +11,41 @@
 namespace fusec::kir {
 
 namespace {
+
+/// The operands instruction `i` takes (a math op's, its op's).
+unsigned arity(const Inst &i) {
+  switch (i.op) {
+  case Opcode::Param:
+  case Opcode::Const:
+  case Opcode::Literal:
+  case Opcode::Special:
+  case Opcode::Alloca:
+  case Opcode::Table:
+  case Opcode::Barrier:
+  case Opcode::DynamicShared:
+    return 0;
+  case Opcode::Widen:
+  case Opcode::Narrow:
+  case Opcode::If:
+    return 1;
+  case Opcode::Index:
+  case Opcode::Load:
+  case Opcode::Pack:
+    return 2;
+  case Opcode::Store:
+  case Opcode::For:
+  case Opcode::Shuffle:
+  case Opcode::Select:
+    return 3;
+  case Opcode::Async:
+    return i.async == AsyncOp::Copy ? 5 : 0;
+  case Opcode::Matrix:
+    return i.matrix == MatrixOp::LoadX4 ? 2 : 3;
+  case Opcode::Math:
+    return unsigned(opInfo(i.math.kind).maxOperands);
+  }
+  return 0;
+}
 
 class Verifier {
 public:
@@ -28,20 +61,21 @@ public:
 
 private:
   void fail(const Inst &i, const std::string &what) {
-    std::string at = i.result != kNoValue ? "%" + names[i.result]
+    std::string at = i.result != kNoValue    ? "%" + names[i.result]
                      : i.op == Opcode::If    ? "an if"
                      : i.op == Opcode::Store ? "a store"
                                              : "an async copy";
     errors.push_back(at + ": " + what);
   }
+  const Type &type(const Inst &i, size_t o) const { return k.typeOf(i.operands[o]); }
   bool isIndex(ValueId v) const { return k.typeOf(v) == Type::index(); }
-  /// An i32 or i64 scalar: what index math, shared-memory offsets and
-  /// element indices take.
-  bool isInteger(ValueId v) const {
-    return k.typeOf(v) == Type::scalar(DType::I32) || isIndex(v);
-  }
+  /// An i32 or i64 scalar: what index math, shared-memory offsets and element indices take.
+  bool isInteger(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::I32) || isIndex(v); }
   bool isPredicate(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::Bool); }
-  void tensor(const Inst &i);
+  /// Whether operand `o` points into `s` and operand `o + 1` is an element index.
+  bool isAddress(const Inst &i, size_t o, Space s) const {
+    return type(i, o).space == s && isInteger(i.operands[o + 1]);
+  }
   void block(const Block &b);
   bool operands(const Inst &i);
   void types(const Inst &i);
@@ -54,49 +88,12 @@ private:
   std::vector<std::string> errors;
 };
 
-/// The operands instruction `i` takes (a math op's, its op's).
-unsigned arity(const Inst &i) {
-  switch (i.op) {
-  case Opcode::Param:
-  case Opcode::Const:
-  case Opcode::Literal:
-  case Opcode::Special:
-  case Opcode::Alloca:
-  case Opcode::Table:
-  case Opcode::Barrier:
-  case Opcode::DynamicShared:
-    return 0;
-  case Opcode::Async:
-    return i.async == AsyncOp::Copy ? 5 : 0;
-  case Opcode::Matrix:
-    return i.matrix == MatrixOp::LoadX4 ? 2 : 3;
-  case Opcode::Pack:
-    return 2;
-  case Opcode::Select:
-    return 3;
-  case Opcode::Widen:
-  case Opcode::Narrow:
-  case Opcode::If:
-    return 1;
-  case Opcode::Index:
-  case Opcode::Load:
-    return 2;
-  case Opcode::Store:
-  case Opcode::For:
-  case Opcode::Shuffle:
-    return 3;
-  case Opcode::Math:
-    return unsigned(opInfo(i.math.kind).maxOperands);
-  }
-  return 0;
-}
-
 /// Whether `i` has its opcode's operand count, each defined in scope.
 bool Verifier::operands(const Inst &i) {
   unsigned want = arity(i);
   if (i.operands.size() != want) {
-    fail(i, "takes " + std::to_string(want) + " operands, not " +
-                std::to_string(i.operands.size()));
+    fail(i,
+         "takes " + std::to_string(want) + " operands, not " + std::to_string(i.operands.size()));
     return false;
   }
   for (ValueId v : i.operands) {
@@ -109,12 +106,12 @@ bool Verifier::operands(const Inst &i) {
 }
 
 void Verifier::memory(const Inst &i) {
-  const Type &ptr = k.typeOf(i.operands[0]);
+  const Type &ptr = type(i, 0);
   if (!ptr.isPointer() || !isInteger(i.operands[1])) {
     fail(i, "needs a pointer and an integer element index");
     return;
   }
-  Type value = i.op == Opcode::Load ? k.typeOf(i.result) : k.typeOf(i.operands[2]);
+  Type value = i.op == Opcode::Load ? k.typeOf(i.result) : type(i, 2);
   if (value != Type::vector(ptr.elem, i.lanes) || i.lanes == 0)
     fail(i, "moves " + typeName(value) + " through " + typeName(ptr));
   if (i.op != Opcode::Store)
@@ -132,13 +129,30 @@ void Verifier::types(const Inst &i) {
       fail(i, "index math takes two i32 or two i64 operands (and: or two predicates)");
     return;
   }
+  // The tensor-core primitives take what PTX takes.
   case Opcode::Async:
+    if (i.async == AsyncOp::Copy &&
+        (!isAddress(i, 0, Space::Shared) || !isAddress(i, 2, Space::Global) ||
+         !isPredicate(i.operands[4]) || i.imm != 16))
+      fail(i, "cp.async copies 16 bytes from a global to a shared address under a predicate");
+    if (i.async == AsyncOp::Wait && (i.imm < 0 || i.imm > 7))
+      fail(i, "cp.async.wait_group waits for 0 to 7 groups");
+    return;
   case Opcode::Matrix:
+    if (i.matrix == MatrixOp::LoadX4 && !isAddress(i, 0, Space::Shared))
+      fail(i, "ldmatrix reads at a shared address");
+    if (i.matrix == MatrixOp::MmaM16N8K16 &&
+        (type(i, 0) != Type::vector(DType::I32, 4) || type(i, 1) != Type::vector(DType::I32, 2) ||
+         type(i, 2) != Type::vector(DType::F32, 4) || !isNarrowFloat(i.dtype)))
+      fail(i, "mma.m16n8k16 takes i32x4, i32x2 (f16 or bf16 pairs) and f32x4");
+    return;
   case Opcode::Pack:
-    tensor(i);
+    if (type(i, 0) != Type::scalar(DType::F32) || type(i, 1) != Type::scalar(DType::F32) ||
+        !isNarrowFloat(i.dtype))
+      fail(i, "packs two f32 into an f16 or bf16 pair");
     return;
   case Opcode::Select:
-    if (!isPredicate(i.operands[0]) || k.typeOf(i.operands[1]) != k.typeOf(i.operands[2]))
+    if (!isPredicate(i.operands[0]) || type(i, 1) != type(i, 2))
       fail(i, "selects between two values of one type by a predicate");
     return;
   case Opcode::DynamicShared:
@@ -153,11 +167,9 @@ void Verifier::types(const Inst &i) {
   case Opcode::Widen:
   case Opcode::Narrow: {
     DType from = i.op == Opcode::Widen ? storageType(i.dtype) : computeType(i.dtype);
-    bool pair = isNarrowFloat(i.dtype);
-    if (k.typeOf(i.operands[0]) != Type::scalar(from) &&
-        (!pair || k.typeOf(i.operands[0]) != Type::vector(from, 2)))
-      fail(i, "converts from " + std::string(dtypeName(from)) + ", not " +
-                  typeName(k.typeOf(i.operands[0])));
+    const Type &x = type(i, 0);
+    if (x != Type::scalar(from) && (!isNarrowFloat(i.dtype) || x != Type::vector(from, 2)))
+      fail(i, "converts from " + std::string(dtypeName(from)) + ", not " + typeName(x));
     return;
   }
   case Opcode::Load:
@@ -169,11 +181,11 @@ void Verifier::types(const Inst &i) {
       fail(i, "a loop counts in i64");
     return;
   case Opcode::If:
-    if (k.typeOf(i.operands[0]) != Type::scalar(DType::Bool))
-      fail(i, "branches on " + typeName(k.typeOf(i.operands[0])) + ", not bool");
+    if (!isPredicate(i.operands[0]))
+      fail(i, "branches on " + typeName(type(i, 0)) + ", not bool");
     return;
   case Opcode::Shuffle: {
-    const Type &v = k.typeOf(i.operands[0]);
+    const Type &v = type(i, 0);
     unsigned bytes = v.isPointer() || v.lanes != 1 ? 0 : dtypeSize(v.elem);
     if ((bytes != 4 && bytes != 8) || !isIndex(i.operands[1]) || !isIndex(i.operands[2]))
       fail(i, "shuffles a 32- or 64-bit scalar by an i64 lane and mask, not " + typeName(v));
@@ -181,49 +193,20 @@ void Verifier::types(const Inst &i) {
       fail(i, "shuffles within " + std::to_string(i.imm) + " lanes, not a power of two <= 32");
     return;
   }
-  case Opcode::Alloca:
-    if (i.imm < 1 || (k.typeOf(i.result).space != Space::Local &&
-                      k.typeOf(i.result).space != Space::Shared))
+  case Opcode::Alloca: {
+    Space space = k.typeOf(i.result).space;
+    if (i.imm < 1 || (space != Space::Local && space != Space::Shared))
       fail(i, "allocates a local or shared array of at least one element");
     if ((i.align & (i.align - 1)) || i.align < dtypeSize(i.dtype))
       fail(i, "aligns to " + std::to_string(i.align) + " bytes, not a power of two >= its element");
     return;
+  }
   case Opcode::Param:
   case Opcode::Const:
   case Opcode::Literal:
   case Opcode::Special:
   case Opcode::Table:
   case Opcode::Barrier:
-    return;
-  }
-}
-
-/// The operands of the tensor-core primitives, as PTX takes them.
-void Verifier::tensor(const Inst &i) {
-  auto is = [&](size_t o, Type t) { return k.typeOf(i.operands[o]) == t; };
-  auto pointer = [&](size_t o, Space s) {
-    return k.typeOf(i.operands[o]).space == s && isInteger(i.operands[o + 1]);
-  };
-  auto pairOf = [&](DType t) { return t == DType::F16 || t == DType::BF16; };
-  switch (i.op) {
-  case Opcode::Async:
-    if (i.async == AsyncOp::Copy && (!pointer(0, Space::Shared) || !pointer(2, Space::Global) ||
-                                     !isPredicate(i.operands[4]) || i.imm != 16))
-      fail(i, "cp.async copies 16 bytes from a global to a shared address under a predicate");
-    if (i.async == AsyncOp::Wait && (i.imm < 0 || i.imm > 7))
-      fail(i, "cp.async.wait_group waits for 0 to 7 groups");
-    return;
-  case Opcode::Matrix:
-    if (i.matrix == MatrixOp::LoadX4 && !pointer(0, Space::Shared))
-      fail(i, "ldmatrix reads at a shared address");
-    if (i.matrix == MatrixOp::MmaM16N8K16 &&
-        (!is(0, Type::vector(DType::I32, 4)) || !is(1, Type::vector(DType::I32, 2)) ||
-         !is(2, Type::vector(DType::F32, 4)) || !pairOf(i.dtype)))
-      fail(i, "mma.m16n8k16 takes i32x4, i32x2 (f16 or bf16 pairs) and f32x4");
-    return;
-  default: // Pack
-    if (!is(0, Type::scalar(DType::F32)) || !is(1, Type::scalar(DType::F32)) || !pairOf(i.dtype))
-      fail(i, "packs two f32 into an f16 or bf16 pair");
     return;
   }
 }

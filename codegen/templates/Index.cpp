@@ -1,7 +1,7 @@
 // Index math shared by the kir builders (see Index.h).
 #include "codegen/templates/Index.h"
 
-namespace fusec::codegen {
+namespace fusec::templates {
 
 using kir::ValueId;
 
@@ -49,4 +49,4 @@ void gridStrideLoop(kir::Builder &b, ValueId count, const std::function<void(Val
   b.forLoop(first, count, step, "i", 0, body);
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::templates

@@ -1,63 +1,386 @@
-// The pointwise template's kir builder: one kernel, a grid-stride loop over
-// the flattened output index space (PointwisePlan.cpp), that loads each
-// operand element, evaluates the body's ops in order (one math instruction
-// per op) and stores every result. Splat constants are literals; other
-// constants are tables in global memory.
+// The pointwise template: a plan, then its kir. One grid-stride loop over the flattened output
+// index space loads each operand element, evaluates the body's ops in order (one math instruction
+// per op) and stores every result. Operands with the output's shape are indexed by the flat index;
+// broadcast operands by per-axis coordinates times strides, literals for static shapes and
+// parameters otherwise (0 where the operand broadcasts at run time), so one kernel serves every
+// binding of the symbolic sizes. Splat constants are literals; other constants are tables in global
+// memory.
 //
-// Vector path (PointwisePlan::width = V > 1): a loop over vectors of V
-// elements: one vector load per flat-indexed operand into a local array, the
-// element body in a fully unrolled loop over the V lanes, one vector store
-// per result from its local array; the numel % V tail elements run the
-// scalar loop. Base pointers are 16-byte aligned (a runtime guarantee), so
-// vector i is aligned to its size.
+// Vector path (Plan::width = V > 1): a loop over vectors of V elements: one vector load per
+// flat-indexed operand into a local array, the element body in a fully unrolled loop over the V
+// lanes, one vector store per result from its local array; the numel % V tail elements run the
+// scalar loop. Base pointers are 16-byte aligned (a runtime guarantee), so vector i is aligned to
+// its size.
 //
 // Not done here: reporting an integer division by zero (it gives 0).
 #include "codegen/templates/Pointwise.h"
 
-#include "codegen/templates/PointwisePlan.h"
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
-namespace fusec::codegen {
+namespace fusec::templates {
 
 namespace {
 
 using kir::ValueId;
 
-class PointwiseBuilder {
-public:
-  PointwiseBuilder(const Op &kernel, const PointwisePlan &plan)
-      : kernel(kernel), body(*kernel.body()), plan(plan), b(k) {}
+/// A size or stride known when the kernel is generated, or the parameter (an index into Plan::args)
+/// that carries it.
+struct Scalar {
+  std::optional<int64_t> value;
+  unsigned arg = 0;
+};
 
-  kir::Kernel run();
+/// How an operand (or a constant table) is indexed for output element i: by i itself, or by the sum
+/// over `terms` of coordinate(axis) * stride (0 for no terms: a broadcast scalar).
+struct Indexing {
+  bool flat = false;
+  std::vector<std::pair<unsigned, Scalar>> terms; ///< (output axis, stride)
+};
+
+struct Plan {
+  std::string entry;                            ///< the kernel's entry point
+  Shape space;                                  ///< the output index space
+  std::vector<Scalar> extents;                  ///< per output axis
+  std::vector<KernelArg> args;                  ///< Note [Pointwise kernel arguments]
+  unsigned numelArg = 0;                        ///< the NumElements argument
+  std::map<const Value *, unsigned> pointerArg; ///< body inputs and kernel results
+  std::map<const Value *, Indexing> index;      ///< used body inputs, non-splat constants
+  std::set<unsigned> coords;                    ///< output axes whose coordinate some index needs
+  unsigned width = 1;                           ///< elements a vector on the vector path; 1: none
+  std::optional<LaunchConfig> launch;           ///< set for static shapes
+};
+
+// Note [Pointwise kernel arguments]
+// A pointwise kernel's parameters are, in order: one pointer per kernel operand (const, in its
+// storage type), one pointer per kernel result, the number of output elements (long long), one
+// long long per distinct symbolic dim of the output (a named dim once, each `?` once), then, for
+// each operand that is not indexed by the flat index, one stride (in elements) per output axis
+// that the operand spans and may not broadcast along: its contiguous stride, or 0 where its
+// run-time size is 1. GeneratedKernel::args lists them with their meaning so that the launcher
+// needs no knowledge of the source.
+class Planner {
+public:
+  Planner(const Op &kernel, Diagnostics &diags)
+      : kernel(kernel), body(*kernel.body()), diags(diags) {}
+
+  /// The plan; nullopt after reporting an op the template cannot run or results of two shapes.
+  std::optional<Plan> run(const std::string &entry) {
+    if (!check())
+      return std::nullopt;
+    p.entry = entry;
+    declarePointers();
+    declareExtents();
+    declareIndices();
+    p.width = vectorWidth();
+    chooseLaunch();
+    return std::move(p);
+  }
 
 private:
-  /// Where the lanes of the vector path live: a local array per flat
-  /// operand and per result, and the lane.
+  unsigned addArg(KernelArg a) {
+    p.args.push_back(std::move(a));
+    return unsigned(p.args.size() - 1);
+  }
+
+  bool check() {
+    bool ok = true;
+    for (const auto &op : body.ops()) {
+      if (op->info().cls == OpClass::Pointwise || op->kind() == OpKind::Const)
+        continue;
+      diags.error(op->loc(), "'" + std::string(op->name()) +
+                                 "' cannot be generated by the pointwise template");
+      ok = false;
+    }
+    p.space = body.outputs().front()->type().shape;
+    for (const Value *v : body.outputs()) {
+      if (v->type().shape == p.space)
+        continue;
+      diags.error(kernel.loc(), "pointwise kernel results of types " +
+                                    body.outputs().front()->type().str() + " and " +
+                                    v->type().str() + " differ in shape; not supported yet");
+      ok = false;
+    }
+    return ok;
+  }
+
+  void declarePointers() {
+    for (unsigned j = 0; j < body.numInputs(); ++j)
+      p.pointerArg[body.input(j)] =
+          addArg({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0, {}});
+    for (unsigned j = 0; j < kernel.numResults(); ++j)
+      p.pointerArg[kernel.result(j)] = addArg(
+          {KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j, 0, {}});
+    p.numelArg = addArg(
+        {KernelArg::Kind::NumElements, names.fresh("", "numel"), 0, 0, staticNumElements(p.space)});
+  }
+
+  void declareExtents() {
+    std::map<std::string, unsigned> bySymbol; // each `?` its own, by axis
+    for (unsigned k = 0; k < p.space.size(); ++k) {
+      const Dim &d = p.space[k];
+      if (d.isStatic()) {
+        p.extents.push_back({d.size, 0});
+        continue;
+      }
+      std::string symbol = d.isAnonymous() ? std::to_string(k) : d.symbol;
+      auto [it, fresh] = bySymbol.try_emplace(d.isAnonymous() ? "?" + symbol : symbol);
+      if (fresh)
+        it->second = addArg({KernelArg::Kind::Dim, names.fresh("dim_", symbol), 0, k, {}});
+      p.extents.push_back({std::nullopt, it->second});
+    }
+  }
+
+  /// The output axes along which an operand of shape `operand` moves.
+  std::vector<unsigned> strideAxes(const Shape &operand) const {
+    std::vector<unsigned> axes;
+    size_t lead = p.space.size() - operand.size();
+    for (unsigned k = unsigned(lead); k < p.space.size(); ++k)
+      if (!operand[k - lead].isStaticValue(1) || p.space[k].isStaticValue(1))
+        axes.push_back(k);
+    return axes;
+  }
+
+  /// The index of a static, contiguous `shape` broadcast to the output: a term per axis of
+  /// size > 1.
+  Indexing staticIndex(const std::vector<int64_t> &shape) {
+    Indexing index;
+    size_t lead = p.space.size() - shape.size();
+    int64_t stride = 1;
+    for (size_t k = shape.size(); k-- > 0; stride *= shape[k])
+      if (shape[k] != 1)
+        index.terms.insert(index.terms.begin(), {unsigned(k + lead), {stride, 0}});
+    return index;
+  }
+
+  void declareIndices() {
+    for (unsigned j = 0; j < body.numInputs(); ++j) {
+      const Value *v = body.input(j);
+      const Shape &shape = v->type().shape;
+      Indexing index;
+      if (shape == p.space && std::ranges::none_of(shape, &Dim::isAnonymous)) {
+        index.flat = true;
+      } else if (isStatic(shape)) {
+        index = staticIndex(staticSizes(shape));
+      } else {
+        // A copy: addArg below grows p.args.
+        const std::string ptr = p.args[p.pointerArg.at(v)].name;
+        for (unsigned k : strideAxes(shape)) {
+          std::string name = names.fresh("", ptr + "_stride" + std::to_string(k));
+          index.terms.push_back(
+              {k, {std::nullopt, addArg({KernelArg::Kind::Stride, name, j, k, {}})}});
+        }
+      }
+      if (v->hasUses())
+        p.index[v] = std::move(index);
+    }
+    for (const auto &op : body.ops())
+      if (op->kind() == OpKind::Const && !op->getDense("value").isSplat())
+        p.index[op->result()] = staticIndex(op->getDense("value").shape);
+    for (const auto &[v, index] : p.index)
+      for (const auto &term : index.terms)
+        p.coords.insert(term.first);
+  }
+
+  /// V for the vector path: every flat-indexed operand and every result moves V elements in one
+  /// aligned access of at most 16 bytes (V = 16 / the widest element size, at least 2); 1 when that
+  /// does not hold.
+  unsigned vectorWidth() const {
+    unsigned widest = 0, narrowest = 16;
+    auto visit = [&](DType t) {
+      widest = std::max(widest, dtypeSize(t));
+      narrowest = std::min(narrowest, dtypeSize(t));
+    };
+    for (const auto &[v, index] : p.index)
+      if (index.flat)
+        visit(v->type().dtype);
+    for (unsigned j = 0; j < kernel.numResults(); ++j)
+      visit(kernel.result(j)->type().dtype);
+    unsigned width = unsigned(16 / widest);
+    return width >= 2 && narrowest * width >= 2 ? width : 1;
+  }
+
+  // Static shapes: 256 threads a block, about four elements a thread (two vectors on the vector
+  // path; the loop strides over the rest), at most 2^31-1 blocks.
+  void chooseLaunch() {
+    std::optional<int64_t> numel = staticNumElements(p.space);
+    if (!numel)
+      return;
+    constexpr int64_t kBlock = 256;
+    int64_t kPerThread = p.width > 1 ? 2 * p.width : 4;
+    int64_t blocks =
+        std::max<int64_t>(1, (*numel + kBlock * kPerThread - 1) / (kBlock * kPerThread));
+    LaunchConfig launch;
+    launch.grid[0] = unsigned(std::min<int64_t>(blocks, 0x7fffffff));
+    launch.block[0] = unsigned(kBlock);
+    p.launch = launch;
+  }
+
+  const Op &kernel;
+  const Graph &body;
+  Diagnostics &diags;
+  Plan p;
+  Namer names; // the parameters'
+};
+
+class PointwiseBuilder {
+public:
+  PointwiseBuilder(const Op &kernel, const Plan &plan)
+      : kernel(kernel), body(*kernel.body()), plan(plan), b(k) {}
+
+  kir::Kernel run() {
+    k.name = plan.entry;
+    k.comment = comment();
+    declareParams();
+    declareConstants();
+    auto [step, first] = gridStride(b);
+    ValueId numel = params[plan.numelArg];
+    ValueId start = first;
+    if (plan.width > 1) {
+      ValueId width = b.index(plan.width);
+      ValueId numVectors = b.arith(kir::IndexOp::Div, numel, width, "numVectors");
+      vectorLoop(first, numVectors, step);
+      start = b.add(b.mul(numVectors, width), first, "tail");
+    }
+    b.forLoop(start, numel, step, "i", 0, [&](ValueId i) { element(i, nullptr); });
+    return std::move(k);
+  }
+
+private:
+  /// Where the lanes of the vector path live: a local array per flat operand and per result, and
+  /// the lane.
   struct Lanes {
     std::map<const Value *, ValueId> arrays;
     ValueId lane = kir::kNoValue;
   };
 
-  ValueId scalar(const PointwiseScalar &s) { return s.value ? b.index(*s.value) : params[s.arg]; }
+  ValueId scalar(const Scalar &s) { return s.value ? b.index(*s.value) : params[s.arg]; }
   ValueId pointer(const Value *v) const { return params[plan.pointerArg.at(v)]; }
-  bool isFlat(const Value *v) const {
-    auto it = plan.index.find(v);
-    return it != plan.index.end() && it->second.flat;
+
+  void declareParams() {
+    for (const KernelArg &a : plan.args) {
+      if (!a.isPointer()) {
+        params.push_back(b.param(a.name, kir::Type::index()));
+        continue;
+      }
+      bool in = a.kind == KernelArg::Kind::Input;
+      DType t = (in ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
+      params.push_back(
+          b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
+    }
   }
-  void declareParams();
-  void declareConstants();
-  std::map<unsigned, ValueId> coordinates(ValueId i);
-  ValueId indexOf(const PointwiseIndex &index, ValueId i, const std::map<unsigned, ValueId> &c);
-  void element(ValueId i, const Lanes *lanes);
-  void vectorLoop(ValueId first, ValueId numVectors, ValueId step);
-  std::vector<std::string> comment() const;
+
+  void declareConstants() {
+    Namer tableNames;
+    for (const auto &op : body.ops()) {
+      if (op->kind() != OpKind::Const)
+        continue;
+      const DenseData &d = op->getDense("value");
+      if (d.isSplat())
+        splats[op->result()] = b.literal(d, "v_" + op->result()->name());
+      else
+        tables[op->result()] =
+            b.table(tableNames.fresh(plan.entry + "_table_", op->result()->name()), d);
+    }
+  }
+
+  /// `i` itself, or the sum of coordinate * stride over the index's terms.
+  ValueId indexOf(const Indexing &index, ValueId i, const std::map<unsigned, ValueId> &c) {
+    if (index.flat)
+      return i;
+    std::vector<std::pair<unsigned, ValueId>> terms;
+    for (const auto &[axis, stride] : index.terms)
+      terms.push_back({axis, scalar(stride)});
+    return stridedOffset(b, c, terms);
+  }
+
+  /// The body for element `i`: loads, one math instruction per op, stores. On the vector path flat
+  /// operands and results go through `lanes`.
+  void element(ValueId i, const Lanes *lanes) {
+    std::map<unsigned, ValueId> c =
+        coordinates(b, i, unsigned(plan.space.size()), plan.coords,
+                    [&](unsigned axis) { return scalar(plan.extents[axis]); });
+    std::map<const Value *, ValueId> value;
+    for (const Value *v : body.inputs()) {
+      if (!v->hasUses())
+        continue;
+      DType t = v->type().dtype;
+      std::string name = "v_" + v->name();
+      std::string loaded = kir::storageType(t) == kir::computeType(t) ? name : "";
+      const Indexing &index = plan.index.at(v);
+      ValueId x = lanes && index.flat ? b.load(lanes->arrays.at(v), lanes->lane, 1, loaded)
+                                      : b.load(pointer(v), indexOf(index, i, c), 1, loaded);
+      value[v] = b.widen(t, x, name);
+    }
+    for (const auto &op : body.ops()) {
+      const Value *r = op->result();
+      if (auto s = splats.find(r); s != splats.end())
+        value[r] = s->second;
+      else if (auto t = tables.find(r); t != tables.end()) {
+        ValueId table = b.tableAddress(t->second);
+        value[r] = b.load(table, indexOf(plan.index.at(r), i, c), 1, "v_" + r->name());
+      } else {
+        std::vector<ValueId> args;
+        for (const Value *v : op->operands())
+          args.push_back(value.at(v));
+        value[r] = b.math(kir::mathOf(*op), args, "v_" + r->name());
+      }
+    }
+    for (unsigned j = 0; j < kernel.numResults(); ++j) {
+      ValueId y = b.narrow(kernel.result(j)->type().dtype, value.at(body.outputs()[j]));
+      if (lanes)
+        b.store(lanes->arrays.at(kernel.result(j)), lanes->lane, y);
+      else
+        b.store(pointer(kernel.result(j)), i, y);
+    }
+  }
+
+  void vectorLoop(ValueId first, ValueId numVectors, ValueId step) {
+    unsigned width = plan.width;
+    b.forLoop(first, numVectors, step, "vi", 0, [&](ValueId vi) {
+      ValueId base = b.mul(vi, b.index(width), "base");
+      Lanes lanes;
+      auto array = [&](const Value *v) {
+        DType t = kir::storageType(v->type().dtype);
+        return lanes.arrays[v] = b.localArray(t, width, k.values[pointer(v)].name + "_v");
+      };
+      ValueId zero = b.index(0);
+      for (const Value *v : body.inputs()) {
+        if (!v->hasUses() || !plan.index.at(v).flat)
+          continue;
+        ValueId a = array(v);
+        b.store(a, zero, b.load(pointer(v), base, width), width);
+      }
+      for (unsigned j = 0; j < kernel.numResults(); ++j)
+        array(kernel.result(j));
+      ValueId lanesEnd = b.index(width), one = b.index(1);
+      b.forLoop(zero, lanesEnd, one, "e", -1, [&](ValueId e) {
+        lanes.lane = e;
+        element(b.add(base, e, "element"), &lanes);
+      });
+      for (unsigned j = 0; j < kernel.numResults(); ++j) {
+        const Value *r = kernel.result(j);
+        b.store(pointer(r), base, b.load(lanes.arrays.at(r), zero, width), width);
+      }
+    });
+  }
+
+  std::vector<std::string> comment() const {
+    std::string ops;
+    for (const auto &op : body.ops())
+      if (op->kind() != OpKind::Const)
+        ops += (ops.empty() ? "" : ", ") + std::string(op->name());
+    return {plan.entry + ": pointwise kernel over " + shapeStr(plan.space),
+            "fuses: " + (ops.empty() ? "(copies only)" : ops)};
+  }
 
   const Op &kernel;
   const Graph &body;
-  const PointwisePlan &plan;
+  const Plan &plan;
   kir::Kernel k;
   kir::Builder b;
   std::vector<ValueId> params;              // by KernelArg index
@@ -65,160 +388,18 @@ private:
   std::map<const Value *, unsigned> tables; // other constants: their table
 };
 
-void PointwiseBuilder::declareParams() {
-  for (const KernelArg &a : plan.args) {
-    if (!a.isPointer()) {
-      params.push_back(b.param(a.name, kir::Type::index()));
-      continue;
-    }
-    bool in = a.kind == KernelArg::Kind::Input;
-    DType t = (in ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
-    params.push_back(
-        b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
-  }
-}
-
-void PointwiseBuilder::declareConstants() {
-  Namer tableNames;
-  for (const auto &op : body.ops()) {
-    if (op->kind() != OpKind::Const)
-      continue;
-    const DenseData &d = op->getDense("value");
-    if (d.isSplat())
-      splats[op->result()] = b.literal(d, "v_" + op->result()->name());
-    else
-      tables[op->result()] =
-          b.table(tableNames.fresh(plan.entry + "_table_", op->result()->name()), d);
-  }
-}
-
-std::map<unsigned, ValueId> PointwiseBuilder::coordinates(ValueId i) {
-  return codegen::coordinates(b, i, unsigned(plan.space.size()), plan.coords,
-                              [&](unsigned axis) { return scalar(plan.extents[axis]); });
-}
-
-/// `i` itself, or the sum of coordinate * stride over the index's terms.
-ValueId PointwiseBuilder::indexOf(const PointwiseIndex &index, ValueId i,
-                                  const std::map<unsigned, ValueId> &c) {
-  if (index.flat)
-    return i;
-  std::vector<std::pair<unsigned, ValueId>> terms;
-  for (const auto &[axis, stride] : index.terms)
-    terms.push_back({axis, scalar(stride)});
-  return stridedOffset(b, c, terms);
-}
-
-/// The body for element `i`: loads, one math instruction per op, stores.
-/// On the vector path flat operands and results go through `lanes`.
-void PointwiseBuilder::element(ValueId i, const Lanes *lanes) {
-  std::map<unsigned, ValueId> c = coordinates(i);
-  std::map<const Value *, ValueId> value;
-  for (const Value *v : body.inputs()) {
-    if (!v->hasUses())
-      continue;
-    DType t = v->type().dtype;
-    std::string name = "v_" + v->name(), loaded = kir::storageType(t) == kir::computeType(t) ? name : "";
-    ValueId x = lanes && isFlat(v) ? b.load(lanes->arrays.at(v), lanes->lane, 1, loaded)
-                                   : b.load(pointer(v), indexOf(plan.index.at(v), i, c), 1, loaded);
-    value[v] = b.widen(t, x, name);
-  }
-  for (const auto &op : body.ops()) {
-    const Value *r = op->result();
-    if (auto s = splats.find(r); s != splats.end())
-      value[r] = s->second;
-    else if (auto t = tables.find(r); t != tables.end()) {
-      ValueId table = b.tableAddress(t->second);
-      value[r] = b.load(table, indexOf(plan.index.at(r), i, c), 1, "v_" + r->name());
-    } else {
-      std::vector<ValueId> args;
-      for (const Value *v : op->operands())
-        args.push_back(value.at(v));
-      value[r] = b.math(kir::mathOf(*op), args, "v_" + r->name());
-    }
-  }
-  for (unsigned j = 0; j < kernel.numResults(); ++j) {
-    ValueId y = b.narrow(kernel.result(j)->type().dtype, value.at(body.outputs()[j]));
-    if (lanes)
-      b.store(lanes->arrays.at(kernel.result(j)), lanes->lane, y);
-    else
-      b.store(pointer(kernel.result(j)), i, y);
-  }
-}
-
-void PointwiseBuilder::vectorLoop(ValueId first, ValueId numVectors, ValueId step) {
-  unsigned width = plan.width;
-  b.forLoop(first, numVectors, step, "vi", 0, [&](ValueId vi) {
-    ValueId base = b.mul(vi, b.index(width), "base");
-    Lanes lanes;
-    auto array = [&](const Value *v, ValueId ptr) {
-      DType t = kir::storageType(v->type().dtype);
-      return lanes.arrays[v] = b.localArray(t, width, k.values[ptr].name + "_v");
-    };
-    ValueId zero = b.index(0);
-    for (const Value *v : body.inputs()) {
-      if (!v->hasUses() || !isFlat(v))
-        continue;
-      ValueId a = array(v, pointer(v));
-      b.store(a, zero, b.load(pointer(v), base, width), width);
-    }
-    for (unsigned j = 0; j < kernel.numResults(); ++j)
-      array(kernel.result(j), pointer(kernel.result(j)));
-    ValueId lanesEnd = b.index(width), one = b.index(1);
-    b.forLoop(zero, lanesEnd, one, "e", -1, [&](ValueId e) {
-      lanes.lane = e;
-      element(b.add(base, e, "element"), &lanes);
-    });
-    for (unsigned j = 0; j < kernel.numResults(); ++j) {
-      const Value *r = kernel.result(j);
-      b.store(pointer(r), base, b.load(lanes.arrays.at(r), zero, width), width);
-    }
-  });
-}
-
-std::vector<std::string> PointwiseBuilder::comment() const {
-  std::string ops;
-  for (const auto &op : body.ops())
-    if (op->kind() != OpKind::Const)
-      ops += (ops.empty() ? "" : ", ") + std::string(op->name());
-  return {plan.entry + ": pointwise kernel over " + shapeStr(plan.space),
-          "fuses: " + (ops.empty() ? "(copies only)" : ops)};
-}
-
-kir::Kernel PointwiseBuilder::run() {
-  k.name = plan.entry;
-  k.comment = comment();
-  declareParams();
-  declareConstants();
-  // Each instruction in its own statement: argument order is unspecified,
-  // and the kernel must come out the same from every compiler.
-  auto [step, first] = gridStride(b);
-  auto numelArg = std::find_if(plan.args.begin(), plan.args.end(), [](const KernelArg &a) {
-    return a.kind == KernelArg::Kind::NumElements;
-  });
-  ValueId numel = params[numelArg - plan.args.begin()];
-  ValueId start = first;
-  if (plan.width > 1) {
-    ValueId width = b.index(plan.width);
-    ValueId numVectors = b.arith(kir::IndexOp::Div, numel, width, "numVectors");
-    vectorLoop(first, numVectors, step);
-    start = b.add(b.mul(numVectors, width), first, "tail");
-  }
-  b.forLoop(start, numel, step, "i", 0, [&](ValueId i) { element(i, nullptr); });
-  return std::move(k);
-}
-
 } // namespace
 
 std::optional<KirKernel> buildPointwise(const Op &kernel, const std::string &entry,
                                         Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "pointwise", "not a pointwise kernel");
-  std::optional<PointwisePlan> plan = planPointwise(kernel, entry, diags);
+  std::optional<Plan> plan = Planner(kernel, diags).run(entry);
   if (!plan)
     return std::nullopt;
   std::string schedule = "grid-stride, one element a thread a step" +
-                         (plan->width > 1 ? ", vectors of " + std::to_string(plan->width) : std::string());
+                         (plan->width > 1 ? ", vectors of " + std::to_string(plan->width) : "");
   return KirKernel{PointwiseBuilder(kernel, *plan).run(), plan->args, plan->launch, schedule};
 }
 
-} // namespace fusec::codegen
+} // namespace fusec::templates

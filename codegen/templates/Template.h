@@ -1,6 +1,6 @@
-// What a kernel template's kir builder returns: the kernel, the meaning of
-// its parameters and, for static shapes, its launch. Codegen.cpp verifies
-// it and has the chosen back end render it into a GeneratedKernel.
+// What a kernel template's kir builder returns: the kernel, the meaning of its parameters and, for
+// static shapes, its launch. Codegen.cpp verifies it and has the chosen back end render it into a
+// GeneratedKernel.
 #pragma once
 
 #include "codegen/GeneratedKernel.h"
@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-namespace fusec::codegen {
+namespace fusec::templates {
 
 struct KirKernel {
   kir::Kernel kernel;
@@ -18,4 +18,4 @@ struct KirKernel {
   std::string schedule; ///< KernelFacts::schedule
 };
 
-} // namespace fusec::codegen
+} // namespace fusec::templates

@@ -66,7 +66,7 @@ class GemmBuilder {
 public:
   explicit GemmBuilder(const Plan &plan) : plan(plan), t(plan.tile), b(k) {}
 
-  codegen::KirKernel run() {
+  templates::KirKernel run() {
     k.name = plan.entry;
     std::string how = schedule();
     k.comment = comment(how);
@@ -83,7 +83,7 @@ public:
       launch->block[0] = unsigned(t.threads());
       launch->sharedBytes = unsigned(sharedBytes);
     }
-    return codegen::KirKernel{std::move(k), plan.args, launch, how};
+    return templates::KirKernel{std::move(k), plan.args, launch, how};
   }
 
 private:
@@ -923,8 +923,8 @@ private:
 
 } // namespace
 
-std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
-                                            Diagnostics &diags) {
+std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
+                                              Diagnostics &diags) {
   Plan plan;
   if (!planGemm(kernel, entry, plan, diags))
     return std::nullopt;

@@ -20,7 +20,7 @@ namespace fusec::gemm {
 /// op. A `config` attribute ("bm=128 bn=256 bk=32 warps=2x4 stages=4 group=8" for tensor cores,
 /// "bm=128 bn=128 bk=16 thread=8x8" for SIMT; any subset) overrides the chosen tiles; a
 /// malformed one is an error.
-std::optional<codegen::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
-                                            Diagnostics &diags);
+std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
+                                              Diagnostics &diags);
 
 } // namespace fusec::gemm

@@ -21,7 +21,7 @@ namespace fusec::generic {
 /// kernel" at the op, and returns nullopt, when an operand or result has a
 /// symbolic dim; a `const` op is refused too (constants are uploaded, not
 /// computed).
-std::optional<codegen::KirKernel> buildGeneric(const Op &op, const std::string &entry,
-                                               Diagnostics &diags);
+std::optional<templates::KirKernel> buildGeneric(const Op &op, const std::string &entry,
+                                                 Diagnostics &diags);
 
 } // namespace fusec::generic

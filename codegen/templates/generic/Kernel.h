@@ -14,12 +14,12 @@
 
 namespace fusec::generic {
 
-using codegen::coordinates;
-using codegen::gridStrideLoop;
-using codegen::KirKernel;
-using codegen::stridedOffset;
 using kir::IndexOp;
 using kir::ValueId;
+using templates::coordinates;
+using templates::gridStrideLoop;
+using templates::KirKernel;
+using templates::stridedOffset;
 using Sizes = std::vector<int64_t>;
 
 /// Threads per block of every generic kernel.

@@ -93,7 +93,7 @@ public:
         scratch(prog.nodes.size(), kNoValue), vectorIn(prog.nodes.size(), kNoValue),
         vectorOut(prog.stores.size(), kNoValue) {}
 
-  codegen::KirKernel run(const std::string &entry) {
+  templates::KirKernel run(const std::string &entry) {
     k.name = entry;
     k.comment = {entry + ": row_reduction kernel over " + describe(prog.view),
                  "fuses: " + prog.fused, "schedule: " + describeSchedule(sched)};
@@ -156,7 +156,7 @@ private:
     if (sched.mode == Mode::Column) {
       ValueId extent = b.index(prog.view.inner);
       ValueId positions = b.mul(numRows, extent, "num_positions");
-      return codegen::gridStrideLoop(b, positions, [&](ValueId pos) {
+      return templates::gridStrideLoop(b, positions, [&](ValueId pos) {
         row = b.arith(kir::IndexOp::Div, pos, extent, "row");
         inner = b.arith(kir::IndexOp::Rem, pos, extent, "inner");
         rowBody();
@@ -618,8 +618,8 @@ private:
 
 } // namespace
 
-std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
-                                                    Diagnostics &diags) {
+std::optional<templates::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
+                                                      Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "row_reduction", "not a row_reduction kernel");
   std::optional<Program> prog = buildProgram(kernel, entry, diags);

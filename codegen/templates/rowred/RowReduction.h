@@ -20,7 +20,7 @@ namespace fusec::rowred {
 /// operand that broadcasts other than as a full, per-row, per-column or
 /// scalar value, a symbolic reduced extent, or a max/min over an empty
 /// extent. The caller may then run the body op by op.
-std::optional<codegen::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
-                                                    Diagnostics &diags);
+std::optional<templates::KirKernel> buildRowReduction(const Op &kernel, const std::string &entry,
+                                                      Diagnostics &diags);
 
 } // namespace fusec::rowred
