@@ -235,7 +235,7 @@ public:
   kir::Kernel run() {
     k.name = plan.entry;
     k.comment = comment();
-    declareParams();
+    params = declareParams(b, kernel, plan.args);
     declareConstants();
     auto [step, first] = gridStride(b);
     ValueId numel = params[plan.numelArg];
@@ -260,19 +260,6 @@ private:
 
   ValueId scalar(const Scalar &s) { return s.value ? b.index(*s.value) : params[s.arg]; }
   ValueId pointer(const Value *v) const { return params[plan.pointerArg.at(v)]; }
-
-  void declareParams() {
-    for (const KernelArg &a : plan.args) {
-      if (!a.isPointer()) {
-        params.push_back(b.param(a.name, kir::Type::index()));
-        continue;
-      }
-      bool in = a.kind == KernelArg::Kind::Input;
-      DType t = (in ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
-      params.push_back(
-          b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
-    }
-  }
 
   void declareConstants() {
     Namer tableNames;

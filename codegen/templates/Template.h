@@ -5,6 +5,7 @@
 
 #include "codegen/GeneratedKernel.h"
 #include "codegen/kir/Kir.h"
+#include "ir/Graph.h"
 
 #include <optional>
 #include <vector>
@@ -17,5 +18,24 @@ struct KirKernel {
   std::optional<LaunchConfig> launch;
   std::string schedule; ///< KernelFacts::schedule
 };
+
+/// One kir parameter per entry of `args`, in order: an index for a scalar,
+/// else a global pointer to the storage type of `kernel`'s operand or result
+/// it names, read-only for an operand.
+inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel,
+                                               const std::vector<KernelArg> &args) {
+  std::vector<kir::ValueId> params;
+  for (const KernelArg &a : args) {
+    if (!a.isPointer()) {
+      params.push_back(b.param(a.name, kir::Type::index()));
+      continue;
+    }
+    bool in = a.kind == KernelArg::Kind::Input;
+    DType t = (in ? kernel.operand(a.index) : kernel.result(a.index))->type().dtype;
+    params.push_back(
+        b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
+  }
+  return params;
+}
 
 } // namespace fusec::templates

@@ -136,16 +136,7 @@ private:
 
   /// The parameters (plan.args) and the epilogue's constant tables.
   void declareParams() {
-    for (const KernelArg &a : plan.args) {
-      if (!a.isPointer()) {
-        params.push_back(b.param(a.name, kir::Type::index()));
-        continue;
-      }
-      bool in = a.kind == KernelArg::Kind::Input;
-      const Value *v = in ? plan.kernel->operand(a.index) : plan.kernel->result(a.index);
-      kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-      params.push_back(b.param(a.name, type, in));
-    }
+    params = templates::declareParams(b, *plan.kernel, plan.args);
     Namer names;
     for (unsigned g = 0; g < plan.chains.size(); ++g) {
       for (const Op *o : plan.chains[g].ops) {
