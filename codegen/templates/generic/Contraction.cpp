@@ -209,7 +209,8 @@ public:
       kBase = base(1, shape.sk * shape.d);
       vBase = base(2, shape.sk * shape.dv);
       mask = maskRow();
-      acc = b.localArray(f.acc, unsigned(width), "acc");
+      // Dv = 0 runs no item, but kir arrays hold at least one element.
+      acc = b.localArray(f.acc, unsigned(std::max<int64_t>(width, 1)), "acc");
       each(width, [&](ValueId c) { b.store(acc, c, f.constant(0.0)); });
       q = kir::kNoValue;
       int64_t share = shape.d / shape.pieces;
