@@ -87,11 +87,6 @@ struct OpInfo {
 const OpInfo &opInfo(OpKind k);
 std::optional<OpKind> lookupOp(std::string_view spelling);
 
-/// Pointwise ops of two operands that compute a number: add sub mul div pow
-/// max min (consecutive in Ops.def).
-inline bool isBinaryArithmetic(OpKind k) { return k >= OpKind::Add && k <= OpKind::Min; }
-/// Pointwise comparisons, of bool result: eq ne lt le gt ge.
-inline bool isComparison(OpKind k) { return k >= OpKind::Eq && k <= OpKind::Ge; }
 /// Every op, in table order.
 std::span<const OpInfo> allOps();
 
