@@ -33,14 +33,6 @@ DenseData zeros(DType t) {
   return DenseData::makeSplat(t, {}, std::vector<uint8_t>(dtypeSize(t), 0));
 }
 
-/// The static sizes of `s`, 0 for a symbolic dim.
-std::vector<int64_t> sizesOrZero(const Shape &s) {
-  std::vector<int64_t> sizes;
-  for (const Dim &d : s)
-    sizes.push_back(d.isStatic() ? d.size : 0);
-  return sizes;
-}
-
 /// Where the current tile is: its chain, batch and first row and column.
 struct TileAt {
   ValueId chain = kNone; // i32, when there are several chains
@@ -77,12 +69,10 @@ public:
     declareParams();
     int sharedBytes = plan.tensorCores ? tensorCoreKernel() : simtKernel();
     std::optional<LaunchConfig> launch;
-    if (std::optional<int64_t> tiles = tileCount(plan, t)) {
-      launch = LaunchConfig{};
-      launch->grid[0] = unsigned(std::min<int64_t>(*tiles, 0x7fffffff));
-      launch->block[0] = unsigned(t.threads());
-      launch->sharedBytes = unsigned(sharedBytes);
-    }
+    if (std::optional<int64_t> tiles = tileCount(plan, t))
+      launch = LaunchConfig{{unsigned(std::min<int64_t>(*tiles, 0x7fffffff)), 1, 1},
+                            {unsigned(t.threads()), 1, 1},
+                            unsigned(sharedBytes)};
     return templates::KirKernel{std::move(k), plan.args, launch, how};
   }
 
@@ -94,7 +84,8 @@ private:
   ValueId op(IndexOp o, ValueId x, ValueId y, const std::string &name = "") {
     return b.arith(o, x, y, name);
   }
-  ValueId both(ValueId p, ValueId q) { return p == kNone ? q : op(IndexOp::And, p, q); }
+  /// x `o` y, or y when x is kNone (nothing yet).
+  ValueId fold(IndexOp o, ValueId x, ValueId y) { return x == kNone ? y : op(o, x, y); }
   /// for (i = 0; i < n; ++i) body(i) with an i64 i; `unroll` as kir::Builder::forLoop's.
   void loop(int64_t n, const std::string &name, int unroll,
             const std::function<void(ValueId)> &body) {
@@ -151,7 +142,7 @@ private:
   ValueId extent(const Extent &e) {
     ValueId v = kNone;
     for (unsigned d : e.dims)
-      v = v == kNone ? params[d] : b.mul(v, params[d]);
+      v = fold(IndexOp::Mul, v, params[d]);
     if (v == kNone)
       return i64(e.factor);
     return e.factor == 1 ? v : b.mul(v, i64(e.factor));
@@ -225,25 +216,25 @@ private:
       ValueId coord = term.outer == 1 ? z : op(IndexOp::Div, z, i64(term.outer));
       if (term.size)
         coord = op(IndexOp::Rem, coord, i64(term.size));
-      ValueId scaled = b.mul(coord, i64(term.stride));
-      sum = sum == kNone ? scaled : b.add(sum, scaled);
+      sum = fold(IndexOp::Add, sum, b.mul(coord, i64(term.stride)));
     }
     return sum == kNone ? i64(0) : sum;
   }
 
-  /// `x`, of computeType(src.stored), converted through the prologue casts; with `dropLast`,
-  /// the last cast (to an f16/bf16 the caller rounds to anyway) is left out when that changes
-  /// nothing.
-  ValueId castThrough(const Source &src, ValueId x, bool dropLast) {
+  /// `raw`, an element of src.stored, widened and converted through the prologue casts into the
+  /// accumulator type; with `packed`, into the operand dtype but for the last cast, left out when
+  /// that changes nothing (pack rounds to the operand dtype anyway).
+  ValueId castThrough(const Source &src, ValueId raw, bool packed, const std::string &name = "") {
+    ValueId x = b.widen(src.stored, raw, name);
     size_t n = src.casts.size();
-    if (dropLast && n > 0 && (n >= 2 ? src.casts[n - 2] : src.stored) != DType::F64)
+    if (packed && n > 0 && (n >= 2 ? src.casts[n - 2] : src.stored) != DType::F64)
       --n;
     DType from = src.stored;
     for (size_t i = 0; i < n; ++i) {
       x = b.math({OpKind::Cast, from, src.casts[i]}, {x}, "");
       from = src.casts[i];
     }
-    return x;
+    return packed ? x : b.math({OpKind::Cast, src.type(), plan.acc}, {x}, "");
   }
 
   // ---- the epilogue ----
@@ -267,14 +258,12 @@ private:
     std::vector<ValueId> terms;
     if (moves(r - 1))
       terms.push_back(col);
-    bool all = r >= 2, none = true;
-    for (size_t a = 0; a + 1 < r; ++a) {
+    bool all = r >= 2;
+    for (size_t a = 0; a + 1 < r; ++a)
       all = all && moves(a);
-      none = none && !moves(a);
-    }
     if (all)
       terms.push_back(scaled(row, stride[r - 2]));
-    for (size_t a = 0; !all && !none && a + 1 < r; ++a) {
+    for (size_t a = 0; !all && a + 1 < r; ++a) {
       if (!moves(a))
         continue;
       Extent inner;
@@ -285,12 +274,10 @@ private:
         coord = op(IndexOp::Rem, coord, extent(dims[a]));
       terms.push_back(scaled(coord, stride[a]));
     }
-    if (terms.empty())
-      return i64(0);
-    ValueId sum = terms.front();
-    for (size_t i = 1; i < terms.size(); ++i)
-      sum = b.add(sum, terms[i]);
-    return sum;
+    ValueId sum = kNone;
+    for (ValueId term : terms)
+      sum = fold(IndexOp::Add, sum, term);
+    return sum == kNone ? i64(0) : sum;
   }
 
   /// Chain g's epilogue of one element: the values of the kernel results it stores (compute
@@ -302,9 +289,7 @@ private:
     if (chain.bias) {
       const Source &bias = *chain.bias;
       ValueId raw = b.load(params[bias.input], col, 1, "");
-      ValueId wide = b.widen(bias.stored, raw, "v_bias");
-      ValueId cast = castThrough(bias, wide, false);
-      ValueId inAcc = b.math({OpKind::Cast, bias.type(), plan.acc}, {cast}, "");
+      ValueId inAcc = castThrough(bias, raw, false, "v_bias");
       sum = b.math({OpKind::Add, plan.acc, plan.acc}, {acc, inAcc}, "");
     }
     // The contraction's value, rounded to its dtype: what the reference stores.
@@ -338,8 +323,11 @@ private:
   /// Kernel input `v` of the epilogue at (row, col), in its compute type.
   ValueId loadInput(const Value *v, ValueId row, ValueId col) {
     FUSEC_ASSERT(v->isGraphInput(), "epilogue value used before it is computed");
+    std::vector<int64_t> sizes; // 0: symbolic
+    for (const Dim &d : v->type().shape)
+      sizes.push_back(d.isStatic() ? d.size : 0);
     DType dt = v->type().dtype;
-    ValueId index = operandIndex(sizesOrZero(v->type().shape), row, col);
+    ValueId index = operandIndex(sizes, row, col);
     std::string name = "v_" + v->name();
     bool same = kir::storageType(dt) == kir::computeType(dt);
     ValueId raw = b.load(params[v->index()], index, 1, same ? name : "");
@@ -401,9 +389,10 @@ private:
       copyFour(output(r), at, quads[r], zero, kir::storageType(resultType(r)));
   }
 
-  /// The bm x bn accumulators in tileC (row stride ldc), four columns a thread, through each
-  /// element's chain epilogue into the results.
+  /// The bm x bn accumulators in tileC (row stride ldc), once every thread has stored its own,
+  /// four columns a thread, through each element's chain epilogue into the results.
   void epilogueLoop(ValueId tileC, int ldc, const TileAt &at) {
+    b.barrier();
     int quadsPerRow = t.bn / 4;
     b.forLoop(tidWide, i64(int64_t(t.bm) * t.bn / 4), i64(t.threads()), "i", 1, [&](ValueId i) {
       ValueId i32v = to32(i);
@@ -427,6 +416,7 @@ private:
         chainFrom(0);
       });
     });
+    b.barrier(); // the next tile reuses the shared memory
   }
 
   /// A local array of `count` accumulators, zeroed.
@@ -545,7 +535,7 @@ private:
       ValueId k0 = b.mul(kt, i32(t.bk));
       ValueId at = l.x->kMajor ? b.add(k0, b.mul(l.chunk, i32(8)))
                                : b.add(b.add(k0, l.row0), b.mul(j, i32(l.step)));
-      ok = both(ok, b.less(at, i32(plan.k)));
+      ok = fold(IndexOp::And, ok, b.less(at, i32(plan.k)));
     }
     return ok;
   }
@@ -615,7 +605,7 @@ private:
     }
     loop(8, "e", -1, [&](ValueId e) {
       ValueId inRow = b.less(b.add(col, e), i64(l.x->inner));
-      ValueId okE = both(ok, inRow);
+      ValueId okE = fold(IndexOp::And, ok, inRow);
       ValueId at = b.add(slot, e);
       b.ifThenElse(
           okE,
@@ -642,8 +632,7 @@ private:
           ValueId pair[2];
           for (int e = 0; e < 2; ++e) {
             ValueId raw = b.load(l->regs, b.add(slot, i64(2 * h + e)), 1);
-            ValueId wide = b.widen(src.stored, raw, "");
-            pair[e] = castThrough(src, wide, true);
+            pair[e] = castThrough(src, raw, true);
           }
           ValueId packed = b.pack(plan.operand, pair[0], pair[1]);
           b.store(w, i64(h), packed);
@@ -754,7 +743,6 @@ private:
         });
       });
     });
-    b.barrier();
     return tileC;
   }
 
@@ -788,7 +776,6 @@ private:
       acc = zeroedAccumulators(mi * ni * 4);
       mainLoop();
       epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
-      b.barrier(); // the next tile reuses the stages
     });
     return std::max(t.stages * stageBytes, t.bm * (t.bn + 8) * 4);
   }
@@ -822,9 +809,7 @@ private:
             ValueId outer = x.kMajor ? gmn : gk, innerI = x.kMajor ? gk : gmn;
             ValueId at0 = b.add(b.mul(outer, i64(x.inner)), innerI);
             ValueId raw = b.load(ptr, b.add(base, at0), 1);
-            ValueId wide = b.widen(src.stored, raw, "");
-            ValueId cast = castThrough(src, wide, false);
-            ValueId v = b.math({OpKind::Cast, src.type(), plan.acc}, {cast}, "");
+            ValueId v = castThrough(src, raw, false);
             b.store(smem, dst, v);
           },
           [&] { b.store(smem, dst, zero); });
@@ -889,9 +874,7 @@ private:
           b.store(smem, b.add(b.mul(row, i32(ldc)), col), v);
         });
       });
-      b.barrier();
       epilogueLoop(smem, ldc, at);
-      b.barrier(); // the next tile reuses the staging arrays
     });
     int elements = std::max(t.bk * (lda + ldb), t.bm * (t.bn + 16));
     return elements * int(dtypeSize(plan.acc));
