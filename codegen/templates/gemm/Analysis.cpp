@@ -105,10 +105,7 @@ std::optional<Source> traceSource(const Value *v, const Op &reader, Plan &plan,
   }
   src.input = v->index();
   src.stored = v->type().dtype;
-  bool floats = isFloat(src.stored);
-  for (DType t : src.casts)
-    floats = floats && isFloat(t);
-  if (floats)
+  if (isFloat(src.stored) && std::all_of(src.casts.begin(), src.casts.end(), isFloat))
     return src;
   diags.error(reader.loc(), quoted(reader) + " of " + operandTypes(reader) +
                                 ": the gemm template loads float operands only (" +
@@ -230,23 +227,26 @@ void collectChainOps(const Graph &body, Chain &chain) {
       chain.ops.push_back(op.get());
 }
 
-// The pointers come first in plan.args, the dims' arguments after them.
-void declareDims(Plan &plan) {
+// The pointers come first in plan.args, the dims' arguments after them. Whether every dim is
+// static.
+bool declareDims(Plan &plan) {
   const Shape &space = outputShape(plan);
   std::map<std::string, unsigned> byName;
+  bool isStatic = true;
   for (unsigned k = 0; k < space.size(); ++k) {
     const Dim &d = space[k];
     if (d.isStatic()) {
       plan.dims.push_back({d.size, {}});
       continue;
     }
-    plan.staticShapes = false;
+    isStatic = false;
     auto [it, fresh] = byName.emplace(d.symbol, unsigned(plan.args.size()));
     plan.dims.push_back({1, {it->second}});
     if (fresh && !d.isAnonymous())
       plan.args.push_back(
           {KernelArg::Kind::Dim, "dim_" + cIdentifier(d.symbol), 0, k, std::nullopt});
   }
+  return isStatic;
 }
 
 bool checkSymbolic(const Plan &plan, bool folded, Diagnostics &diags) {
@@ -284,7 +284,7 @@ std::vector<BatchTerm> batchOffset(const Shape &space, const Shape &operand,
 }
 
 bool analyzeShapes(Plan &plan, Diagnostics &diags) {
-  declareDims(plan);
+  bool isStatic = declareDims(plan);
   const Op &anchor = *plan.chains.front().anchor;
   const Shape &space = outputShape(plan);
   bool linear = anchor.kind() == OpKind::Linear;
@@ -294,7 +294,7 @@ bool analyzeShapes(Plan &plan, Diagnostics &diags) {
   bool folded = !ta;
   for (size_t i = 0; !linear && i + 2 < sb.size(); ++i)
     folded = folded && sb[i].isStaticValue(1);
-  if (!plan.staticShapes && !checkSymbolic(plan, folded, diags))
+  if (!isStatic && !checkSymbolic(plan, folded, diags))
     return false;
   plan.n = space.back().size;
   plan.k = (ta ? sa[sa.size() - 2] : sa.back()).size;

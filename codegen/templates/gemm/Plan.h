@@ -90,10 +90,9 @@ struct Plan {
   bool tensorCores = false;   ///< f16/bf16 operands: mma.sync; else SIMT in `acc`
   std::set<const Op *> prologue;
   std::vector<Extent> dims; ///< the result shape
-  Extent m;                 ///< rows of one product
+  Extent m;                 ///< rows of one product, the one extent that may be symbolic
   int64_t batches = 1;      ///< products (1 when the batch folds into m)
   int64_t n = 0, k = 0;
-  bool staticShapes = true;
   TileConfig tile;
   std::vector<KernelArg> args; ///< inputs, outputs, then the named dims
 };

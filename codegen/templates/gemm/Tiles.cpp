@@ -22,34 +22,25 @@ TileConfig chooseTiles(const Plan &plan) {
       return TileConfig{64, 64, 16, 0, 0, 0, 8, 4, 4};
     return TileConfig{128, 128, 16, 0, 0, 0, 8, 8, 8};
   }
-  //                bm, bn, bk, warps, stages, group
-  std::vector<TileConfig> sizes = {{128, 256, 64, 2, 4, 3, 8, 0, 0},
-                                   {128, 128, 32, 2, 2, 4, 8, 0, 0},
-                                   {64, 128, 64, 2, 2, 3, 8, 0, 0}};
+  // bm, bn, bk, warpsM, warpsN, stages; largest first
+  std::vector<TileConfig> sizes = {{128, 256, 64, 2, 4, 3}, {128, 128, 32, 2, 2, 4}};
   // Registers for element-wise loads (rows not whole chunks) or f64 sources
   // leave no room for the larger tiles.
   auto heavy = [](const Matrix &x) {
     return !x.async && (x.inner % 8 != 0 || x.sources.front().stored == DType::F64);
   };
   if ((!plan.a.async && !plan.b.async) || heavy(plan.a) || heavy(plan.b))
-    sizes = {{128, 128, 32, 2, 4, 3, 8, 0, 0}, {64, 128, 32, 2, 2, 3, 8, 0, 0}};
+    sizes = {{128, 128, 32, 2, 4, 3}};
   else if (!plan.b.async) // more rows a block: fewer reads of the B it converts
-    sizes = {{256, 128, 32, 4, 2, 4, 8, 0, 0},
-             {128, 128, 32, 2, 4, 3, 8, 0, 0},
-             {64, 128, 32, 2, 2, 3, 8, 0, 0}};
+    sizes = {{256, 128, 32, 4, 2, 4}, {128, 128, 32, 2, 4, 3}};
   else if (!plan.a.async) // bk 32 would spill a register
-    sizes = {{128, 256, 16, 2, 4, 4, 8, 0, 0},
-             {128, 128, 32, 2, 4, 3, 8, 0, 0},
-             {64, 128, 32, 2, 2, 3, 8, 0, 0}};
-  // The largest tiles that still give every SM of an H100 (132) a tile and
-  // are not more than twice as wide as N.
-  TileConfig chosen = sizes.back();
-  for (const TileConfig &t : sizes) {
-    if (tileCount(plan, t).value_or(kWave) >= kWave && t.bn <= std::max<int64_t>(2 * plan.n, 128)) {
-      chosen = t;
-      break;
-    }
-  }
+    sizes = {{128, 256, 16, 2, 4, 4}, {128, 128, 32, 2, 4, 3}};
+  sizes.push_back({64, 128, plan.a.async && plan.b.async ? 64 : 32, 2, 2, 3}); // the smallest
+  auto fits = [&](const TileConfig &t) {
+    return tileCount(plan, t).value_or(kWave) >= kWave &&
+           t.bn <= std::max<int64_t>(2 * plan.n, 128);
+  };
+  TileConfig chosen = *std::find_if(sizes.begin(), sizes.end() - 1, fits); // else the smallest
   // One K step of 64 leaves ptxas one straight-line block that spills.
   if (plan.k <= 64)
     chosen.bk = std::min(chosen.bk, 32);
@@ -65,8 +56,8 @@ bool parsePair(const std::string &v, int &x, int &y) {
   return x > 0 && y > 0;
 }
 
-/// Applies "key=value ..." to `t`; false, with the entry in `bad`, on a malformed one.
-bool parseConfig(const std::string &text, bool tensorCores, TileConfig &t, std::string &bad) {
+/// Applies "key=value ..." to `t`; what is wrong with the first malformed entry, or "".
+std::string parseConfig(const std::string &text, bool tensorCores, TileConfig &t) {
   std::map<std::string, int *> sizes = {
       {"bm", &t.bm}, {"bn", &t.bn}, {"bk", &t.bk}, {"stages", &t.stages}, {"group", &t.groupM}};
   std::istringstream in(text);
@@ -83,12 +74,10 @@ bool parseConfig(const std::string &text, bool tensorCores, TileConfig &t, std::
       ok = parsePair(value, t.warpsM, t.warpsN);
     else if (key == "thread" && !tensorCores)
       ok = parsePair(value, t.tm, t.tn);
-    if (!ok) {
-      bad = item;
-      return false;
-    }
+    if (!ok)
+      return "cannot read '" + item + "'";
   }
-  return true;
+  return "";
 }
 
 bool isPow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
@@ -97,9 +86,8 @@ bool isPow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 std::string tileProblem(const TileConfig &t, bool tensorCores, bool registers, DType acc) {
   if (!tensorCores) {
     int bytes = 2 * t.bk * (t.bm + t.bn + 2) * (acc == DType::F64 ? 8 : 4);
-    if (t.bm % t.tm || t.bn % t.tn || t.threads() > 1024 || bytes > 48 * 1024)
-      return "SIMT tiles must divide into at most 1024 threads and 48 KiB";
-    return "";
+    bool fits = t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.threads() <= 1024 && bytes <= 48 * 1024;
+    return fits ? "" : "SIMT tiles must divide into at most 1024 threads and 48 KiB";
   }
   if (!isPow2(t.bm) || !isPow2(t.bn) || t.bm < 32 || t.bn < 32 || t.bm > 256 || t.bn > 256 ||
       (t.bk != 16 && t.bk != 32 && t.bk != 64))
@@ -120,24 +108,19 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
   const Attribute *config = kernel.attrIfPresent("config");
   if (!config)
     return true;
-  std::string bad;
   const std::string &text = config->get<std::string>();
-  if (!parseConfig(text, plan.tensorCores, plan.tile, bad)) {
-    diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": cannot read '" + bad + "'");
-    return false;
-  }
-  std::string problem =
-      tileProblem(plan.tile, plan.tensorCores, !plan.a.async || !plan.b.async, plan.acc);
+  std::string problem = parseConfig(text, plan.tensorCores, plan.tile);
   if (problem.empty())
-    return true;
-  diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
-  return false;
+    problem = tileProblem(plan.tile, plan.tensorCores, !plan.a.async || !plan.b.async, plan.acc);
+  if (!problem.empty())
+    diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
+  return problem.empty();
 }
 
 } // namespace
 
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
-  if (!plan.staticShapes)
+  if (!plan.m.isStatic())
     return std::nullopt;
   return int64_t(plan.chains.size()) * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
          ((plan.n + t.bn - 1) / t.bn);
