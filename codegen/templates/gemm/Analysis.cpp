@@ -29,6 +29,14 @@ namespace {
 using ChainOf = std::map<const Value *, int>; // -1: reads no accumulator
 
 std::string quoted(const Op &op) { return "'" + std::string(op.name()) + "'"; }
+/// "'matmul' of f16[4,8], f16[8,2]"
+std::string described(const Op &op) { return quoted(op) + " of " + operandTypes(op); }
+
+/// Reports `message` at `loc`; false.
+bool fail(Diagnostics &diags, const Loc &loc, const std::string &message) {
+  diags.error(loc, message);
+  return false;
+}
 
 bool isAnchor(const Op &op) { return op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear; }
 
@@ -48,24 +56,18 @@ bool checkSibling(const Op &anchor, const Op &first, Diagnostics &diags) {
     const Attribute *x = anchor.attrIfPresent(name), *y = first.attrIfPresent(name);
     same = same && (x ? y && *x == *y : !y);
   }
-  if (same)
-    return true;
-  diags.error(anchor.loc(), quoted(anchor) + " of " + operandTypes(anchor) + " does not share " +
-                                "its A operand, attributes and types with " + quoted(first) +
-                                " of " + operandTypes(first) +
-                                " (a grouped gemm needs them equal)");
-  return false;
+  return same || fail(diags, anchor.loc(),
+                      described(anchor) + " does not share its A operand, attributes and types " +
+                          "with " + described(first) + " (a grouped gemm needs them equal)");
 }
 
 bool findAnchors(Plan &plan, Diagnostics &diags) {
   for (const auto &op : plan.body->ops())
     if (isAnchor(*op))
       plan.chains.push_back(Chain{op.get(), std::nullopt, {}, {}});
-  if (plan.chains.empty()) {
-    diags.error(plan.kernel->loc(),
+  if (plan.chains.empty())
+    return fail(diags, plan.kernel->loc(),
                 "gemm kernel '%" + plan.kernel->result(0)->name() + "' holds no matmul or linear");
-    return false;
-  }
   bool ok = true;
   for (const Chain &c : plan.chains)
     ok &= checkSibling(*c.anchor, *plan.chains.front().anchor, diags);
@@ -78,11 +80,9 @@ bool checkDType(Plan &plan, Diagnostics &diags) {
   plan.result = anchor.result()->type().dtype;
   const Attribute *acc = anchor.attrIfPresent("acc");
   std::optional<DType> accType = acc ? std::optional<DType>(acc->get<DType>()) : std::nullopt;
-  if (!isFloat(plan.operand) || (accType && !isFloat(*accType))) {
-    diags.error(anchor.loc(), quoted(anchor) + " of " + operandTypes(anchor) +
-                                  ": the gemm template runs float contractions only");
-    return false;
-  }
+  if (!isFloat(plan.operand) || (accType && !isFloat(*accType)))
+    return fail(diags, anchor.loc(),
+                described(anchor) + ": the gemm template runs float contractions only");
   bool wide = plan.operand == DType::F64 || accType == DType::F64;
   plan.acc = wide ? DType::F64 : DType::F32;
   plan.tensorCores = !wide && isNarrowFloat(plan.operand);
@@ -107,8 +107,7 @@ std::optional<Source> traceSource(const Value *v, const Op &reader, Plan &plan,
   src.stored = v->type().dtype;
   if (isFloat(src.stored) && std::all_of(src.casts.begin(), src.casts.end(), isFloat))
     return src;
-  diags.error(reader.loc(), quoted(reader) + " of " + operandTypes(reader) +
-                                ": the gemm template loads float operands only (" +
+  diags.error(reader.loc(), described(reader) + ": the gemm template loads float operands only (" +
                                 std::string(dtypeName(src.stored)) + " input)");
   return std::nullopt;
 }
@@ -133,29 +132,26 @@ bool findSources(Plan &plan, Diagnostics &diags) {
     if (plan.b.sources[g].stored == b0.stored && plan.b.sources[g].casts == b0.casts)
       continue;
     const Op &anchor = *plan.chains[g].anchor;
-    diags.error(anchor.loc(), quoted(anchor) + ": its B operand is loaded differently from the "
-                                               "first anchor's (another dtype or prologue)");
-    return false;
+    return fail(diags, anchor.loc(),
+                quoted(anchor) + ": its B operand is loaded differently from the first anchor's "
+                                 "(another dtype or prologue)");
   }
   return true;
 }
 
 bool checkEpilogueOperand(const Plan &plan, const Op &op, const Value *v, Diagnostics &diags) {
-  if (plan.prologue.count(v->definingOp())) {
-    diags.error(op.loc(), quoted(op) + " reads %" + v->name() +
-                              ", a value of the prologue; a gemm epilogue sees its output only");
-    return false;
-  }
+  if (plan.prologue.count(v->definingOp()))
+    return fail(diags, op.loc(),
+                quoted(op) + " reads %" + v->name() +
+                    ", a value of the prologue; a gemm epilogue sees its output only");
   const Shape &space = outputShape(plan);
   const Shape &s = v->type().shape;
   bool fits = s.size() <= space.size();
   for (size_t i = 0; fits && i < s.size(); ++i)
     fits = s[i] == space[space.size() - s.size() + i] || s[i].isStaticValue(1);
-  if (fits)
-    return true;
-  diags.error(op.loc(), quoted(op) + " reads %" + v->name() + " of type " + v->type().str() +
-                            ", which does not broadcast to the gemm output " + shapeStr(space));
-  return false;
+  return fits || fail(diags, op.loc(),
+                      quoted(op) + " reads %" + v->name() + " of type " + v->type().str() +
+                          ", which does not broadcast to the gemm output " + shapeStr(space));
 }
 
 // Every op that is neither an anchor nor in a prologue is a pointwise op or a constant of the
@@ -257,12 +253,10 @@ bool checkSymbolic(const Plan &plan, bool folded, Diagnostics &diags) {
   for (const Value *v : anchor.operands())
     for (const Dim &d : v->type().shape)
       ok = ok && !d.isAnonymous();
-  if (ok && anchor.operand(0)->type().shape.back().isStatic())
-    return true;
-  diags.error(anchor.loc(), quoted(anchor) + " of " + operandTypes(anchor) +
-                                ": the gemm template needs static shapes, except named dims "
-                                "among the rows of an unbatched product");
-  return false;
+  return (ok && anchor.operand(0)->type().shape.back().isStatic()) ||
+         fail(diags, anchor.loc(),
+              described(anchor) + ": the gemm template needs static shapes, except named dims " +
+                  "among the rows of an unbatched product");
 }
 
 /// The terms of the elements from the first matrix of `operand` to the one batch `z` reads.
