@@ -11,6 +11,7 @@
 // parameters): an operand's `?` may be 1 at run time and broadcast, which the kernel's indexing
 // does not know.
 #include "codegen/templates/gemm/Plan.h"
+#include "ir/Assert.h"
 
 #include <algorithm>
 #include <map>
@@ -317,6 +318,8 @@ bool analyzeShapes(Plan &plan, Diagnostics &diags) {
 } // namespace
 
 bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags) {
+  FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
+  FUSEC_ASSERT(kernel.getString("template") == "gemm", "not a gemm kernel");
   plan.kernel = &kernel;
   plan.body = kernel.body();
   plan.entry = entry;

@@ -900,7 +900,7 @@ private:
 std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
                                               Diagnostics &diags) {
   Plan plan;
-  if (!planGemm(kernel, entry, plan, diags))
+  if (!analyzeGemm(kernel, entry, plan, diags) || !chooseTiles(plan, diags))
     return std::nullopt;
   return GemmBuilder(plan).run();
 }

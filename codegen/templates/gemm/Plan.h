@@ -97,12 +97,13 @@ struct Plan {
   std::vector<KernelArg> args; ///< inputs, outputs, then the named dims
 };
 
-/// analyzeGemm, then the tiles (the kernel's `config` attribute, or the defaults of Tiles.cpp).
-bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
-
 /// Fills `plan` but for its tiles from `kernel`'s body: anchors, sources, chains, shapes,
 /// parameters. Reports every problem at its op and returns false.
 bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
+
+/// Then the tiles: the kernel's `config` attribute over the defaults of Tiles.cpp; false, with an
+/// error at the kernel, for a malformed or unfit config.
+bool chooseTiles(Plan &plan, Diagnostics &diags);
 
 /// Output tiles of the whole problem for tiles `t` (chains x batches x tile rows x tile
 /// columns), or nullopt for symbolic rows.

@@ -4,7 +4,6 @@
 // H100 a tile and is at most twice as wide as N wins. Every default fits sm_80's 163 KiB of
 // shared memory and assembles without spills.
 #include "codegen/templates/gemm/Plan.h"
-#include "ir/Assert.h"
 
 #include <algorithm>
 #include <map>
@@ -16,7 +15,7 @@ namespace {
 
 constexpr int64_t kWave = 132;
 
-TileConfig chooseTiles(const Plan &plan) {
+TileConfig defaultTiles(const Plan &plan) {
   if (!plan.tensorCores) {
     if (plan.acc == DType::F64)
       return TileConfig{64, 64, 16, 0, 0, 0, 8, 4, 4};
@@ -103,8 +102,11 @@ std::string tileProblem(const TileConfig &t, bool tensorCores, bool registers, D
   return "";
 }
 
-bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
-  plan.tile = chooseTiles(plan);
+} // namespace
+
+bool chooseTiles(Plan &plan, Diagnostics &diags) {
+  const Op &kernel = *plan.kernel;
+  plan.tile = defaultTiles(plan);
   const Attribute *config = kernel.attrIfPresent("config");
   if (!config)
     return true;
@@ -117,19 +119,11 @@ bool chooseConfig(const Op &kernel, Plan &plan, Diagnostics &diags) {
   return problem.empty();
 }
 
-} // namespace
-
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.m.isStatic())
     return std::nullopt;
   return int64_t(plan.chains.size()) * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
          ((plan.n + t.bn - 1) / t.bn);
-}
-
-bool planGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags) {
-  FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
-  FUSEC_ASSERT(kernel.getString("template") == "gemm", "not a gemm kernel");
-  return analyzeGemm(kernel, entry, plan, diags) && chooseConfig(kernel, plan, diags);
 }
 
 } // namespace fusec::gemm
