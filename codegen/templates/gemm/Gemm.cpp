@@ -419,7 +419,6 @@ private:
     b.barrier(); // the next tile reuses the shared memory
   }
 
-  /// A local array of `count` accumulators, zeroed.
   ValueId zeroedAccumulators(int count) {
     ValueId acc = b.localArray(plan.acc, unsigned(count), "acc");
     ValueId zero = b.literal(zeros(plan.acc), "");
@@ -644,7 +643,6 @@ private:
     }
   }
 
-  /// The byte offset of the stage of K step `kt` (i32).
   ValueId stageOf(ValueId kt) {
     ValueId slot = op(IndexOp::Rem, kt, i32(t.stages));
     return b.mul(slot, i32(stageBytes), "stage");
