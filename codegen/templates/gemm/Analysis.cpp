@@ -78,7 +78,6 @@ bool findAnchors(Plan &plan, Diagnostics &diags) {
 bool checkDType(Plan &plan, Diagnostics &diags) {
   const Op &anchor = *plan.chains.front().anchor;
   plan.operand = anchor.operand(0)->type().dtype;
-  plan.result = anchor.result()->type().dtype;
   const Attribute *acc = anchor.attrIfPresent("acc");
   std::optional<DType> accType = acc ? std::optional<DType>(acc->get<DType>()) : std::nullopt;
   if (!isFloat(plan.operand) || (accType && !isFloat(*accType)))

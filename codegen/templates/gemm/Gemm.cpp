@@ -294,7 +294,8 @@ private:
     }
     // The contraction's value, rounded to its dtype: what the reference stores.
     const Value *anchor = chain.anchor->result();
-    value[anchor] = b.math({OpKind::Cast, plan.acc, plan.result}, {sum}, "v_" + anchor->name());
+    kir::MathOp round{OpKind::Cast, plan.acc, anchor->type().dtype};
+    value[anchor] = b.math(round, {sum}, "v_" + anchor->name());
     for (const Op *o : chain.ops) {
       std::string name = "v_" + o->result()->name();
       if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {

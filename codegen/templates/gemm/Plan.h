@@ -85,7 +85,6 @@ struct Plan {
   std::vector<Chain> chains;
   Matrix a, b;
   DType operand = DType::F32; ///< the contraction's operand dtype
-  DType result = DType::F32;  ///< the anchors' result dtype
   DType acc = DType::F32;     ///< F32 or F64
   bool tensorCores = false;   ///< f16/bf16 operands: mma.sync; else SIMT in `acc`
   std::set<const Op *> prologue;
