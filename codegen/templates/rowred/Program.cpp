@@ -1,29 +1,24 @@
 // Builds the row_reduction program of a kernel body (Plan.h).
 //
-// The view. An anchor reduces one contiguous block of axes [begin, end) of
-// its input S: reduce_* over its `axes` (all axes when empty), layer_norm
-// and rms_norm over [axis, rank), softmax over [axis, axis + 1). The first
-// anchor's block splits S into outer [0, begin), reduced [begin, end) and
-// inner [end, rank); end == rank is the row path, anything else the column
-// path. Every other anchor must reduce the same shape over the same axes.
-// Another value broadcasts against the view group by group: within a group,
-// either every axis matches S (the value varies along the group) or every
-// axis is 1 or absent; a value that matches part of a group is refused,
-// because one flat coordinate per group could not index it.
+// The view. An anchor reduces one contiguous block of axes [begin, end) of its input S: reduce_*
+// over its `axes` (all axes when empty), layer_norm and rms_norm over [axis, rank), softmax over
+// [axis, axis + 1). The first anchor's block splits S into outer [0, begin), reduced [begin, end)
+// and inner [end, rank); end == rank is the row path, anything else the column path. Every other
+// anchor must reduce the same shape over the same axes. Another value broadcasts against the view
+// group by group: within a group, either every axis matches S (the value varies along the group)
+// or every axis is 1 or absent; a value that matches part of a group is refused, because one flat
+// coordinate per group could not index it.
 //
-// The nodes. The body's ops are visited in order: a pointwise op becomes one
-// expression, a reduce_* a Reduce node (accumulating in f32 for
-// f32/f16/bf16, f64 for f64, wrapping i64 for integers) and the expression
-// of its result (the mean divides by the extent: 0/0 is NaN for an empty
-// one); layer_norm, rms_norm and softmax become the reductions and
-// expressions of their formulas in the result's compute type (two passes
-// for the variance: mean, then Σ(x − mean)², as docs/ir.md and the reference
-// compute it; softmax's exp(x − max) kept, times 1/Σ). Body inputs and
-// constants become leaves where they are used, classified as the using op's
-// index space needs: a result of a reduction without keepdims, and every op
-// reading one, live in the rows' space, where a leaf aligns with the view
-// minus its reduced axes. A node's level counts the reductions it depends on
-// in sequence: it can be computed in the sweep over the row of that number.
+// The nodes. The body's ops are visited in order: a pointwise op becomes one expression, a
+// reduce_* a Reduce node (accumulating in f32 for f32/f16/bf16, f64 for f64, wrapping i64 for
+// integers) and the expression of its result (the mean divides by the extent: 0/0 is NaN for an
+// empty one); layer_norm, rms_norm and softmax become the reductions and expressions of their
+// formulas in the result's compute type (two passes for the variance: mean, then Σ(x − mean)², as
+// docs/ir.md and the reference compute it; softmax's exp(x − max) kept, times 1/Σ). Body inputs
+// and constants become leaves where they are used, classified as the using op's index space needs:
+// a result of a reduction without keepdims, and every op reading one, live in the rows' space,
+// where a leaf aligns with the view minus its reduced axes. A node's level counts the reductions
+// it depends on in sequence: it can be computed in the sweep over the row of that number.
 #include "codegen/GeneratedKernel.h"
 #include "codegen/templates/rowred/Plan.h"
 #include "ir/Assert.h"
@@ -166,17 +161,9 @@ public:
   }
 
 private:
-  /// `base`, or base_1, base_2, ...: a C identifier no other of the kernel has.
-  std::string unique(const std::string &base) {
-    std::string name = base;
-    for (unsigned k = 1; !names.insert(name).second; ++k)
-      name = base + "_" + std::to_string(k);
-    return name;
-  }
-
   /// Appends `n`, named `prefix` + the C form of `irName`, made unique.
   unsigned add(Node n, const std::string &irName, const char *prefix = "v_") {
-    n.name = unique(prefix + cIdentifier(irName));
+    n.name = names.fresh(prefix, irName);
     prog.maxLevel = std::max(prog.maxLevel, n.level);
     prog.nodes.push_back(std::move(n));
     return unsigned(prog.nodes.size() - 1);
@@ -201,7 +188,7 @@ private:
   }
 
   /// A Reduce node over elementwise node `input`, accumulating in `type`.
-  unsigned reduce(ReduceKind kind, unsigned input, DType type, const std::string &irName) {
+  unsigned reduce(OpKind kind, unsigned input, DType type, const std::string &irName) {
     Node n{.kind = NodeKind::Reduce, .type = type, .args = {input}, .reduce = kind};
     n.mask = prog.nodes[input].mask & ~unsigned(Reduced);
     n.level = prog.nodes[input].level + 1;
@@ -271,7 +258,7 @@ private:
       n.constant = &def->getDense("value");
       // The table is a global and its element a local of the kernel: two
       // names, both unique in the kernel (a local named as the table hid it).
-      n.table = unique(entry + "_table_" + cIdentifier(v->name()));
+      n.table = names.fresh(entry + "_table_", v->name());
     }
     return leaves[{v, inRows}] = add(std::move(n), v->name());
   }
@@ -307,20 +294,27 @@ private:
     return false;
   }
 
-  bool visitPointwise(const Op &op) {
-    bool inRows = false;
-    for (const Value *v : op.operands())
-      inRows = inRows || inRowSpace.count(v);
-    std::vector<unsigned> args;
+  /// The nodes of `op`'s operands, in the rows' space when `inRows`; nullopt after an error.
+  std::optional<std::vector<unsigned>> operands(const Op &op, bool inRows) {
+    std::vector<unsigned> nodes;
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       std::optional<unsigned> a = operand(op, i, inRows);
       if (!a)
-        return false;
-      args.push_back(*a);
+        return std::nullopt;
+      nodes.push_back(*a);
     }
+    return nodes;
+  }
+
+  bool visitPointwise(const Op &op) {
+    auto isInRows = [&](const Value *v) { return inRowSpace.count(v) > 0; };
+    bool inRows = std::any_of(op.operands().begin(), op.operands().end(), isInRows);
+    std::optional<std::vector<unsigned>> args = operands(op, inRows);
+    if (!args)
+      return false;
     DType t = kir::computeType(op.result()->type().dtype);
     computed[op.result()] =
-        expr(t, std::move(args), {.math = kir::mathOf(op)}, op.result()->name());
+        expr(t, std::move(*args), {.math = kir::mathOf(op)}, op.result()->name());
     if (inRows)
       inRowSpace.insert(op.result());
     return true;
@@ -333,8 +327,10 @@ private:
       diags.error(op.loc(), quoted(op) + " of bool is not supported by the row_reduction template");
       return false;
     }
-    bool isMaxMin = op.kind() == OpKind::ReduceMax || op.kind() == OpKind::ReduceMin;
-    if (isMaxMin && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
+    OpKind kind = op.kind() == OpKind::ReduceMax   ? OpKind::Max
+                  : op.kind() == OpKind::ReduceMin ? OpKind::Min
+                                                   : OpKind::Add;
+    if (kind != OpKind::Add && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
       diags.error(op.loc(),
                   quoted(op) + " of " + op.operand(0)->type().str() + " reduces an empty extent");
       return false;
@@ -343,13 +339,10 @@ private:
     if (!x)
       return false;
     DType acc = t == DType::F64 ? t : isFloat(t) ? DType::F32 : DType::I64;
-    ReduceKind kind = op.kind() == OpKind::ReduceMax   ? ReduceKind::Max
-                      : op.kind() == OpKind::ReduceMin ? ReduceKind::Min
-                                                       : ReduceKind::Sum;
     unsigned r = reduce(kind, *x, acc, op.result()->name());
     Node result{.expr = ExprKind::Convert};
     if (op.kind() == OpKind::ReduceMean)
-      result = {.expr = ExprKind::Mean, .count = double(v.reduced)};
+      result = {.expr = ExprKind::Mean};
     DType type = kir::computeType(op.result()->type().dtype);
     computed[op.result()] = expr(type, {r}, result, op.result()->name());
     if (!op.getBool("keepdims"))
@@ -358,38 +351,34 @@ private:
   }
 
   bool visitNorm(const Op &op) {
-    std::optional<unsigned> x = operand(op, 0, false);
-    for (unsigned i = 1; x && i < op.numOperands(); ++i)
-      if (!operand(op, i, false))
-        return false;
-    if (!x)
+    std::optional<std::vector<unsigned>> args = operands(op, false);
+    if (!args)
       return false;
     DType t = kir::computeType(op.result()->type().dtype);
     computed[op.result()] =
-        op.kind() == OpKind::Softmax ? softmax(op, *x, t) : layerNorm(op, *x, t);
+        op.kind() == OpKind::Softmax ? softmax(op, args->front(), t) : layerNorm(op, *args, t);
     return true;
   }
 
-  // (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε);
-  // rms_norm: x·(1/√(Σx²/N + ε))·γ.
-  unsigned layerNorm(const Op &op, unsigned x, DType t) {
+  // (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε), over operands
+  // (x, γ, β); rms_norm: x·(1/√(Σx²/N + ε))·γ.
+  unsigned layerNorm(const Op &op, const std::vector<unsigned> &operands, DType t) {
     std::string name = op.result()->name();
-    double n = double(prog.view.reduced);
+    unsigned x = operands[0];
     bool isRms = op.kind() == OpKind::RmsNorm;
     std::vector<unsigned> args{x};
     unsigned centered = x;
     if (!isRms) {
-      unsigned sum = reduce(ReduceKind::Sum, x, t, name + "_sum");
-      unsigned mean = expr(t, {sum}, {.expr = ExprKind::Mean, .count = n}, name + "_mean");
+      unsigned sum = reduce(OpKind::Add, x, t, name + "_sum");
+      unsigned mean = expr(t, {sum}, {.expr = ExprKind::Mean}, name + "_mean");
       centered = math(OpKind::Sub, t, x, mean, name + "_centered");
       args.push_back(mean);
     }
     unsigned square = math(OpKind::Mul, t, centered, centered, name + "_square");
-    unsigned sumSq = reduce(ReduceKind::Sum, square, t, name + "_sumsq");
-    Node rstd{.expr = ExprKind::Rstd, .count = n, .epsilon = op.getFloat("epsilon")};
+    unsigned sumSq = reduce(OpKind::Add, square, t, name + "_sumsq");
+    Node rstd{.expr = ExprKind::Rstd, .epsilon = op.getFloat("epsilon")};
     args.push_back(expr(t, {sumSq}, rstd, name + "_rstd"));
-    for (unsigned i = 1; i < op.numOperands(); ++i)
-      args.push_back(*operand(op, i, false));
+    args.insert(args.end(), operands.begin() + 1, operands.end());
     Node normalize{.expr = isRms ? ExprKind::RmsNormalize : ExprKind::Normalize};
     return expr(t, std::move(args), normalize, name);
   }
@@ -397,10 +386,10 @@ private:
   // exp(x − max)·(1/Σexp(x − max)).
   unsigned softmax(const Op &op, unsigned x, DType t) {
     std::string name = op.result()->name();
-    unsigned max = reduce(ReduceKind::Max, x, t, name + "_max");
+    unsigned max = reduce(OpKind::Max, x, t, name + "_max");
     Node exp{.expr = ExprKind::ExpDifference, .dtype = op.result()->type().dtype};
     unsigned e = expr(t, {x, max}, exp, name + "_exp");
-    unsigned sum = reduce(ReduceKind::Sum, e, t, name + "_sum");
+    unsigned sum = reduce(OpKind::Add, e, t, name + "_sum");
     unsigned inv = expr(t, {sum}, {.expr = ExprKind::Reciprocal}, name + "_inv");
     return math(OpKind::Mul, t, e, inv, name);
   }
@@ -437,7 +426,7 @@ private:
   std::map<const Value *, unsigned> computed;
   std::set<const Value *> inRowSpace; // results of reductions without keepdims, and their users
   std::map<std::pair<const Value *, bool>, unsigned> leaves;
-  std::set<std::string> names;
+  Namer names; // of nodes and tables: unique in the kernel
 };
 
 } // namespace

@@ -1,41 +1,33 @@
-// The row_reduction template's kir builder: one kernel for a body of
-// pointwise prologue ops, reductions or normalizations over one block of
-// axes (reduce_sum/max/min/mean, layer_norm, rms_norm, softmax) and
-// pointwise epilogue ops, with any number of results. The body is a program
-// over the view [outer, reduced, inner] of the first reduction's input
-// (Program.cpp), run as its schedule says (Schedule.cpp); the whole
-// algorithm, with measurements, is docs/codegen-row-reduction.md.
+// The row_reduction template's kir builder: one kernel for a body of pointwise prologue ops,
+// reductions or normalizations over one block of axes (reduce_sum/max/min/mean, layer_norm,
+// rms_norm, softmax) and pointwise epilogue ops, with any number of results. The body is a program
+// over the view [outer, reduced, inner] of the first reduction's input (Program.cpp), run as its
+// schedule says (Schedule.cpp); docs/codegen-row-reduction.md gives the algorithm and measurements.
 //
-// On the row path a row is loaded once, with 16-byte vector accesses when
-// its length allows, into registers (local arrays indexed by fully unrolled
-// loops, which both back ends promote); each later pass over it (a
-// layer_norm has three: mean, variance, output) works on the registers,
-// reductions combine through shuffles (and shared memory across a block),
-// and results leave by vector stores. The column path runs a thread per
-// (outer, inner) position, looping over the reduced extent, coalesced
-// across inner positions.
+// On the row path a row is loaded once, with 16-byte vector accesses when its length allows, into
+// registers (local arrays indexed by fully unrolled loops, which both back ends promote); each
+// later pass over it (a layer_norm has three: mean, variance, output) works on the registers,
+// reductions combine through shuffles (and shared memory across a block), and results leave by
+// vector stores. The column path runs a thread per (outer, inner) position, looping over the
+// reduced extent, coalesced across inner positions.
 //
-// Kernel arguments, in order: one read-only pointer per kernel operand, one
-// pointer per result, then `num_rows`, the product of the outer dims (its
-// value set when static; the launch is set then too). Only the reduced and
-// inner extents must be static: one kernel serves every batch.
+// Kernel arguments, in order: one read-only pointer per kernel operand, one pointer per result,
+// then `num_rows`, the product of the outer dims (its value set when static; the launch is set
+// then too). Only the reduced and inner extents must be static: one kernel serves every batch.
 //
 // Note [Rows past the last]
-// When a block runs several rows, its last rows may lie past the tensor:
-// they compute on the last row (`row` is clamped) and only their stores are
-// guarded. A guard around every vector let LLVM carry the held values
-// through the guards' merges and compute on them there, keeping the row in
-// registers twice (LayerNorm+GeLU f16 rows of 1024: 96 registers and a
-// spill on sm_90a, 16% slower than NVRTC's; unguarded, 56 registers). A row
-// past the last takes part in its own group's shuffles only, so it changes
-// no live row. (Skipping a whole warp-row past the last instead, one guard
-// around the row: LLVM's strength reduction then kept a 64-bit pointer per
-// access across the row loop, and f16 rows of 1024 spilled on sm_90a.)
+// When a block runs several rows, its last rows may lie past the tensor: they compute on the last
+// row (`row` is clamped) and only their stores are guarded. A guard around every vector let LLVM
+// carry the held values through the guards' merges and compute on them there, keeping the row in
+// registers twice (LayerNorm+GeLU f16 rows of 1024: 96 registers and a spill on sm_90a, 16% slower
+// than NVRTC's; unguarded, 56 registers). A row past the last takes part in its own group's
+// shuffles only, so it changes no live row. (Skipping a whole warp-row past the last instead, one
+// guard around the row: LLVM's strength reduction then kept a 64-bit pointer per access across the
+// row loop, and f16 rows of 1024 spilled on sm_90a.)
 //
-// Limits: vector access needs f32/f16/bf16 operands and results (others go
-// element by element); a row of up to 2^31 - 1 elements; the column path
-// does one thread's loop per position, so few positions with a long
-// reduced extent run slowly. NVRTC time grows with the unrolled elements a
+// Limits: vector access needs f32/f16/bf16 operands and results (others go element by element); a
+// row of up to 2^31 - 1 elements; the column path does one thread's loop per position, so few
+// positions with a long reduced extent run slowly. NVRTC time grows with the unrolled elements a
 // thread (Note [Row reduction unrolling] in Schedule.cpp).
 #include "codegen/templates/rowred/RowReduction.h"
 
@@ -136,17 +128,15 @@ private:
   // The kernel's arguments, in the order above, and their kir parameters.
   void declareParams() {
     Namer names;
-    auto pointer = [&](KernelArg::Kind kind, const Value *v, unsigned j, const char *prefix) {
-      args.push_back({kind, names.fresh(prefix, v->name()), j, 0, std::nullopt});
-      auto type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-      params.push_back(b.param(args.back().name, type, kind == KernelArg::Kind::Input));
-    };
     for (unsigned j = 0; j < kernel.numOperands(); ++j)
-      pointer(KernelArg::Kind::Input, kernel.operand(j), j, "in_");
+      args.push_back(
+          {KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0, {}});
     for (unsigned j = 0; j < kernel.numResults(); ++j)
-      pointer(KernelArg::Kind::Output, kernel.result(j), j, "out_");
+      args.push_back(
+          {KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j, 0, {}});
     args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
-    params.push_back(numRows = b.param("num_rows", kir::Type::index()));
+    params = templates::declareParams(b, kernel, args);
+    numRows = params.back();
   }
 
   // Row path: a block a row, or rows of `threads` lanes a block (tid.y the
@@ -219,12 +209,7 @@ private:
       ValueId index = rowIndex(s.mask);
       ValueId y = b.narrow(s.dtype, value[s.node]);
       ValueId out = params[outArg(s)];
-      auto store = [&] { b.store(out, index, y); };
-      guardLive([&] {
-        if (first == kNoValue)
-          return store();
-        b.ifThenElse(first, store);
-      });
+      guarded(live, [&] { guarded(first, [&] { b.store(out, index, y); }); });
     }
   }
 
@@ -257,8 +242,8 @@ private:
       if (!reducesIn(i, s))
         continue;
       acc[i] = b.localArray(n.type, 1, n.name);
-      bool isMax = n.reduce == ReduceKind::Max;
-      double identity = n.reduce == ReduceKind::Sum ? 0 : isMax ? -INFINITY : INFINITY;
+      bool isMax = n.reduce == OpKind::Max;
+      double identity = n.reduce == OpKind::Add ? 0 : isMax ? -INFINITY : INFINITY;
       ValueId init = b.literal(n.type, identity, n.name);
       b.store(acc[i], b.index(0), init);
     }
@@ -277,21 +262,19 @@ private:
   // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
   // (of the row), slotBase its first register slot (register path only).
   void passLoop(const std::function<void(ValueId, ValueId)> &vector) {
-    ValueId zero = b.index(0), one = b.index(1), numVectors = b.index(sched.numVectors);
+    ValueId zero = b.index(0), one = b.index(1),
+            numVectors = b.index(prog.view.reduced / sched.vec);
     if (sched.mode == Mode::Column) // unrolled 4 times, as long rows of f32 softmax spilled less
       return b.forLoop(zero, numVectors, one, "col", 4, [&](ValueId q) { vector(q, kNoValue); });
     ValueId threads = b.index(sched.threads);
     if (sched.mode == Mode::Loop)
       return b.forLoop(lane, numVectors, threads, "q", 4, [&](ValueId q) { vector(q, kNoValue); });
-    bool overrun = int64_t(sched.vectors) * sched.threads != sched.numVectors;
+    bool overrun = int64_t(sched.vectors) * sched.threads != prog.view.reduced / sched.vec;
     auto thread = [&](ValueId v) {
       bool first = b.constantOf(v) == 0;
       ValueId q = sched.threads == 1 ? v : first ? lane : b.add(b.mul(v, threads), lane, "q");
       ValueId slotBase = sched.vec == 1 || first ? v : b.mul(v, b.index(sched.vec));
-      if (!overrun)
-        return vector(q, slotBase);
-      ValueId inRow = b.less(q, numVectors);
-      b.ifThenElse(inRow, [&] { vector(q, slotBase); });
+      guarded(overrun ? b.less(q, numVectors) : kNoValue, [&] { vector(q, slotBase); });
     };
     if (sched.vectors == 1)
       return thread(zero);
@@ -347,7 +330,7 @@ private:
           isNarrowFloat(st.dtype) ? convertPairs(st.dtype, vectorOut[j], false) : vectorOut[j];
       ValueId y = b.load(packed, b.index(0), sched.vec);
       ValueId out = params[outArg(st)];
-      guardLive([&] { b.store(out, at, y, sched.vec); });
+      guarded(live, [&] { b.store(out, at, y, sched.vec); });
     }
   }
 
@@ -380,18 +363,15 @@ private:
       if (!storesIn(st, e.sweep))
         continue;
       ValueId x = need(st.node, e);
-      if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by convertPairs
-        b.store(vectorOut[j], e.w, x);
-        continue;
-      }
-      ValueId y = b.narrow(st.dtype, x);
+      // A narrow float vector is narrowed in pairs, by convertPairs.
+      ValueId y = sched.vec > 1 && isNarrowFloat(st.dtype) ? x : b.narrow(st.dtype, x);
       if (sched.vec > 1) {
         b.store(vectorOut[j], e.w, y);
         continue;
       }
       ValueId at = offsetInRow(st.mask, elementIndex(st.mask, e));
       ValueId out = params[outArg(st)];
-      guardLive([&] { b.store(out, at, y); });
+      guarded(live, [&] { b.store(out, at, y); });
     }
   }
 
@@ -438,6 +418,7 @@ private:
 
   ValueId exprValue(const Node &n, const std::vector<ValueId> &a) {
     DType t = n.type;
+    double rowLength = double(prog.view.reduced);
     auto math = [&](OpKind kind, std::vector<ValueId> operands, const std::string &name = "") {
       return b.math({kind, t, t}, operands, name);
     };
@@ -448,10 +429,10 @@ private:
       return cast(prog.nodes[n.args[0]].type, t, a[0], n.name);
     case ExprKind::Mean: { // an integer mean: the wrapped sum, divided as an integer
       ValueId sum = cast(prog.nodes[n.args[0]].type, t, a[0]);
-      return math(OpKind::Div, {sum, b.literal(t, n.count, "")}, n.name);
+      return math(OpKind::Div, {sum, b.literal(t, rowLength, "")}, n.name);
     }
-    case ExprKind::Rstd: { // 1 / sqrt(sum / count + epsilon)
-      ValueId variance = math(OpKind::Div, {a[0], b.literal(t, n.count, "")});
+    case ExprKind::Rstd: { // 1 / sqrt(sum / N + epsilon)
+      ValueId variance = math(OpKind::Div, {a[0], b.literal(t, rowLength, "")});
       ValueId shifted = math(OpKind::Add, {variance, b.literal(t, n.epsilon, "")});
       ValueId deviation = math(OpKind::Sqrt, {shifted});
       return math(OpKind::Div, {b.literal(t, 1, ""), deviation}, n.name);
@@ -538,18 +519,16 @@ private:
     return converted;
   }
 
-  // Rows past the last store nothing (Note [Rows past the last]).
-  void guardLive(const std::function<void()> &store) {
-    if (live == kNoValue)
-      return store();
-    b.ifThenElse(live, store);
+  // `build` under `cond`, unless that is kNoValue. Rows past the last store nothing, under
+  // `live` (Note [Rows past the last]).
+  void guarded(ValueId cond, const std::function<void()> &build) {
+    if (cond == kNoValue)
+      return build();
+    b.ifThenElse(cond, build);
   }
 
   ValueId combineValues(const Node &n, ValueId a, ValueId c) {
-    OpKind kind = n.reduce == ReduceKind::Sum   ? OpKind::Add
-                  : n.reduce == ReduceKind::Max ? OpKind::Max
-                                                : OpKind::Min;
-    return b.math({kind, n.type, n.type}, {a, c}, "");
+    return b.math({n.reduce, n.type, n.type}, {a, c}, "");
   }
 
   // Xor shuffles: every lane of each group of `width` gets the group's total.
