@@ -215,22 +215,10 @@ private:
 
   // A value constant along the reduced axes, in the row's scope.
   ValueId rowValue(unsigned i) {
-    const Node &n = prog.nodes[i];
     std::vector<ValueId> a;
-    switch (n.kind) {
-    case NodeKind::Load:
-    case NodeKind::Table:
-      return loadLeaf(i, rowIndex(n.mask));
-    case NodeKind::Splat:
-      return b.literal(*n.constant, n.name);
-    case NodeKind::Expr:
-      for (unsigned arg : n.args)
-        a.push_back(value[arg]);
-      return exprValue(n, a);
-    case NodeKind::Reduce:
-      break;
-    }
-    FUSEC_ASSERT(false, "a reduction has no per-row expression");
+    for (unsigned arg : prog.nodes[i].args)
+      a.push_back(value[arg]);
+    return compute(i, a, nullptr);
   }
 
   // Pass `s` over the row: the accumulators of its reductions start at their
@@ -394,26 +382,31 @@ private:
       std::vector<ValueId> a;
       for (unsigned arg : n.args)
         a.push_back(need(arg, e));
-      v = elementValue(i, e, a);
+      v = compute(i, a, &e);
       if (n.held)
         b.store(held[i], e.slot, b.narrow(n.type, v));
     }
     return e.values[i] = v;
   }
 
-  ValueId elementValue(unsigned i, Element &e, const std::vector<ValueId> &a) {
+  // Node `i` over the values `a` of its args: for element `e`, or in the row's scope when null.
+  ValueId compute(unsigned i, const std::vector<ValueId> &a, Element *e) {
     const Node &n = prog.nodes[i];
+    FUSEC_ASSERT(n.kind != NodeKind::Reduce, "a reduction is not computed from its input");
     if (n.kind == NodeKind::Expr)
       return exprValue(n, a);
-    FUSEC_ASSERT(n.kind == NodeKind::Load || n.kind == NodeKind::Table, "not an elementwise node");
+    if (n.kind == NodeKind::Splat)
+      return b.literal(*n.constant, n.name);
+    if (!e)
+      return loadLeaf(i, rowIndex(n.mask));
     if (n.kind == NodeKind::Load && sched.vec > 1) {
       // A narrow float was widened in pairs, by convertPairs.
       bool widened = isNarrowFloat(n.dtype);
       std::string name = widened || kir::storageType(n.dtype) == n.type ? n.name : "";
-      ValueId x = b.load(vectorIn[i], e.w, 1, name);
+      ValueId x = b.load(vectorIn[i], e->w, 1, name);
       return widened ? x : b.widen(n.dtype, x, n.name);
     }
-    return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, e)));
+    return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, *e)));
   }
 
   ValueId exprValue(const Node &n, const std::vector<ValueId> &a) {
