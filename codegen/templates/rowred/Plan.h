@@ -24,7 +24,7 @@ struct View {
   DType dtype = DType::F32;
   unsigned begin = 0, end = 0;
   int64_t reduced = 1, inner = 1;
-  std::optional<int64_t> outer;
+  std::optional<int64_t> outer = {};
 
   bool isRowPath() const { return end == shape.size(); }
 };
@@ -49,8 +49,8 @@ struct Node {
   NodeKind kind = NodeKind::Expr;
   unsigned mask = 0;  ///< GroupBits along which the value varies
   unsigned level = 0; ///< reductions on its longest dependence chain
-  /// The value's type in registers, as the dtype whose compute type it is: F32 (f32/f16/bf16
-  /// math), F64, I32, I64, I8 or Bool; a Reduce node's is its accumulator's (F32, F64 or I64).
+  /// The value's type in registers, as the dtype whose compute type it is: F32 (f32/f16/bf16 math),
+  /// F64, I32, I64, I8 or Bool; a Reduce node's is its accumulator's (F32, F64 or I64).
   DType type = DType::F32;
   std::string name = {};  ///< the kir name hint of the value
   std::string table = {}; ///< Table: the name of the kir table (unique in the module, not `name`)

@@ -5,20 +5,20 @@
 // [axis, axis + 1). The first anchor's block splits S into outer [0, begin), reduced [begin, end)
 // and inner [end, rank); end == rank is the row path, anything else the column path. Every other
 // anchor must reduce the same shape over the same axes. Another value broadcasts against the view
-// group by group: within a group, either every axis matches S (the value varies along the group)
-// or every axis is 1 or absent; a value that matches part of a group is refused, because one flat
+// group by group: within a group, either every axis matches S (the value varies along the group) or
+// every axis is 1 or absent; a value that matches part of a group is refused, because one flat
 // coordinate per group could not index it.
 //
-// The nodes. The body's ops are visited in order: a pointwise op becomes one expression, a
-// reduce_* a Reduce node (accumulating in f32 for f32/f16/bf16, f64 for f64, wrapping i64 for
-// integers) and the expression of its result (the mean divides by the extent: 0/0 is NaN for an
-// empty one); layer_norm, rms_norm and softmax become the reductions and expressions of their
-// formulas in the result's compute type (two passes for the variance: mean, then Σ(x − mean)², as
-// docs/ir.md and the reference compute it; softmax's exp(x − max) kept, times 1/Σ). Body inputs
-// and constants become leaves where they are used, classified as the using op's index space needs:
-// a result of a reduction without keepdims, and every op reading one, live in the rows' space,
-// where a leaf aligns with the view minus its reduced axes. A node's level counts the reductions
-// it depends on in sequence: it can be computed in the sweep over the row of that number.
+// The nodes. The body's ops are visited in order: a pointwise op becomes one expression, a reduce_*
+// a Reduce node (accumulating in f32 for f32/f16/bf16, f64 for f64, wrapping i64 for integers) and
+// the expression of its result (the mean divides by the extent: 0/0 is NaN for an empty one);
+// layer_norm, rms_norm and softmax become the reductions and expressions of their formulas in the
+// result's compute type (two passes for the variance: mean, then Σ(x − mean)², as docs/ir.md and
+// the reference compute it; softmax's exp(x − max) kept, times 1/Σ). Body inputs and constants
+// become leaves where they are used, classified as the using op's index space needs: a result of a
+// reduction without keepdims, and every op reading one, live in the rows' space, where a leaf
+// aligns with the view minus its reduced axes. A node's level counts the reductions it depends on
+// in sequence: it can be computed in the sweep over the row of that number.
 #include "codegen/GeneratedKernel.h"
 #include "codegen/templates/rowred/Plan.h"
 #include "ir/Assert.h"
@@ -45,8 +45,8 @@ GroupBit groupOf(const View &view, unsigned axis) {
   return axis < view.end ? Reduced : Inner;
 }
 
-/// The axes [begin, end) `anchor` reduces, or nullopt after reporting an
-/// error when they are not one contiguous block.
+/// The axes [begin, end) `anchor` reduces, or nullopt after reporting an error when they are not
+/// one contiguous block.
 std::optional<std::pair<unsigned, unsigned>> anchorBlock(const Op &anchor, Diagnostics &diags) {
   unsigned rank = unsigned(anchor.operand(0)->type().rank());
   if (anchor.kind() == OpKind::LayerNorm || anchor.kind() == OpKind::RmsNorm)
@@ -74,40 +74,35 @@ std::optional<std::pair<unsigned, unsigned>> anchorBlock(const Op &anchor, Diagn
   return std::nullopt;
 }
 
-/// The view of `anchor`'s input reduced over `block`, or nullopt after
-/// reporting an error when the reduced or inner extent is symbolic.
+/// The view of `anchor`'s input reduced over `block`, or nullopt after reporting an error when the
+/// reduced or inner extent is symbolic.
 std::optional<View> makeView(const Op &anchor, std::pair<unsigned, unsigned> block,
                              Diagnostics &diags) {
   const TensorType &x = anchor.operand(0)->type();
-  View view{x.shape, x.dtype, block.first, block.second, 1, 1, int64_t(1)};
-  for (unsigned axis = 0; axis < x.rank(); ++axis) {
-    const Dim &d = x.shape[axis];
-    GroupBit g = groupOf(view, axis);
-    if (g == Outer) {
-      view.outer = d.isStatic() && view.outer ? std::optional(*view.outer * d.size) : std::nullopt;
-      continue;
-    }
-    if (!d.isStatic()) {
-      diags.error(anchor.loc(), quoted(anchor) + " of " + x.str() + ": the " +
-                                    (g == Reduced ? "reduced" : "inner") +
-                                    " extent must be static for the row_reduction template");
-      return std::nullopt;
-    }
-    (g == Reduced ? view.reduced : view.inner) *= d.size;
+  auto extent = [&](unsigned begin, unsigned end) {
+    return staticNumElements(Shape(x.shape.begin() + begin, x.shape.begin() + end));
+  };
+  std::optional<int64_t> reduced = extent(block.first, block.second);
+  std::optional<int64_t> inner = extent(block.second, x.rank());
+  if (!reduced || !inner) {
+    diags.error(anchor.loc(), quoted(anchor) + " of " + x.str() + ": the " +
+                                  (reduced ? "inner" : "reduced") +
+                                  " extent must be static for the row_reduction template");
+    return std::nullopt;
   }
-  if (view.reduced * view.inner > INT32_MAX) { // columns are `int` in the kernel
+  if (*reduced * *inner > INT32_MAX) { // columns are `int` in the kernel
     diags.error(anchor.loc(), quoted(anchor) + " of " + x.str() +
                                   ": rows of more than 2^31 - 1 elements are not supported by "
                                   "the row_reduction template");
     return std::nullopt;
   }
-  return view;
+  return View{x.shape,  x.dtype, block.first,           block.second,
+              *reduced, *inner,  extent(0, block.first)};
 }
 
-/// The groups along which a value of `shape` varies, broadcast (numpy,
-/// right-aligned) against the view, or against the view without its reduced
-/// axes when `rowForm` (a reduction's result without keepdims). Nullopt when
-/// it spans a group only partly or does not broadcast. Groups of extent 1
+/// The groups along which a value of `shape` varies, broadcast (numpy, right-aligned) against the
+/// view, or against the view without its reduced axes when `rowForm` (a reduction's result without
+/// keepdims). Nullopt when it spans a group only partly or does not broadcast. Groups of extent 1
 /// count as not spanned.
 std::optional<unsigned> classify(const View &view, const Shape &shape, bool rowForm) {
   std::vector<unsigned> axes; // the view's axes that `shape` aligns with
@@ -133,10 +128,6 @@ std::optional<unsigned> classify(const View &view, const Shape &shape, bool rowF
   if (matched & broadcast)
     return std::nullopt;
   return matched;
-}
-
-bool isAllOnes(const Shape &s) {
-  return std::all_of(s.begin(), s.end(), [](const Dim &d) { return d.isStaticValue(1); });
 }
 
 /// Builds the Program of one kernel body; run() once.
@@ -169,8 +160,8 @@ private:
     return unsigned(prog.nodes.size() - 1);
   }
 
-  /// An Expr node computing `n` (its kind and parameters) in `type` over
-  /// `args`; its mask and level follow from them.
+  /// An Expr node computing `n` (its kind and parameters) in `type` over `args`; its mask and level
+  /// follow from them.
   unsigned expr(DType type, std::vector<unsigned> args, Node n, const std::string &irName) {
     n.kind = NodeKind::Expr;
     n.type = type;
@@ -212,8 +203,7 @@ private:
     return view.has_value();
   }
 
-  /// Whether anchor `op` reduces the view's input shape over the view's
-  /// axes; reports when not.
+  /// Whether anchor `op` reduces the view's input shape over the view's axes; reports when not.
   bool checkAnchor(const Op &op) {
     auto block = anchorBlock(op, diags);
     if (!block)
@@ -221,19 +211,15 @@ private:
     const View &v = prog.view;
     if (op.operand(0)->type().shape == v.shape && block->first == v.begin && block->second == v.end)
       return true;
-    View other = v;
-    other.shape = op.operand(0)->type().shape;
-    other.begin = block->first;
-    other.end = block->second;
+    View other{op.operand(0)->type().shape, v.dtype, block->first, block->second};
     diags.error(op.loc(), quoted(op) + " reduces " + describe(other) +
                               " but the kernel's first reduction reduces " + describe(v) +
                               "; one row_reduction kernel reduces one set of rows");
     return false;
   }
 
-  /// The node of a body input or constant `v` as `user` reads it, in the
-  /// rows' space when `inRows`; a non-splat constant is a table, indexed as
-  /// an operand would be.
+  /// The node of a body input or constant `v` as `user` reads it, in the rows' space when `inRows`;
+  /// a non-splat constant is a table, indexed as an operand would be.
   std::optional<unsigned> leaf(const Value *v, bool inRows, const Op &user) {
     if (auto found = leaves.find({v, inRows}); found != leaves.end())
       return found->second;
@@ -256,8 +242,8 @@ private:
     } else {
       n.kind = NodeKind::Table;
       n.constant = &def->getDense("value");
-      // The table is a global and its element a local of the kernel: two
-      // names, both unique in the kernel (a local named as the table hid it).
+      // The table is a global and its element a local of the kernel: two names, both unique in the
+      // kernel (a local named as the table hid it).
       n.table = names.fresh(entry + "_table_", v->name());
     }
     return leaves[{v, inRows}] = add(std::move(n), v->name());
@@ -270,7 +256,7 @@ private:
     if (!def || def->kind() == OpKind::Const)
       return leaf(v, inRows, user);
     bool valueInRows = inRowSpace.count(v) > 0;
-    if (valueInRows == inRows || isAllOnes(v->type().shape))
+    if (valueInRows == inRows || staticNumElements(v->type().shape) == 1)
       return computed.at(v);
     diags.error(user.loc(), quoted(user) + " reads %" + v->name() + " of type " + v->type().str() +
                                 (valueInRows ? ", a per-row value," : "") + " across the rows of " +
@@ -340,9 +326,7 @@ private:
       return false;
     DType acc = t == DType::F64 ? t : isFloat(t) ? DType::F32 : DType::I64;
     unsigned r = reduce(kind, *x, acc, op.result()->name());
-    Node result{.expr = ExprKind::Convert};
-    if (op.kind() == OpKind::ReduceMean)
-      result = {.expr = ExprKind::Mean};
+    Node result{.expr = op.kind() == OpKind::ReduceMean ? ExprKind::Mean : ExprKind::Convert};
     DType type = kir::computeType(op.result()->type().dtype);
     computed[op.result()] = expr(type, {r}, result, op.result()->name());
     if (!op.getBool("keepdims"))
@@ -360,8 +344,8 @@ private:
     return true;
   }
 
-  // (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε), over operands
-  // (x, γ, β); rms_norm: x·(1/√(Σx²/N + ε))·γ.
+  // (x − mean)·rstd·γ + β over operands (x, γ, β), with mean = Σx/N and
+  // rstd = 1/√(Σ(x − mean)²/N + ε); rms_norm: x·(1/√(Σx²/N + ε))·γ.
   unsigned layerNorm(const Op &op, const std::vector<unsigned> &operands, DType t) {
     std::string name = op.result()->name();
     unsigned x = operands[0];

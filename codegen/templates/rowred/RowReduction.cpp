@@ -12,8 +12,8 @@
 // reduced extent, coalesced across inner positions.
 //
 // Kernel arguments, in order: one read-only pointer per kernel operand, one pointer per result,
-// then `num_rows`, the product of the outer dims (its value set when static; the launch is set
-// then too). Only the reduced and inner extents must be static: one kernel serves every batch.
+// then `num_rows`, the product of the outer dims (its value set when static; the launch is set then
+// too). Only the reduced and inner extents must be static: one kernel serves every batch.
 //
 // Note [Rows past the last]
 // When a block runs several rows, its last rows may lie past the tensor: they compute on the last
@@ -52,8 +52,8 @@ std::string stem(const std::string &name) {
   return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
 }
 
-// Static rows: one block per group of rows (per 256 positions on the
-// column path), at most 2^31 - 1 blocks; the kernel loops over the rest.
+// Static rows: one block per group of rows (per 256 positions on the column path), at most 2^31 - 1
+// blocks; the kernel loops over the rest.
 std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched) {
   if (!prog.view.outer)
     return std::nullopt;
@@ -67,9 +67,8 @@ std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched)
   return launch;
 }
 
-/// One element of a pass: its place in the current vector, the first
-/// element of that vector, the register slot of the thread's vector, and
-/// the values evaluated for it so far.
+/// One element of a pass: its place in the current vector, the first element of that vector, the
+/// register slot of the thread's vector, and the values evaluated for it so far.
 struct Element {
   unsigned sweep = 0;
   ValueId col = kNoValue, vectorCol = kNoValue, w = kNoValue, slotBase = kNoValue;
@@ -139,9 +138,9 @@ private:
     numRows = params.back();
   }
 
-  // Row path: a block a row, or rows of `threads` lanes a block (tid.y the
-  // row in the block, clamped: Note [Rows past the last]); column path: a
-  // grid-stride loop over (outer, inner) positions.
+  // Row path: a block a row, or rows of `threads` lanes a block (tid.y the row in the block,
+  // clamped: Note [Rows past the last]); column path: a grid-stride loop over (outer, inner)
+  // positions.
   void loopOverRows() {
     if (sched.mode == Mode::Column) {
       ValueId extent = b.index(prog.view.inner);
@@ -171,8 +170,8 @@ private:
     });
   }
 
-  // A row: its held slots, then level by level its per-row values and the
-  // pass that runs at the level.
+  // A row: its held slots, then level by level its per-row values and the pass that runs at the
+  // level.
   void rowBody() {
     rowIndices.clear();
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
@@ -192,8 +191,8 @@ private:
     }
   }
 
-  // The per-row values of `level`, and the per-row results among them, stored
-  // once, by the row's first thread.
+  // The per-row values of `level`, and the per-row results among them, stored once, by the row's
+  // first thread.
   void rowScope(unsigned level) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
@@ -221,9 +220,9 @@ private:
     return compute(i, a, nullptr);
   }
 
-  // Pass `s` over the row: the accumulators of its reductions start at their
-  // identity (0, or -inf and +inf: the least and greatest i64), take in every
-  // element, and are combined across the row's threads.
+  // Pass `s` over the row: the accumulators of its reductions start at their identity (0, or -inf
+  // and +inf: the least and greatest i64), take in every element, and are combined across the row's
+  // threads.
   void sweep(unsigned s) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
@@ -247,8 +246,8 @@ private:
     }
   }
 
-  // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
-  // (of the row), slotBase its first register slot (register path only).
+  // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector (of the row), slotBase
+  // its first register slot (register path only).
   void passLoop(const std::function<void(ValueId, ValueId)> &vector) {
     ValueId zero = b.index(0), one = b.index(1),
             numVectors = b.index(prog.view.reduced / sched.vec);
@@ -269,8 +268,8 @@ private:
     b.forLoop(zero, b.index(sched.vectors), one, "v", -1, thread);
   }
 
-  // One vector of the row: its operands' vector loads, each of its elements,
-  // its results' vector stores.
+  // One vector of the row: its operands' vector loads, each of its elements, its results' vector
+  // stores.
   void vectorBody(unsigned s, ValueId q, ValueId slotBase) {
     Element e{.sweep = s, .vectorCol = q, .slotBase = slotBase};
     if (sched.vec == 1) {
@@ -331,8 +330,8 @@ private:
       collect(a, s, needed);
   }
 
-  // An element: the reductions of the sweep take it in, held values are
-  // kept, results of the sweep stored (vector path: into the vector's array).
+  // An element: the reductions of the sweep take it in, held values are kept, results of the sweep
+  // stored (vector path: into the vector's array).
   void elementBody(Element &e) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
@@ -363,8 +362,8 @@ private:
     }
   }
 
-  // Node `i` for element `e`, after what it reads: a value of an earlier
-  // sweep from its register slot, else computed (and kept when held).
+  // Node `i` for element `e`, after what it reads: a value of an earlier sweep from its register
+  // slot, else computed (and kept when held).
   ValueId need(unsigned i, Element &e) {
     const Node &n = prog.nodes[i];
     if (!n.isElementwise())
@@ -486,8 +485,8 @@ private:
     return b.constantOf(first) == 0 ? offset : b.add(first, offset);
   }
 
-  /// The element's offset from its row's first (`mask` has Reduced): the
-  /// column, times the inner extent on the column path.
+  /// The element's offset from its row's first (`mask` has Reduced): the column, times the inner
+  /// extent on the column path.
   ValueId elementIndex(unsigned mask, Element &e) {
     if (e.col == kNoValue)
       e.col = b.add(e.vectorCol, e.w, "col");
@@ -496,10 +495,9 @@ private:
     return b.mul(e.col, b.index(prog.view.inner));
   }
 
-  // The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or
-  // of f32 elements narrowed to `t`, two at a time: a 32-bit word a pair (a
-  // bf16 pair widens in two instructions, an f32 pair narrows in one
-  // cvt.rn.f16x2.f32, where element by element takes twice as many).
+  // The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or of f32 elements
+  // narrowed to `t`, two at a time: a 32-bit word a pair (a bf16 pair widens in two instructions,
+  // an f32 pair narrows in one cvt.rn.f16x2.f32, where element by element takes twice as many).
   ValueId convertPairs(DType t, ValueId values, bool widen) {
     std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
     ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
@@ -512,8 +510,8 @@ private:
     return converted;
   }
 
-  // `build` under `cond`, unless that is kNoValue. Rows past the last store nothing, under
-  // `live` (Note [Rows past the last]).
+  // `build` under `cond`, unless that is kNoValue. Rows past the last store nothing, under `live`
+  // (Note [Rows past the last]).
   void guarded(ValueId cond, const std::function<void()> &build) {
     if (cond == kNoValue)
       return build();
@@ -533,13 +531,11 @@ private:
     return v;
   }
 
-  // Each warp's total through 32 shared slots. Up to 8 warps every thread
-  // combines the partials itself (broadcast reads, in one order, so every
-  // thread gets the same total): fewer instructions than a second round of
-  // shuffles; more warps (16 or 32) shuffle the slots within groups of as
-  // many lanes. The slots are aligned to their element only: read as one
-  // vector, their four aligned registers spilled the LayerNorm+GeLU f16 8192
-  // block (96 registers) on sm_90a.
+  // Each warp's total through 32 shared slots. Up to 8 warps every thread combines the partials
+  // itself (broadcast reads, in one order, so every thread gets the same total): fewer instructions
+  // than a second round of shuffles; more warps (16 or 32) shuffle the slots within groups of as
+  // many lanes. The slots are aligned to their element only: read as one vector, their four aligned
+  // registers spilled the LayerNorm+GeLU f16 8192 block (96 registers) on sm_90a.
   ValueId blockReduce(unsigned i, ValueId v) {
     const Node &n = prog.nodes[i];
     unsigned warps = sched.threads / 32;
@@ -561,8 +557,8 @@ private:
           warps == 32 ? laneInWarp : b.arith(kir::IndexOp::Rem, laneInWarp, b.index(warps));
       v = warpReduce(n, b.load(scratch[i], slot), warps);
     }
-    // Scratch written again before another barrier needs one after the reads;
-    // with two or more reductions a row, the barrier of each one orders that.
+    // Scratch written again before another barrier needs one after the reads; with two or more
+    // reductions a row, the barrier of each one orders that.
     auto isReduce = [](const Node &x) { return x.kind == NodeKind::Reduce; };
     if (std::count_if(prog.nodes.begin(), prog.nodes.end(), isReduce) == 1)
       b.barrier();

@@ -8,8 +8,7 @@
 // Held values: on the register path an elementwise node that varies with the row and is read by a
 // later pass is kept in a register array from its own pass on (the row is read from memory once);
 // everything else is recomputed, which is cheap (a layer_norm holds its input alone; gamma and beta
-// are reloaded, from L1). The register budget counts the held values live across one pass
-// boundary.
+// are reloaded, from L1). The register budget counts the held values live across one pass boundary.
 //
 // Row path: the vector width is the widest power of two, at most 16 bytes of the narrowest element
 // type, that divides the row (f32, f16 and bf16 only). A row that fits a warp or less runs a group
@@ -69,18 +68,17 @@ unsigned vectorWidth(const Program &prog) {
 
 // Note [Row reduction unrolling]
 // A thread's elements are fully unrolled so that its row stays in registers: code size, and NVRTC
-// time, grow with them. On an H100 (LayerNorm + GeLU f16 8192 x 8192, bf16 16384 x 4096, f16
-// 16384 x 1024) 64 elements a thread on 128 threads ran at 93% of copy bandwidth, 32 on 256 at
-// 86-88%, 16 on 512 at 74%, 8 on 1024 at 40% (fewer threads a row: fewer barriers, more rows in
-// flight). NVRTC takes about 400 ms for 64 elements and 230 ms for 32, once per shape: the kernel
-// cache keeps it.
+// time, grow with them. On an H100 (LayerNorm + GeLU f16 8192 x 8192, bf16 16384 x 4096, f16 16384
+// x 1024) 64 elements a thread on 128 threads ran at 93% of copy bandwidth, 32 on 256 at 86-88%, 16
+// on 512 at 74%, 8 on 1024 at 40% (fewer threads a row: fewer barriers, more rows in flight). NVRTC
+// takes about 400 ms for 64 elements and 230 ms for 32, once per shape: the kernel cache keeps it.
 //
 // Short rows (f16 16384 x 1024, a warp a row, 4 rows a block): 8 or 16 rows a block, half-warp
 // rows, 8 blocks an SM, a capped grid and streaming loads or stores were all 1-35% slower. A block
 // of 128 a row ran softmax 10% faster, but LN+GeLU 11% and reduce_sum 49% slower (why was not
-// found): only softmax-shaped programs (a max feeding a later reduction) take it. Timed as
-// do_bench times (2026-11-22), softmax f16 runs a block a row in 28.3 us, a warp a row in 27.6 us
-// and a copy of its bytes in 27.4-27.7 us: the block stays.
+// found): only softmax-shaped programs (a max feeding a later reduction) take it. Timed as do_bench
+// times (2026-11-22), softmax f16 runs a block a row in 28.3 us, a warp a row in 27.6 us and a copy
+// of its bytes in 27.4-27.7 us: the block stays.
 //
 // 64 floats a thread on a block of 128 ask for 5 blocks an SM (at most 102 registers):
 // LayerNorm+GeLU f16 8192 x 8192 took 127 registers and ran at 86% of copy bandwidth unbounded, 96
@@ -116,8 +114,8 @@ bool fitRegisters(Schedule &s, int64_t q, unsigned held, bool softmaxLike) {
     s.rowsPerBlock = 128 / group;
     return true;
   }
-  // (threads a row, most held registers a thread): 1024-thread blocks get
-  // at most 64 registers a thread.
+  // (threads a row, most held registers a thread): 1024-thread blocks get at most 64 registers a
+  // thread.
   constexpr std::pair<unsigned, unsigned> kBlocks[] = {{128, 64}, {256, 64}, {512, 32}, {1024, 16}};
   for (auto [t, budget] : kBlocks)
     if (perThread(t) * s.vec * held <= budget) {
