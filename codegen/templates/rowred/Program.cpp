@@ -137,8 +137,20 @@ public:
       : kernel(kernel), body(*kernel.body()), entry(entry), diags(diags) {}
 
   std::optional<Program> run() {
-    if (!setView())
+    auto anchor = std::find_if(body.ops().begin(), body.ops().end(),
+                               [](const auto &op) { return isAnchor(*op); });
+    if (anchor == body.ops().end()) {
+      diags.error(kernel.loc(), "kernel '%" + kernel.result(0)->name() +
+                                    "' (template row_reduction) holds no reduction or "
+                                    "normalization");
       return std::nullopt;
+    }
+    // The view is the first anchor's: a prologue before it reads its operands against the view.
+    auto block = anchorBlock(**anchor, diags);
+    std::optional<View> view = block ? makeView(**anchor, *block, diags) : std::nullopt;
+    if (!view)
+      return std::nullopt;
+    prog.view = *view;
     for (const auto &op : body.ops()) {
       if (!visit(*op))
         return std::nullopt;
@@ -184,23 +196,6 @@ private:
     n.mask = prog.nodes[input].mask & ~unsigned(Reduced);
     n.level = prog.nodes[input].level + 1;
     return add(std::move(n), irName, "acc_");
-  }
-
-  /// Sets the view from the body's first anchor; false after an error.
-  bool setView() {
-    auto anchor = std::find_if(body.ops().begin(), body.ops().end(),
-                               [](const auto &op) { return isAnchor(*op); });
-    if (anchor == body.ops().end()) {
-      diags.error(kernel.loc(), "kernel '%" + kernel.result(0)->name() +
-                                    "' (template row_reduction) holds no reduction or "
-                                    "normalization");
-      return false;
-    }
-    auto block = anchorBlock(**anchor, diags);
-    std::optional<View> view = block ? makeView(**anchor, *block, diags) : std::nullopt;
-    if (view)
-      prog.view = *view;
-    return view.has_value();
   }
 
   /// Whether anchor `op` reduces the view's input shape over the view's axes; reports when not.

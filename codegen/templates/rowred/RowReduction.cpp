@@ -4,12 +4,9 @@
 // over the view [outer, reduced, inner] of the first reduction's input (Program.cpp), run as its
 // schedule says (Schedule.cpp); docs/codegen-row-reduction.md gives the algorithm and measurements.
 //
-// On the row path a row is loaded once, with 16-byte vector accesses when its length allows, into
-// registers (local arrays indexed by fully unrolled loops, which both back ends promote); each
-// later pass over it (a layer_norm has three: mean, variance, output) works on the registers,
-// reductions combine through shuffles (and shared memory across a block), and results leave by
-// vector stores. The column path runs a thread per (outer, inner) position, looping over the
-// reduced extent, coalesced across inner positions.
+// On the row path a row is loaded once, by vectors, into registers (local arrays indexed by fully
+// unrolled loops, which both back ends promote) that every later pass over it works on; the column
+// path runs a thread per (outer, inner) position, looping over the reduced extent.
 //
 // Kernel arguments, in order: one read-only pointer per kernel operand, one pointer per result,
 // then `num_rows`, the product of the outer dims (its value set when static; the launch is set then
@@ -79,10 +76,7 @@ struct Element {
 class KernelBuilder {
 public:
   KernelBuilder(const Op &kernel, const Program &prog, const Schedule &sched)
-      : kernel(kernel), prog(prog), sched(sched), b(k), value(prog.nodes.size(), kNoValue),
-        held(prog.nodes.size(), kNoValue), acc(prog.nodes.size(), kNoValue),
-        scratch(prog.nodes.size(), kNoValue), vectorIn(prog.nodes.size(), kNoValue),
-        vectorOut(prog.stores.size(), kNoValue) {}
+      : kernel(kernel), prog(prog), sched(sched), b(k), value(prog.nodes.size(), kNoValue) {}
 
   templates::KirKernel run(const std::string &entry) {
     k.name = entry;
@@ -119,7 +113,6 @@ private:
     return (st.mask & Reduced) && prog.nodes[st.node].level == s;
   }
   unsigned outArg(const Store &st) const { return kernel.numOperands() + st.result; }
-  /// `x` of compute type `from` cast to `to`.
   ValueId cast(DType from, DType to, ValueId x, const std::string &name = "") {
     return from == to ? x : b.math({OpKind::Cast, from, to}, {x}, name);
   }
@@ -139,8 +132,7 @@ private:
   }
 
   // Row path: a block a row, or rows of `threads` lanes a block (tid.y the row in the block,
-  // clamped: Note [Rows past the last]); column path: a grid-stride loop over (outer, inner)
-  // positions.
+  // clamped: Note [Rows past the last]); column path: a grid-stride loop over positions.
   void loopOverRows() {
     if (sched.mode == Mode::Column) {
       ValueId extent = b.index(prog.view.inner);
@@ -170,8 +162,7 @@ private:
     });
   }
 
-  // A row: its held slots, then level by level its per-row values and the pass that runs at the
-  // level.
+  // A row: its held slots, then level by level its per-row values and the pass at the level.
   void rowBody() {
     rowIndices.clear();
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
@@ -220,9 +211,8 @@ private:
     return compute(i, a, nullptr);
   }
 
-  // Pass `s` over the row: the accumulators of its reductions start at their identity (0, or -inf
-  // and +inf: the least and greatest i64), take in every element, and are combined across the row's
-  // threads.
+  // Pass `s` over the row: its reductions' accumulators start at their identity (0, or -inf and
+  // +inf: the least and greatest i64), take in every element, and combine across the row's threads.
   void sweep(unsigned s) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
@@ -268,8 +258,7 @@ private:
     b.forLoop(zero, b.index(sched.vectors), one, "v", -1, thread);
   }
 
-  // One vector of the row: its operands' vector loads, each of its elements, its results' vector
-  // stores.
+  // One vector of the row: its operands' loads, each of its elements, its results' stores.
   void vectorBody(unsigned s, ValueId q, ValueId slotBase) {
     Element e{.sweep = s, .vectorCol = q, .slotBase = slotBase};
     if (sched.vec == 1) {
@@ -510,8 +499,8 @@ private:
     return converted;
   }
 
-  // `build` under `cond`, unless that is kNoValue. Rows past the last store nothing, under `live`
-  // (Note [Rows past the last]).
+  // `build` under `cond`, unless that is kNoValue. Stores run under `live`: rows past the last
+  // store nothing (Note [Rows past the last]).
   void guarded(ValueId cond, const std::function<void()> &build) {
     if (cond == kNoValue)
       return build();
@@ -576,12 +565,13 @@ private:
   ValueId row = kNoValue, inner = kNoValue;
   std::map<unsigned, ValueId> rowIndices; // by mask, in the row's scope
   std::vector<ValueId> value;             // hoisted, per-row and reduced nodes
-  std::vector<ValueId> held;              // held nodes: their slots (a local array a row)
-  std::vector<ValueId> acc;               // reductions: the accumulator (a local array of one)
-  std::vector<ValueId> scratch;           // block reductions: 32 shared slots
-  std::vector<ValueId> vectorIn;          // loads: the current vector's elements (a local array)
-  std::vector<ValueId> vectorOut;         // elementwise stores: the current vector's elements
-  std::map<unsigned, unsigned> tables;    // table nodes: their kir table
+  // By node (by store for vectorOut):
+  std::map<unsigned, ValueId> held;      // held nodes: their slots (a local array a row)
+  std::map<unsigned, ValueId> acc;       // reductions: the accumulator (a local array of one)
+  std::map<unsigned, ValueId> scratch;   // block reductions: 32 shared slots
+  std::map<unsigned, ValueId> vectorIn;  // loads: the current vector's elements (a local array)
+  std::map<unsigned, ValueId> vectorOut; // elementwise stores: the current vector's elements
+  std::map<unsigned, unsigned> tables;   // table nodes: their kir table
 };
 
 } // namespace
