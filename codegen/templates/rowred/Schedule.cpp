@@ -103,26 +103,23 @@ bool maxThenReduce(const Program &prog) {
 /// softmax-shaped program whose row fills a warp with 4 or more vectors a lane runs a block of 128
 /// a row instead (see the Note).
 bool fitRegisters(Schedule &s, int64_t q, unsigned held, bool softmaxLike) {
-  auto perThread = [&](unsigned t) { return std::max<int64_t>(1, (q + t - 1) / t); };
   unsigned group = 1; // the power of two of threads that holds q vectors, at most 32
   while (group < 32 && group < q)
     group *= 2;
-  bool warpRow = !softmaxLike || q < 128;
-  if (warpRow && perThread(group) * s.vec * held <= 32) {
-    s.threads = group;
-    s.vectors = unsigned(perThread(group));
-    s.rowsPerBlock = 128 / group;
+  // (threads a row, most held registers a thread): a group of a warp at most a row, 128 threads a
+  // block, else a block a row (1024-thread blocks get at most 64 registers a thread).
+  std::vector<std::pair<unsigned, unsigned>> fits = {{128, 64}, {256, 64}, {512, 32}, {1024, 16}};
+  if (!softmaxLike || q < 128)
+    fits.insert(fits.begin(), {group, 32});
+  for (auto [t, budget] : fits) {
+    int64_t perThread = std::max<int64_t>(1, (q + t - 1) / t);
+    if (perThread * s.vec * held > budget)
+      continue;
+    s.threads = t;
+    s.vectors = unsigned(perThread);
+    s.rowsPerBlock = t <= 32 ? 128 / t : 1;
     return true;
   }
-  // (threads a row, most held registers a thread): 1024-thread blocks get at most 64 registers a
-  // thread.
-  constexpr std::pair<unsigned, unsigned> kBlocks[] = {{128, 64}, {256, 64}, {512, 32}, {1024, 16}};
-  for (auto [t, budget] : kBlocks)
-    if (perThread(t) * s.vec * held <= budget) {
-      s.threads = t;
-      s.vectors = unsigned(perThread(t));
-      return true;
-    }
   return false;
 }
 
