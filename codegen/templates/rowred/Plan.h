@@ -101,8 +101,9 @@ enum class Mode {
 
 struct Schedule {
   Mode mode = Mode::Registers;
-  unsigned vec = 1;     ///< elements per vector access (the row holds reduced / vec vectors)
-  unsigned threads = 1; ///< threads a row (a power of two <= 32, or a multiple of 32)
+  unsigned vec = 1; ///< elements per vector access (the row holds reduced / vec vectors)
+  unsigned threads =
+      1; ///< threads a row: a power of two <= 32 (1 on the column path), or a multiple of 32
   unsigned rowsPerBlock = 1;
   unsigned vectors = 1;    ///< Registers: vectors a thread; Loop: unroll factor
   std::vector<bool> sweep; ///< per level: whether a pass over the row runs at it

@@ -89,7 +89,7 @@ public:
       const Node &n = prog.nodes[i];
       if (n.kind == NodeKind::Table)
         tables[i] = b.table(n.table, *n.constant);
-      if (n.kind == NodeKind::Reduce && isRowPath() && sched.threads > 32)
+      if (n.kind == NodeKind::Reduce && sched.threads > 32)
         scratch[i] = b.sharedArray(n.type, 32, "red_" + stem(n.name), dtypeSize(n.type));
     }
     for (unsigned i = 0; i < prog.nodes.size(); ++i)
@@ -103,7 +103,6 @@ private:
   bool isHoisted(const Node &n) const {
     return n.mask == 0 && n.level == 0 && n.kind != NodeKind::Reduce;
   }
-  bool isRowPath() const { return sched.mode != Mode::Column; }
   /// Whether node `i` is a reduction taking in its elements in sweep `s`.
   bool reducesIn(unsigned i, unsigned s) const {
     return prog.nodes[i].kind == NodeKind::Reduce && sweepOf(prog, i) == s;
@@ -194,7 +193,7 @@ private:
     for (const Store &s : prog.stores) {
       if ((s.mask & Reduced) || prog.nodes[s.node].level != level)
         continue;
-      if (first == kNoValue && isRowPath() && sched.threads > 1)
+      if (first == kNoValue && sched.threads > 1)
         first = b.less(lane, b.index(1));
       ValueId index = rowIndex(s.mask);
       ValueId y = b.narrow(s.dtype, value[s.node]);
@@ -230,7 +229,7 @@ private:
       if (!reducesIn(i, s))
         continue;
       ValueId v = b.load(acc[i], b.index(0), 1, n.name);
-      if (isRowPath() && sched.threads > 1)
+      if (sched.threads > 1)
         v = sched.threads <= 32 ? warpReduce(n, v, sched.threads) : blockReduce(i, v);
       value[i] = v;
     }
