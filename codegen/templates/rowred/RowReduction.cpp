@@ -238,8 +238,8 @@ private:
   // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector (of the row), slotBase
   // its first register slot (register path only).
   void passLoop(const std::function<void(ValueId, ValueId)> &vector) {
-    ValueId zero = b.index(0), one = b.index(1),
-            numVectors = b.index(prog.view.reduced / sched.vec);
+    ValueId zero = b.index(0), one = b.index(1);
+    ValueId numVectors = b.index(prog.view.reduced / sched.vec);
     if (sched.mode == Mode::Column) // unrolled 4 times, as long rows of f32 softmax spilled less
       return b.forLoop(zero, numVectors, one, "col", 4, [&](ValueId q) { vector(q, kNoValue); });
     ValueId threads = b.index(sched.threads);
