@@ -1,28 +1,23 @@
 // Builds the row_reduction program of a kernel body (Plan.h).
 //
-// The view. An anchor reduces one contiguous block of axes [begin, end) of
-// its input S: reduce_* over its `axes` (all axes when empty), layer_norm
-// and rms_norm over [axis, rank), softmax over [axis, axis + 1). The first
-// anchor's block splits S into outer [0, begin), reduced [begin, end) and
-// inner [end, rank); end == rank is the row path, anything else the column
-// path. Every other anchor must reduce the same shape over the same axes.
-// Another value broadcasts against the view group by group: within a group,
-// either every axis matches S (the value varies along the group) or every
-// axis is 1 or absent; a value that matches part of a group is refused,
-// because one flat coordinate per group could not index it.
+// The view. An anchor reduces one contiguous block of axes [begin, end) of its input S: reduce_*
+// over its `axes` (all axes when empty), layer_norm and rms_norm over [axis, rank), softmax over
+// [axis, axis + 1). The first anchor's block splits S into outer [0, begin), reduced [begin, end)
+// and inner [end, rank); end == rank is the row path, anything else the column path. Every other
+// anchor must reduce the same shape over the same axes. Another value broadcasts against the view
+// group by group: within a group, either every axis matches S (the value varies along the group) or
+// every axis is 1 or absent; a value that matches part of a group is refused, because one flat
+// coordinate per group could not index it.
 //
-// The nodes. The body's ops are visited in order: a pointwise op becomes one
-// expression, a reduce_* a Reduce node (accumulating in f32 for
-// f32/f16/bf16, f64 for f64, wrapping i64 for integers) and the expression
-// of its result (the mean divides by the extent: 0/0 is NaN for an empty
-// one); layer_norm, rms_norm and softmax become the reductions and
-// expressions of their formulas in the result's compute type (two passes
-// for the variance: mean, then Σ(x − mean)², as docs/ir.md and the reference
-// compute it; softmax's exp(x − max) kept, times 1/Σ). Body inputs and
-// constants become leaves where they are used, classified as the using op's
-// index space needs: a result of a reduction without keepdims, and every op
-// reading one, live in the rows' space, where a leaf aligns with the view
-// minus its reduced axes. A node's level counts the reductions it depends on
+// The nodes. The body's ops are visited in order: a pointwise op becomes one expression, a reduce_*
+// a Reduce node (accumulating in f32 for f32/f16/bf16, f64 for f64, wrapping i64 for integers) and
+// the expression of its result (the mean divides by the extent: 0/0 is NaN for an empty one);
+// layer_norm, rms_norm and softmax become the reductions and expressions of their formulas in the
+// result's compute type (two passes for the variance: mean, then Σ(x − mean)², as docs/ir.md and
+// the reference compute it; softmax's exp(x − max) kept, times 1/Σ). Body inputs and constants
+// become leaves where they are used, classified as the using op's index space needs: a result of a
+// reduction without keepdims, and every op reading one, live in the rows' space, where a leaf
+// aligns with the view minus its reduced axes. A node's level counts the reductions it depends on
 // in sequence: it can be computed in the sweep over the row of that number.
 #include "codegen/GeneratedKernel.h"
 #include "codegen/templates/rowred/Plan.h"
@@ -50,8 +45,8 @@ GroupBit groupOf(const View &view, unsigned axis) {
   return axis < view.end ? Reduced : Inner;
 }
 
-/// The axes [begin, end) `anchor` reduces, or nullopt after reporting an
-/// error when they are not one contiguous block.
+/// The axes [begin, end) `anchor` reduces, or nullopt after reporting an error when they are not
+/// one contiguous block.
 std::optional<std::pair<unsigned, unsigned>> anchorBlock(const Op &anchor, Diagnostics &diags) {
   unsigned rank = unsigned(anchor.operand(0)->type().rank());
   if (anchor.kind() == OpKind::LayerNorm || anchor.kind() == OpKind::RmsNorm)
@@ -79,40 +74,35 @@ std::optional<std::pair<unsigned, unsigned>> anchorBlock(const Op &anchor, Diagn
   return std::nullopt;
 }
 
-/// The view of `anchor`'s input reduced over `block`, or nullopt after
-/// reporting an error when the reduced or inner extent is symbolic.
+/// The view of `anchor`'s input reduced over `block`, or nullopt after reporting an error when the
+/// reduced or inner extent is symbolic.
 std::optional<View> makeView(const Op &anchor, std::pair<unsigned, unsigned> block,
                              Diagnostics &diags) {
   const TensorType &x = anchor.operand(0)->type();
-  View view{x.shape, x.dtype, block.first, block.second, 1, 1, int64_t(1)};
-  for (unsigned axis = 0; axis < x.rank(); ++axis) {
-    const Dim &d = x.shape[axis];
-    GroupBit g = groupOf(view, axis);
-    if (g == Outer) {
-      view.outer = d.isStatic() && view.outer ? std::optional(*view.outer * d.size) : std::nullopt;
-      continue;
-    }
-    if (!d.isStatic()) {
-      diags.error(anchor.loc(), quoted(anchor) + " of " + x.str() + ": the " +
-                                    (g == Reduced ? "reduced" : "inner") +
-                                    " extent must be static for the row_reduction template");
-      return std::nullopt;
-    }
-    (g == Reduced ? view.reduced : view.inner) *= d.size;
+  auto extent = [&](unsigned begin, unsigned end) {
+    return staticNumElements(Shape(x.shape.begin() + begin, x.shape.begin() + end));
+  };
+  std::optional<int64_t> reduced = extent(block.first, block.second);
+  std::optional<int64_t> inner = extent(block.second, x.rank());
+  if (!reduced || !inner) {
+    diags.error(anchor.loc(), quoted(anchor) + " of " + x.str() + ": the " +
+                                  (reduced ? "inner" : "reduced") +
+                                  " extent must be static for the row_reduction template");
+    return std::nullopt;
   }
-  if (view.reduced * view.inner > INT32_MAX) { // columns are `int` in the kernel
+  if (*reduced * *inner > INT32_MAX) { // columns are `int` in the kernel
     diags.error(anchor.loc(), quoted(anchor) + " of " + x.str() +
                                   ": rows of more than 2^31 - 1 elements are not supported by "
                                   "the row_reduction template");
     return std::nullopt;
   }
-  return view;
+  return View{x.shape,  x.dtype, block.first,           block.second,
+              *reduced, *inner,  extent(0, block.first)};
 }
 
-/// The groups along which a value of `shape` varies, broadcast (numpy,
-/// right-aligned) against the view, or against the view without its reduced
-/// axes when `rowForm` (a reduction's result without keepdims). Nullopt when
-/// it spans a group only partly or does not broadcast. Groups of extent 1
+/// The groups along which a value of `shape` varies, broadcast (numpy, right-aligned) against the
+/// view, or against the view without its reduced axes when `rowForm` (a reduction's result without
+/// keepdims). Nullopt when it spans a group only partly or does not broadcast. Groups of extent 1
 /// count as not spanned.
 std::optional<unsigned> classify(const View &view, const Shape &shape, bool rowForm) {
   std::vector<unsigned> axes; // the view's axes that `shape` aligns with
@@ -140,10 +130,6 @@ std::optional<unsigned> classify(const View &view, const Shape &shape, bool rowF
   return matched;
 }
 
-bool isAllOnes(const Shape &s) {
-  return std::all_of(s.begin(), s.end(), [](const Dim &d) { return d.isStaticValue(1); });
-}
-
 /// Builds the Program of one kernel body; run() once.
 class ProgramBuilder {
 public:
@@ -151,8 +137,20 @@ public:
       : kernel(kernel), body(*kernel.body()), entry(entry), diags(diags) {}
 
   std::optional<Program> run() {
-    if (!setView())
+    auto anchor = std::find_if(body.ops().begin(), body.ops().end(),
+                               [](const auto &op) { return isAnchor(*op); });
+    if (anchor == body.ops().end()) {
+      diags.error(kernel.loc(), "kernel '%" + kernel.result(0)->name() +
+                                    "' (template row_reduction) holds no reduction or "
+                                    "normalization");
       return std::nullopt;
+    }
+    // The view is the first anchor's: a prologue before it reads its operands against the view.
+    auto block = anchorBlock(**anchor, diags);
+    std::optional<View> view = block ? makeView(**anchor, *block, diags) : std::nullopt;
+    if (!view)
+      return std::nullopt;
+    prog.view = *view;
     for (const auto &op : body.ops()) {
       if (!visit(*op))
         return std::nullopt;
@@ -166,24 +164,16 @@ public:
   }
 
 private:
-  /// `base`, or base_1, base_2, ...: a C identifier no other of the kernel has.
-  std::string unique(const std::string &base) {
-    std::string name = base;
-    for (unsigned k = 1; !names.insert(name).second; ++k)
-      name = base + "_" + std::to_string(k);
-    return name;
-  }
-
   /// Appends `n`, named `prefix` + the C form of `irName`, made unique.
   unsigned add(Node n, const std::string &irName, const char *prefix = "v_") {
-    n.name = unique(prefix + cIdentifier(irName));
+    n.name = names.fresh(prefix, irName);
     prog.maxLevel = std::max(prog.maxLevel, n.level);
     prog.nodes.push_back(std::move(n));
     return unsigned(prog.nodes.size() - 1);
   }
 
-  /// An Expr node computing `n` (its kind and parameters) in `type` over
-  /// `args`; its mask and level follow from them.
+  /// An Expr node computing `n` (its kind and parameters) in `type` over `args`; its mask and level
+  /// follow from them.
   unsigned expr(DType type, std::vector<unsigned> args, Node n, const std::string &irName) {
     n.kind = NodeKind::Expr;
     n.type = type;
@@ -201,32 +191,14 @@ private:
   }
 
   /// A Reduce node over elementwise node `input`, accumulating in `type`.
-  unsigned reduce(ReduceKind kind, unsigned input, DType type, const std::string &irName) {
+  unsigned reduce(OpKind kind, unsigned input, DType type, const std::string &irName) {
     Node n{.kind = NodeKind::Reduce, .type = type, .args = {input}, .reduce = kind};
     n.mask = prog.nodes[input].mask & ~unsigned(Reduced);
     n.level = prog.nodes[input].level + 1;
     return add(std::move(n), irName, "acc_");
   }
 
-  /// Sets the view from the body's first anchor; false after an error.
-  bool setView() {
-    auto anchor = std::find_if(body.ops().begin(), body.ops().end(),
-                               [](const auto &op) { return isAnchor(*op); });
-    if (anchor == body.ops().end()) {
-      diags.error(kernel.loc(), "kernel '%" + kernel.result(0)->name() +
-                                    "' (template row_reduction) holds no reduction or "
-                                    "normalization");
-      return false;
-    }
-    auto block = anchorBlock(**anchor, diags);
-    std::optional<View> view = block ? makeView(**anchor, *block, diags) : std::nullopt;
-    if (view)
-      prog.view = *view;
-    return view.has_value();
-  }
-
-  /// Whether anchor `op` reduces the view's input shape over the view's
-  /// axes; reports when not.
+  /// Whether anchor `op` reduces the view's input shape over the view's axes; reports when not.
   bool checkAnchor(const Op &op) {
     auto block = anchorBlock(op, diags);
     if (!block)
@@ -234,19 +206,15 @@ private:
     const View &v = prog.view;
     if (op.operand(0)->type().shape == v.shape && block->first == v.begin && block->second == v.end)
       return true;
-    View other = v;
-    other.shape = op.operand(0)->type().shape;
-    other.begin = block->first;
-    other.end = block->second;
+    View other{op.operand(0)->type().shape, v.dtype, block->first, block->second};
     diags.error(op.loc(), quoted(op) + " reduces " + describe(other) +
                               " but the kernel's first reduction reduces " + describe(v) +
                               "; one row_reduction kernel reduces one set of rows");
     return false;
   }
 
-  /// The node of a body input or constant `v` as `user` reads it, in the
-  /// rows' space when `inRows`; a non-splat constant is a table, indexed as
-  /// an operand would be.
+  /// The node of a body input or constant `v` as `user` reads it, in the rows' space when `inRows`;
+  /// a non-splat constant is a table, indexed as an operand would be.
   std::optional<unsigned> leaf(const Value *v, bool inRows, const Op &user) {
     if (auto found = leaves.find({v, inRows}); found != leaves.end())
       return found->second;
@@ -269,9 +237,9 @@ private:
     } else {
       n.kind = NodeKind::Table;
       n.constant = &def->getDense("value");
-      // The table is a global and its element a local of the kernel: two
-      // names, both unique in the kernel (a local named as the table hid it).
-      n.table = unique(entry + "_table_" + cIdentifier(v->name()));
+      // The table is a global and its element a local of the kernel: two names, both unique in the
+      // kernel (a local named as the table hid it).
+      n.table = names.fresh(entry + "_table_", v->name());
     }
     return leaves[{v, inRows}] = add(std::move(n), v->name());
   }
@@ -283,7 +251,7 @@ private:
     if (!def || def->kind() == OpKind::Const)
       return leaf(v, inRows, user);
     bool valueInRows = inRowSpace.count(v) > 0;
-    if (valueInRows == inRows || isAllOnes(v->type().shape))
+    if (valueInRows == inRows || staticNumElements(v->type().shape) == 1)
       return computed.at(v);
     diags.error(user.loc(), quoted(user) + " reads %" + v->name() + " of type " + v->type().str() +
                                 (valueInRows ? ", a per-row value," : "") + " across the rows of " +
@@ -307,20 +275,27 @@ private:
     return false;
   }
 
-  bool visitPointwise(const Op &op) {
-    bool inRows = false;
-    for (const Value *v : op.operands())
-      inRows = inRows || inRowSpace.count(v);
-    std::vector<unsigned> args;
+  /// The nodes of `op`'s operands, in the rows' space when `inRows`; nullopt after an error.
+  std::optional<std::vector<unsigned>> operands(const Op &op, bool inRows) {
+    std::vector<unsigned> nodes;
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       std::optional<unsigned> a = operand(op, i, inRows);
       if (!a)
-        return false;
-      args.push_back(*a);
+        return std::nullopt;
+      nodes.push_back(*a);
     }
+    return nodes;
+  }
+
+  bool visitPointwise(const Op &op) {
+    auto isInRows = [&](const Value *v) { return inRowSpace.count(v) > 0; };
+    bool inRows = std::any_of(op.operands().begin(), op.operands().end(), isInRows);
+    std::optional<std::vector<unsigned>> args = operands(op, inRows);
+    if (!args)
+      return false;
     DType t = kir::computeType(op.result()->type().dtype);
     computed[op.result()] =
-        expr(t, std::move(args), {.math = kir::mathOf(op)}, op.result()->name());
+        expr(t, std::move(*args), {.math = kir::mathOf(op)}, op.result()->name());
     if (inRows)
       inRowSpace.insert(op.result());
     return true;
@@ -333,8 +308,10 @@ private:
       diags.error(op.loc(), quoted(op) + " of bool is not supported by the row_reduction template");
       return false;
     }
-    bool isMaxMin = op.kind() == OpKind::ReduceMax || op.kind() == OpKind::ReduceMin;
-    if (isMaxMin && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
+    OpKind kind = op.kind() == OpKind::ReduceMax   ? OpKind::Max
+                  : op.kind() == OpKind::ReduceMin ? OpKind::Min
+                                                   : OpKind::Add;
+    if (kind != OpKind::Add && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
       diags.error(op.loc(),
                   quoted(op) + " of " + op.operand(0)->type().str() + " reduces an empty extent");
       return false;
@@ -343,13 +320,8 @@ private:
     if (!x)
       return false;
     DType acc = t == DType::F64 ? t : isFloat(t) ? DType::F32 : DType::I64;
-    ReduceKind kind = op.kind() == OpKind::ReduceMax   ? ReduceKind::Max
-                      : op.kind() == OpKind::ReduceMin ? ReduceKind::Min
-                                                       : ReduceKind::Sum;
     unsigned r = reduce(kind, *x, acc, op.result()->name());
-    Node result{.expr = ExprKind::Convert};
-    if (op.kind() == OpKind::ReduceMean)
-      result = {.expr = ExprKind::Mean, .count = double(v.reduced)};
+    Node result{.expr = op.kind() == OpKind::ReduceMean ? ExprKind::Mean : ExprKind::Convert};
     DType type = kir::computeType(op.result()->type().dtype);
     computed[op.result()] = expr(type, {r}, result, op.result()->name());
     if (!op.getBool("keepdims"))
@@ -358,38 +330,34 @@ private:
   }
 
   bool visitNorm(const Op &op) {
-    std::optional<unsigned> x = operand(op, 0, false);
-    for (unsigned i = 1; x && i < op.numOperands(); ++i)
-      if (!operand(op, i, false))
-        return false;
-    if (!x)
+    std::optional<std::vector<unsigned>> args = operands(op, false);
+    if (!args)
       return false;
     DType t = kir::computeType(op.result()->type().dtype);
     computed[op.result()] =
-        op.kind() == OpKind::Softmax ? softmax(op, *x, t) : layerNorm(op, *x, t);
+        op.kind() == OpKind::Softmax ? softmax(op, args->front(), t) : layerNorm(op, *args, t);
     return true;
   }
 
-  // (x − mean)·rstd·γ + β with mean = Σx/N, rstd = 1/√(Σ(x − mean)²/N + ε);
-  // rms_norm: x·(1/√(Σx²/N + ε))·γ.
-  unsigned layerNorm(const Op &op, unsigned x, DType t) {
+  // (x − mean)·rstd·γ + β over operands (x, γ, β), with mean = Σx/N and
+  // rstd = 1/√(Σ(x − mean)²/N + ε); rms_norm: x·(1/√(Σx²/N + ε))·γ.
+  unsigned layerNorm(const Op &op, const std::vector<unsigned> &operands, DType t) {
     std::string name = op.result()->name();
-    double n = double(prog.view.reduced);
+    unsigned x = operands[0];
     bool isRms = op.kind() == OpKind::RmsNorm;
     std::vector<unsigned> args{x};
     unsigned centered = x;
     if (!isRms) {
-      unsigned sum = reduce(ReduceKind::Sum, x, t, name + "_sum");
-      unsigned mean = expr(t, {sum}, {.expr = ExprKind::Mean, .count = n}, name + "_mean");
+      unsigned sum = reduce(OpKind::Add, x, t, name + "_sum");
+      unsigned mean = expr(t, {sum}, {.expr = ExprKind::Mean}, name + "_mean");
       centered = math(OpKind::Sub, t, x, mean, name + "_centered");
       args.push_back(mean);
     }
     unsigned square = math(OpKind::Mul, t, centered, centered, name + "_square");
-    unsigned sumSq = reduce(ReduceKind::Sum, square, t, name + "_sumsq");
-    Node rstd{.expr = ExprKind::Rstd, .count = n, .epsilon = op.getFloat("epsilon")};
+    unsigned sumSq = reduce(OpKind::Add, square, t, name + "_sumsq");
+    Node rstd{.expr = ExprKind::Rstd, .epsilon = op.getFloat("epsilon")};
     args.push_back(expr(t, {sumSq}, rstd, name + "_rstd"));
-    for (unsigned i = 1; i < op.numOperands(); ++i)
-      args.push_back(*operand(op, i, false));
+    args.insert(args.end(), operands.begin() + 1, operands.end());
     Node normalize{.expr = isRms ? ExprKind::RmsNormalize : ExprKind::Normalize};
     return expr(t, std::move(args), normalize, name);
   }
@@ -397,10 +365,10 @@ private:
   // exp(x − max)·(1/Σexp(x − max)).
   unsigned softmax(const Op &op, unsigned x, DType t) {
     std::string name = op.result()->name();
-    unsigned max = reduce(ReduceKind::Max, x, t, name + "_max");
+    unsigned max = reduce(OpKind::Max, x, t, name + "_max");
     Node exp{.expr = ExprKind::ExpDifference, .dtype = op.result()->type().dtype};
     unsigned e = expr(t, {x, max}, exp, name + "_exp");
-    unsigned sum = reduce(ReduceKind::Sum, e, t, name + "_sum");
+    unsigned sum = reduce(OpKind::Add, e, t, name + "_sum");
     unsigned inv = expr(t, {sum}, {.expr = ExprKind::Reciprocal}, name + "_inv");
     return math(OpKind::Mul, t, e, inv, name);
   }
@@ -437,7 +405,7 @@ private:
   std::map<const Value *, unsigned> computed;
   std::set<const Value *> inRowSpace; // results of reductions without keepdims, and their users
   std::map<std::pair<const Value *, bool>, unsigned> leaves;
-  std::set<std::string> names;
+  Namer names; // of nodes and tables: unique in the kernel
 };
 
 } // namespace

@@ -1,41 +1,30 @@
-// The row_reduction template's kir builder: one kernel for a body of
-// pointwise prologue ops, reductions or normalizations over one block of
-// axes (reduce_sum/max/min/mean, layer_norm, rms_norm, softmax) and
-// pointwise epilogue ops, with any number of results. The body is a program
-// over the view [outer, reduced, inner] of the first reduction's input
-// (Program.cpp), run as its schedule says (Schedule.cpp); the whole
-// algorithm, with measurements, is docs/codegen-row-reduction.md.
+// The row_reduction template's kir builder: one kernel for a body of pointwise prologue ops,
+// reductions or normalizations over one block of axes (reduce_sum/max/min/mean, layer_norm,
+// rms_norm, softmax) and pointwise epilogue ops, with any number of results. The body is a program
+// over the view [outer, reduced, inner] of the first reduction's input (Program.cpp), run as its
+// schedule says (Schedule.cpp); docs/codegen-row-reduction.md gives the algorithm and measurements.
 //
-// On the row path a row is loaded once, with 16-byte vector accesses when
-// its length allows, into registers (local arrays indexed by fully unrolled
-// loops, which both back ends promote); each later pass over it (a
-// layer_norm has three: mean, variance, output) works on the registers,
-// reductions combine through shuffles (and shared memory across a block),
-// and results leave by vector stores. The column path runs a thread per
-// (outer, inner) position, looping over the reduced extent, coalesced
-// across inner positions.
+// On the row path a row is loaded once, by vectors, into registers (local arrays indexed by fully
+// unrolled loops, which both back ends promote) that every later pass over it works on; the column
+// path runs a thread per (outer, inner) position, looping over the reduced extent.
 //
-// Kernel arguments, in order: one read-only pointer per kernel operand, one
-// pointer per result, then `num_rows`, the product of the outer dims (its
-// value set when static; the launch is set then too). Only the reduced and
-// inner extents must be static: one kernel serves every batch.
+// Kernel arguments, in order: one read-only pointer per kernel operand, one pointer per result,
+// then `num_rows`, the product of the outer dims (its value set when static; the launch is set then
+// too). Only the reduced and inner extents must be static: one kernel serves every batch.
 //
 // Note [Rows past the last]
-// When a block runs several rows, its last rows may lie past the tensor:
-// they compute on the last row (`row` is clamped) and only their stores are
-// guarded. A guard around every vector let LLVM carry the held values
-// through the guards' merges and compute on them there, keeping the row in
-// registers twice (LayerNorm+GeLU f16 rows of 1024: 96 registers and a
-// spill on sm_90a, 16% slower than NVRTC's; unguarded, 56 registers). A row
-// past the last takes part in its own group's shuffles only, so it changes
-// no live row. (Skipping a whole warp-row past the last instead, one guard
-// around the row: LLVM's strength reduction then kept a 64-bit pointer per
-// access across the row loop, and f16 rows of 1024 spilled on sm_90a.)
+// When a block runs several rows, its last rows may lie past the tensor: they compute on the last
+// row (`row` is clamped) and only their stores are guarded. A guard around every vector let LLVM
+// carry the held values through the guards' merges and compute on them there, keeping the row in
+// registers twice (LayerNorm+GeLU f16 rows of 1024: 96 registers and a spill on sm_90a, 16% slower
+// than NVRTC's; unguarded, 56 registers). A row past the last takes part in its own group's
+// shuffles only, so it changes no live row. (Skipping a whole warp-row past the last instead, one
+// guard around the row: LLVM's strength reduction then kept a 64-bit pointer per access across the
+// row loop, and f16 rows of 1024 spilled on sm_90a.)
 //
-// Limits: vector access needs f32/f16/bf16 operands and results (others go
-// element by element); a row of up to 2^31 - 1 elements; the column path
-// does one thread's loop per position, so few positions with a long
-// reduced extent run slowly. NVRTC time grows with the unrolled elements a
+// Limits: vector access needs f32/f16/bf16 operands and results (others go element by element); a
+// row of up to 2^31 - 1 elements; the column path does one thread's loop per position, so few
+// positions with a long reduced extent run slowly. NVRTC time grows with the unrolled elements a
 // thread (Note [Row reduction unrolling] in Schedule.cpp).
 #include "codegen/templates/rowred/RowReduction.h"
 
@@ -60,8 +49,8 @@ std::string stem(const std::string &name) {
   return name.rfind("v_", 0) == 0 ? name.substr(2) : name;
 }
 
-// Static rows: one block per group of rows (per 256 positions on the
-// column path), at most 2^31 - 1 blocks; the kernel loops over the rest.
+// Static rows: one block per group of rows (per 256 positions on the column path), at most 2^31 - 1
+// blocks; the kernel loops over the rest.
 std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched) {
   if (!prog.view.outer)
     return std::nullopt;
@@ -75,9 +64,8 @@ std::optional<LaunchConfig> launchOf(const Program &prog, const Schedule &sched)
   return launch;
 }
 
-/// One element of a pass: its place in the current vector, the first
-/// element of that vector, the register slot of the thread's vector, and
-/// the values evaluated for it so far.
+/// One element of a pass: its place in the current vector, the first element of that vector, the
+/// register slot of the thread's vector, and the values evaluated for it so far.
 struct Element {
   unsigned sweep = 0;
   ValueId col = kNoValue, vectorCol = kNoValue, w = kNoValue, slotBase = kNoValue;
@@ -88,10 +76,7 @@ struct Element {
 class KernelBuilder {
 public:
   KernelBuilder(const Op &kernel, const Program &prog, const Schedule &sched)
-      : kernel(kernel), prog(prog), sched(sched), b(k), value(prog.nodes.size(), kNoValue),
-        held(prog.nodes.size(), kNoValue), acc(prog.nodes.size(), kNoValue),
-        scratch(prog.nodes.size(), kNoValue), vectorIn(prog.nodes.size(), kNoValue),
-        vectorOut(prog.stores.size(), kNoValue) {}
+      : kernel(kernel), prog(prog), sched(sched), b(k), value(prog.nodes.size(), kNoValue) {}
 
   templates::KirKernel run(const std::string &entry) {
     k.name = entry;
@@ -104,7 +89,7 @@ public:
       const Node &n = prog.nodes[i];
       if (n.kind == NodeKind::Table)
         tables[i] = b.table(n.table, *n.constant);
-      if (n.kind == NodeKind::Reduce && isRowPath() && sched.threads > 32)
+      if (n.kind == NodeKind::Reduce && sched.threads > 32)
         scratch[i] = b.sharedArray(n.type, 32, "red_" + stem(n.name), dtypeSize(n.type));
     }
     for (unsigned i = 0; i < prog.nodes.size(); ++i)
@@ -118,7 +103,6 @@ private:
   bool isHoisted(const Node &n) const {
     return n.mask == 0 && n.level == 0 && n.kind != NodeKind::Reduce;
   }
-  bool isRowPath() const { return sched.mode != Mode::Column; }
   /// Whether node `i` is a reduction taking in its elements in sweep `s`.
   bool reducesIn(unsigned i, unsigned s) const {
     return prog.nodes[i].kind == NodeKind::Reduce && sweepOf(prog, i) == s;
@@ -128,7 +112,6 @@ private:
     return (st.mask & Reduced) && prog.nodes[st.node].level == s;
   }
   unsigned outArg(const Store &st) const { return kernel.numOperands() + st.result; }
-  /// `x` of compute type `from` cast to `to`.
   ValueId cast(DType from, DType to, ValueId x, const std::string &name = "") {
     return from == to ? x : b.math({OpKind::Cast, from, to}, {x}, name);
   }
@@ -136,22 +119,19 @@ private:
   // The kernel's arguments, in the order above, and their kir parameters.
   void declareParams() {
     Namer names;
-    auto pointer = [&](KernelArg::Kind kind, const Value *v, unsigned j, const char *prefix) {
-      args.push_back({kind, names.fresh(prefix, v->name()), j, 0, std::nullopt});
-      auto type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-      params.push_back(b.param(args.back().name, type, kind == KernelArg::Kind::Input));
-    };
     for (unsigned j = 0; j < kernel.numOperands(); ++j)
-      pointer(KernelArg::Kind::Input, kernel.operand(j), j, "in_");
+      args.push_back(
+          {KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0, {}});
     for (unsigned j = 0; j < kernel.numResults(); ++j)
-      pointer(KernelArg::Kind::Output, kernel.result(j), j, "out_");
+      args.push_back(
+          {KernelArg::Kind::Output, names.fresh("out_", kernel.result(j)->name()), j, 0, {}});
     args.push_back({KernelArg::Kind::NumRows, "num_rows", 0, 0, prog.view.outer});
-    params.push_back(numRows = b.param("num_rows", kir::Type::index()));
+    params = templates::declareParams(b, kernel, args);
+    numRows = params.back();
   }
 
-  // Row path: a block a row, or rows of `threads` lanes a block (tid.y the
-  // row in the block, clamped: Note [Rows past the last]); column path: a
-  // grid-stride loop over (outer, inner) positions.
+  // Row path: a block a row, or rows of `threads` lanes a block (tid.y the row in the block,
+  // clamped: Note [Rows past the last]); column path: a grid-stride loop over positions.
   void loopOverRows() {
     if (sched.mode == Mode::Column) {
       ValueId extent = b.index(prog.view.inner);
@@ -181,8 +161,7 @@ private:
     });
   }
 
-  // A row: its held slots, then level by level its per-row values and the
-  // pass that runs at the level.
+  // A row: its held slots, then level by level its per-row values and the pass at the level.
   void rowBody() {
     rowIndices.clear();
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
@@ -202,8 +181,8 @@ private:
     }
   }
 
-  // The per-row values of `level`, and the per-row results among them, stored
-  // once, by the row's first thread.
+  // The per-row values of `level`, and the per-row results among them, stored once, by the row's
+  // first thread.
   void rowScope(unsigned level) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
@@ -214,51 +193,33 @@ private:
     for (const Store &s : prog.stores) {
       if ((s.mask & Reduced) || prog.nodes[s.node].level != level)
         continue;
-      if (first == kNoValue && isRowPath() && sched.threads > 1)
+      if (first == kNoValue && sched.threads > 1)
         first = b.less(lane, b.index(1));
       ValueId index = rowIndex(s.mask);
       ValueId y = b.narrow(s.dtype, value[s.node]);
       ValueId out = params[outArg(s)];
-      auto store = [&] { b.store(out, index, y); };
-      guardLive([&] {
-        if (first == kNoValue)
-          return store();
-        b.ifThenElse(first, store);
-      });
+      guarded(live, [&] { guarded(first, [&] { b.store(out, index, y); }); });
     }
   }
 
   // A value constant along the reduced axes, in the row's scope.
   ValueId rowValue(unsigned i) {
-    const Node &n = prog.nodes[i];
     std::vector<ValueId> a;
-    switch (n.kind) {
-    case NodeKind::Load:
-    case NodeKind::Table:
-      return loadLeaf(i, rowIndex(n.mask));
-    case NodeKind::Splat:
-      return b.literal(*n.constant, n.name);
-    case NodeKind::Expr:
-      for (unsigned arg : n.args)
-        a.push_back(value[arg]);
-      return exprValue(n, a);
-    case NodeKind::Reduce:
-      break;
-    }
-    FUSEC_ASSERT(false, "a reduction has no per-row expression");
+    for (unsigned arg : prog.nodes[i].args)
+      a.push_back(value[arg]);
+    return compute(i, a, nullptr);
   }
 
-  // Pass `s` over the row: the accumulators of its reductions start at their
-  // identity (0, or -inf and +inf: the least and greatest i64), take in every
-  // element, and are combined across the row's threads.
+  // Pass `s` over the row: its reductions' accumulators start at their identity (0, or -inf and
+  // +inf: the least and greatest i64), take in every element, and combine across the row's threads.
   void sweep(unsigned s) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
       if (!reducesIn(i, s))
         continue;
       acc[i] = b.localArray(n.type, 1, n.name);
-      bool isMax = n.reduce == ReduceKind::Max;
-      double identity = n.reduce == ReduceKind::Sum ? 0 : isMax ? -INFINITY : INFINITY;
+      bool isMax = n.reduce == OpKind::Max;
+      double identity = n.reduce == OpKind::Add ? 0 : isMax ? -INFINITY : INFINITY;
       ValueId init = b.literal(n.type, identity, n.name);
       b.store(acc[i], b.index(0), init);
     }
@@ -268,38 +229,35 @@ private:
       if (!reducesIn(i, s))
         continue;
       ValueId v = b.load(acc[i], b.index(0), 1, n.name);
-      if (isRowPath() && sched.threads > 1)
+      if (sched.threads > 1)
         v = sched.threads <= 32 ? warpReduce(n, v, sched.threads) : blockReduce(i, v);
       value[i] = v;
     }
   }
 
-  // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector
-  // (of the row), slotBase its first register slot (register path only).
+  // The thread's vectors of the row, as `vector(q, slotBase)`: q the vector (of the row), slotBase
+  // its first register slot (register path only).
   void passLoop(const std::function<void(ValueId, ValueId)> &vector) {
-    ValueId zero = b.index(0), one = b.index(1), numVectors = b.index(sched.numVectors);
+    ValueId zero = b.index(0), one = b.index(1);
+    ValueId numVectors = b.index(prog.view.reduced / sched.vec);
     if (sched.mode == Mode::Column) // unrolled 4 times, as long rows of f32 softmax spilled less
       return b.forLoop(zero, numVectors, one, "col", 4, [&](ValueId q) { vector(q, kNoValue); });
     ValueId threads = b.index(sched.threads);
     if (sched.mode == Mode::Loop)
       return b.forLoop(lane, numVectors, threads, "q", 4, [&](ValueId q) { vector(q, kNoValue); });
-    bool overrun = int64_t(sched.vectors) * sched.threads != sched.numVectors;
+    bool overrun = int64_t(sched.vectors) * sched.threads != prog.view.reduced / sched.vec;
     auto thread = [&](ValueId v) {
       bool first = b.constantOf(v) == 0;
       ValueId q = sched.threads == 1 ? v : first ? lane : b.add(b.mul(v, threads), lane, "q");
       ValueId slotBase = sched.vec == 1 || first ? v : b.mul(v, b.index(sched.vec));
-      if (!overrun)
-        return vector(q, slotBase);
-      ValueId inRow = b.less(q, numVectors);
-      b.ifThenElse(inRow, [&] { vector(q, slotBase); });
+      guarded(overrun ? b.less(q, numVectors) : kNoValue, [&] { vector(q, slotBase); });
     };
     if (sched.vectors == 1)
       return thread(zero);
     b.forLoop(zero, b.index(sched.vectors), one, "v", -1, thread);
   }
 
-  // One vector of the row: its operands' vector loads, each of its elements,
-  // its results' vector stores.
+  // One vector of the row: its operands' loads, each of its elements, its results' stores.
   void vectorBody(unsigned s, ValueId q, ValueId slotBase) {
     Element e{.sweep = s, .vectorCol = q, .slotBase = slotBase};
     if (sched.vec == 1) {
@@ -347,7 +305,7 @@ private:
           isNarrowFloat(st.dtype) ? convertPairs(st.dtype, vectorOut[j], false) : vectorOut[j];
       ValueId y = b.load(packed, b.index(0), sched.vec);
       ValueId out = params[outArg(st)];
-      guardLive([&] { b.store(out, at, y, sched.vec); });
+      guarded(live, [&] { b.store(out, at, y, sched.vec); });
     }
   }
 
@@ -360,8 +318,8 @@ private:
       collect(a, s, needed);
   }
 
-  // An element: the reductions of the sweep take it in, held values are
-  // kept, results of the sweep stored (vector path: into the vector's array).
+  // An element: the reductions of the sweep take it in, held values are kept, results of the sweep
+  // stored (vector path: into the vector's array).
   void elementBody(Element &e) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
       const Node &n = prog.nodes[i];
@@ -380,23 +338,20 @@ private:
       if (!storesIn(st, e.sweep))
         continue;
       ValueId x = need(st.node, e);
-      if (sched.vec > 1 && isNarrowFloat(st.dtype)) { // narrowed in pairs, by convertPairs
-        b.store(vectorOut[j], e.w, x);
-        continue;
-      }
-      ValueId y = b.narrow(st.dtype, x);
+      // A narrow float vector is narrowed in pairs, by convertPairs.
+      ValueId y = sched.vec > 1 && isNarrowFloat(st.dtype) ? x : b.narrow(st.dtype, x);
       if (sched.vec > 1) {
         b.store(vectorOut[j], e.w, y);
         continue;
       }
       ValueId at = offsetInRow(st.mask, elementIndex(st.mask, e));
       ValueId out = params[outArg(st)];
-      guardLive([&] { b.store(out, at, y); });
+      guarded(live, [&] { b.store(out, at, y); });
     }
   }
 
-  // Node `i` for element `e`, after what it reads: a value of an earlier
-  // sweep from its register slot, else computed (and kept when held).
+  // Node `i` for element `e`, after what it reads: a value of an earlier sweep from its register
+  // slot, else computed (and kept when held).
   ValueId need(unsigned i, Element &e) {
     const Node &n = prog.nodes[i];
     if (!n.isElementwise())
@@ -414,30 +369,36 @@ private:
       std::vector<ValueId> a;
       for (unsigned arg : n.args)
         a.push_back(need(arg, e));
-      v = elementValue(i, e, a);
+      v = compute(i, a, &e);
       if (n.held)
         b.store(held[i], e.slot, b.narrow(n.type, v));
     }
     return e.values[i] = v;
   }
 
-  ValueId elementValue(unsigned i, Element &e, const std::vector<ValueId> &a) {
+  // Node `i` over the values `a` of its args: for element `e`, or in the row's scope when null.
+  ValueId compute(unsigned i, const std::vector<ValueId> &a, Element *e) {
     const Node &n = prog.nodes[i];
+    FUSEC_ASSERT(n.kind != NodeKind::Reduce, "a reduction is not computed from its input");
     if (n.kind == NodeKind::Expr)
       return exprValue(n, a);
-    FUSEC_ASSERT(n.kind == NodeKind::Load || n.kind == NodeKind::Table, "not an elementwise node");
+    if (n.kind == NodeKind::Splat)
+      return b.literal(*n.constant, n.name);
+    if (!e)
+      return loadLeaf(i, rowIndex(n.mask));
     if (n.kind == NodeKind::Load && sched.vec > 1) {
       // A narrow float was widened in pairs, by convertPairs.
       bool widened = isNarrowFloat(n.dtype);
       std::string name = widened || kir::storageType(n.dtype) == n.type ? n.name : "";
-      ValueId x = b.load(vectorIn[i], e.w, 1, name);
+      ValueId x = b.load(vectorIn[i], e->w, 1, name);
       return widened ? x : b.widen(n.dtype, x, n.name);
     }
-    return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, e)));
+    return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, *e)));
   }
 
   ValueId exprValue(const Node &n, const std::vector<ValueId> &a) {
     DType t = n.type;
+    double rowLength = double(prog.view.reduced);
     auto math = [&](OpKind kind, std::vector<ValueId> operands, const std::string &name = "") {
       return b.math({kind, t, t}, operands, name);
     };
@@ -448,10 +409,10 @@ private:
       return cast(prog.nodes[n.args[0]].type, t, a[0], n.name);
     case ExprKind::Mean: { // an integer mean: the wrapped sum, divided as an integer
       ValueId sum = cast(prog.nodes[n.args[0]].type, t, a[0]);
-      return math(OpKind::Div, {sum, b.literal(t, n.count, "")}, n.name);
+      return math(OpKind::Div, {sum, b.literal(t, rowLength, "")}, n.name);
     }
-    case ExprKind::Rstd: { // 1 / sqrt(sum / count + epsilon)
-      ValueId variance = math(OpKind::Div, {a[0], b.literal(t, n.count, "")});
+    case ExprKind::Rstd: { // 1 / sqrt(sum / N + epsilon)
+      ValueId variance = math(OpKind::Div, {a[0], b.literal(t, rowLength, "")});
       ValueId shifted = math(OpKind::Add, {variance, b.literal(t, n.epsilon, "")});
       ValueId deviation = math(OpKind::Sqrt, {shifted});
       return math(OpKind::Div, {b.literal(t, 1, ""), deviation}, n.name);
@@ -512,8 +473,8 @@ private:
     return b.constantOf(first) == 0 ? offset : b.add(first, offset);
   }
 
-  /// The element's offset from its row's first (`mask` has Reduced): the
-  /// column, times the inner extent on the column path.
+  /// The element's offset from its row's first (`mask` has Reduced): the column, times the inner
+  /// extent on the column path.
   ValueId elementIndex(unsigned mask, Element &e) {
     if (e.col == kNoValue)
       e.col = b.add(e.vectorCol, e.w, "col");
@@ -522,10 +483,9 @@ private:
     return b.mul(e.col, b.index(prog.view.inner));
   }
 
-  // The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or
-  // of f32 elements narrowed to `t`, two at a time: a 32-bit word a pair (a
-  // bf16 pair widens in two instructions, an f32 pair narrows in one
-  // cvt.rn.f16x2.f32, where element by element takes twice as many).
+  // The vector `values` of f16 or bf16 elements widened to f32 (`widen`), or of f32 elements
+  // narrowed to `t`, two at a time: a 32-bit word a pair (a bf16 pair widens in two instructions,
+  // an f32 pair narrows in one cvt.rn.f16x2.f32, where element by element takes twice as many).
   ValueId convertPairs(DType t, ValueId values, bool widen) {
     std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
     ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
@@ -538,18 +498,16 @@ private:
     return converted;
   }
 
-  // Rows past the last store nothing (Note [Rows past the last]).
-  void guardLive(const std::function<void()> &store) {
-    if (live == kNoValue)
-      return store();
-    b.ifThenElse(live, store);
+  // `build` under `cond`, unless that is kNoValue. Stores run under `live`: rows past the last
+  // store nothing (Note [Rows past the last]).
+  void guarded(ValueId cond, const std::function<void()> &build) {
+    if (cond == kNoValue)
+      return build();
+    b.ifThenElse(cond, build);
   }
 
   ValueId combineValues(const Node &n, ValueId a, ValueId c) {
-    OpKind kind = n.reduce == ReduceKind::Sum   ? OpKind::Add
-                  : n.reduce == ReduceKind::Max ? OpKind::Max
-                                                : OpKind::Min;
-    return b.math({kind, n.type, n.type}, {a, c}, "");
+    return b.math({n.reduce, n.type, n.type}, {a, c}, "");
   }
 
   // Xor shuffles: every lane of each group of `width` gets the group's total.
@@ -561,13 +519,11 @@ private:
     return v;
   }
 
-  // Each warp's total through 32 shared slots. Up to 8 warps every thread
-  // combines the partials itself (broadcast reads, in one order, so every
-  // thread gets the same total): fewer instructions than a second round of
-  // shuffles; more warps (16 or 32) shuffle the slots within groups of as
-  // many lanes. The slots are aligned to their element only: read as one
-  // vector, their four aligned registers spilled the LayerNorm+GeLU f16 8192
-  // block (96 registers) on sm_90a.
+  // Each warp's total through 32 shared slots. Up to 8 warps every thread combines the partials
+  // itself (broadcast reads, in one order, so every thread gets the same total): fewer instructions
+  // than a second round of shuffles; more warps (16 or 32) shuffle the slots within groups of as
+  // many lanes. The slots are aligned to their element only: read as one vector, their four aligned
+  // registers spilled the LayerNorm+GeLU f16 8192 block (96 registers) on sm_90a.
   ValueId blockReduce(unsigned i, ValueId v) {
     const Node &n = prog.nodes[i];
     unsigned warps = sched.threads / 32;
@@ -589,8 +545,8 @@ private:
           warps == 32 ? laneInWarp : b.arith(kir::IndexOp::Rem, laneInWarp, b.index(warps));
       v = warpReduce(n, b.load(scratch[i], slot), warps);
     }
-    // Scratch written again before another barrier needs one after the reads;
-    // with two or more reductions a row, the barrier of each one orders that.
+    // Scratch written again before another barrier needs one after the reads; with two or more
+    // reductions a row, the barrier of each one orders that.
     auto isReduce = [](const Node &x) { return x.kind == NodeKind::Reduce; };
     if (std::count_if(prog.nodes.begin(), prog.nodes.end(), isReduce) == 1)
       b.barrier();
@@ -608,12 +564,13 @@ private:
   ValueId row = kNoValue, inner = kNoValue;
   std::map<unsigned, ValueId> rowIndices; // by mask, in the row's scope
   std::vector<ValueId> value;             // hoisted, per-row and reduced nodes
-  std::vector<ValueId> held;              // held nodes: their slots (a local array a row)
-  std::vector<ValueId> acc;               // reductions: the accumulator (a local array of one)
-  std::vector<ValueId> scratch;           // block reductions: 32 shared slots
-  std::vector<ValueId> vectorIn;          // loads: the current vector's elements (a local array)
-  std::vector<ValueId> vectorOut;         // elementwise stores: the current vector's elements
-  std::map<unsigned, unsigned> tables;    // table nodes: their kir table
+  // By node (by store for vectorOut):
+  std::map<unsigned, ValueId> held;      // held nodes: their slots (a local array a row)
+  std::map<unsigned, ValueId> acc;       // reductions: the accumulator (a local array of one)
+  std::map<unsigned, ValueId> scratch;   // block reductions: 32 shared slots
+  std::map<unsigned, ValueId> vectorIn;  // loads: the current vector's elements (a local array)
+  std::map<unsigned, ValueId> vectorOut; // elementwise stores: the current vector's elements
+  std::map<unsigned, unsigned> tables;   // table nodes: their kir table
 };
 
 } // namespace
