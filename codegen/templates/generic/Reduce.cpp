@@ -177,31 +177,32 @@ Rows rowsOf(const Op &op) {
   return {product(in, 0, axis) * inner, in[axis], inner};
 }
 
-class RowBuilder {
+class RowBuilder : Frame {
 public:
   explicit RowBuilder(const Op &op, const std::string &entry)
-      : f(op, entry), b(f.b), op(op), rows(rowsOf(op)),
-        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)), groups(f, layout) {}
+      : Frame(op, entry), rows(rowsOf(op)),
+        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)),
+        groups(*this, layout) {}
 
   KirKernel run() {
     groups.loop(rows.count, "row", [&](ValueId row) {
-      active = b.less(row, f.index(rows.count));
+      active = b.less(row, index(rows.count));
       if (rows.inner == 1) {
-        base = b.mul(row, f.index(rows.length), "base");
+        base = b.mul(row, index(rows.length), "base");
       } else {
-        ValueId outer = f.arith(IndexOp::Div, row, rows.inner);
-        ValueId inner = f.arith(IndexOp::Rem, row, rows.inner);
-        base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
+        ValueId outer = arith(IndexOp::Div, row, rows.inner);
+        ValueId inner = arith(IndexOp::Rem, row, rows.inner);
+        base = b.add(b.mul(outer, index(rows.length * rows.inner)), inner, "base");
       }
       if (op.kind() == OpKind::Softmax)
         softmax();
       else
         layerNorm();
     });
-    return f.finish(std::to_string(layout.lanes) + " lanes per row of " +
-                        std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
-                        " rows per block",
-                    rows.length ? layout.tiles(rows.count) : 0);
+    return finish(std::to_string(layout.lanes) + " lanes per row of " +
+                      std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
+                      " rows per block",
+                  rows.length ? layout.tiles(rows.count) : 0);
   }
 
 private:
@@ -209,10 +210,10 @@ private:
   /// elements j, `x` the element in the accumulator dtype, `at` its offset.
   void pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
     b.ifThenElse(active, [&] {
-      f.loop(groups.lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
-        ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
+      loop(groups.lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
+        ValueId step = rows.inner == 1 ? j : b.mul(j, index(rows.inner));
         ValueId at = b.add(base, step, "at");
-        ValueId x = f.loadAcc(0, at, "x");
+        ValueId x = loadAcc(0, at, "x");
         each(x, at, j);
       });
     });
@@ -221,7 +222,7 @@ private:
   /// The group's total of what `each` adds up over the row (or its maximum).
   ValueId combineRow(OpKind kind, double init, const std::string &name,
                      const std::function<ValueId(ValueId)> &each) {
-    Frame::Var part = f.var(f.constant(init), name);
+    Var part = var(constant(init), name);
     pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
     ValueId mine = part.get();
     return groups.reduce(mine, kind);
@@ -229,46 +230,43 @@ private:
 
   void layerNorm() {
     bool isRms = op.kind() == OpKind::RmsNorm;
-    ValueId n = f.constant(double(rows.length), "n");
+    ValueId n = constant(double(rows.length), "n");
     ValueId mean = kir::kNoValue;
     if (!isRms) {
       ValueId sum = combineRow(OpKind::Add, 0.0, "sum", [](ValueId x) { return x; });
-      mean = f.math(OpKind::Div, {sum, n}, "mean");
+      mean = math(OpKind::Div, {sum, n}, "mean");
     }
-    auto centered = [&](ValueId x) { return isRms ? x : f.math(OpKind::Sub, {x, mean}, "d"); };
+    auto centered = [&](ValueId x) { return isRms ? x : math(OpKind::Sub, {x, mean}, "d"); };
     ValueId squares = combineRow(OpKind::Add, 0.0, "squares", [&](ValueId x) {
       ValueId d = centered(x);
-      return f.math(OpKind::Mul, {d, d});
+      return math(OpKind::Mul, {d, d});
     });
-    ValueId variance = f.math(OpKind::Div, {squares, n}, "variance");
-    ValueId eps = f.constant(op.getFloat("epsilon"), "eps");
-    ValueId denom = f.math(OpKind::Sqrt, {f.math(OpKind::Add, {variance, eps})}, "denom");
+    ValueId variance = math(OpKind::Div, {squares, n}, "variance");
+    ValueId eps = constant(op.getFloat("epsilon"), "eps");
+    ValueId denom = math(OpKind::Sqrt, {math(OpKind::Add, {variance, eps})}, "denom");
     pass([&](ValueId x, ValueId at, ValueId j) {
-      ValueId y = f.math(OpKind::Div, {centered(x), denom}, "y");
+      ValueId y = math(OpKind::Div, {centered(x), denom}, "y");
       if (op.numOperands() > 1)
-        y = f.math(OpKind::Mul, {y, f.loadAcc(1, j, "gamma")}, "y");
+        y = math(OpKind::Mul, {y, loadAcc(1, j, "gamma")}, "y");
       if (op.numOperands() > 2)
-        y = f.math(OpKind::Add, {y, f.loadAcc(2, j, "beta")}, "y");
-      f.storeAcc(at, y);
+        y = math(OpKind::Add, {y, loadAcc(2, j, "beta")}, "y");
+      storeAcc(at, y);
     });
   }
 
   void softmax() {
     ValueId maximum = combineRow(OpKind::Max, -HUGE_VAL, "maxPart", [](ValueId x) { return x; });
     auto shifted = [&](ValueId x) {
-      ValueId d = f.math(OpKind::Sub, {x, maximum});
-      return f.math(OpKind::Exp, {d}, "e");
+      ValueId d = math(OpKind::Sub, {x, maximum});
+      return math(OpKind::Exp, {d}, "e");
     };
     ValueId sum = combineRow(OpKind::Add, 0.0, "sumPart", shifted);
     pass([&](ValueId x, ValueId at, ValueId) {
       ValueId e = shifted(x);
-      f.storeAcc(at, f.math(OpKind::Div, {e, sum}, "y"));
+      storeAcc(at, math(OpKind::Div, {e, sum}, "y"));
     });
   }
 
-  Frame f;
-  kir::Builder &b;
-  const Op &op;
   Rows rows;
   GroupLayout layout;
   Groups groups;

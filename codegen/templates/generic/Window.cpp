@@ -53,14 +53,13 @@ Window windowOf(const Op &op) {
   return {nhwc, x[0], dim(x, 1), dim(y, 1), cg, rows, cols};
 }
 
-class WindowBuilder {
+class WindowBuilder : Frame {
 public:
-  WindowBuilder(const Op &op, const std::string &entry)
-      : f(op, entry), b(f.b), op(op), win(windowOf(op)) {}
+  WindowBuilder(const Op &op, const std::string &entry) : Frame(op, entry), win(windowOf(op)) {}
 
   KirKernel run() {
     int64_t numel = product(sizesOf(*op.result()));
-    f.forEachElement(numel, [&](ValueId i) {
+    forEachElement(numel, [&](ValueId i) {
       outputCoordinates(i);
       if (op.kind() == OpKind::Conv2d)
         conv(i);
@@ -74,14 +73,14 @@ public:
     else
       note += std::string(win.nhwc ? "NHWC" : "NCHW") + ", window " +
               std::to_string(win.rows.window) + "x" + std::to_string(win.cols.window);
-    return f.finish(note, blocksFor(numel));
+    return finish(note, blocksFor(numel));
   }
 
 private:
   /// n, the output channel and the plane position of output element `i`.
   void outputCoordinates(ValueId i) {
     Sizes y = sizesOf(*op.result());
-    auto coords = coordinates(b, i, 4, {0, 1, 2, 3}, [&](unsigned a) { return f.index(y[a]); });
+    auto coords = coordinates(b, i, 4, {0, 1, 2, 3}, [&](unsigned a) { return index(y[a]); });
     auto axis = [&](unsigned nchw, unsigned nhwc, const char *name) {
       ValueId v = coords.at(win.nhwc ? nhwc : nchw);
       b.rename(v, name);
@@ -103,14 +102,14 @@ private:
 
   /// (a * x + y) as index math.
   ValueId muladd(ValueId a, int64_t x, ValueId y) {
-    ValueId scaled = f.arith(IndexOp::Mul, a, x);
+    ValueId scaled = arith(IndexOp::Mul, a, x);
     return b.add(scaled, y);
   }
 
   /// The input position of the window's first tap at output `position`.
   ValueId start(ValueId position, const Axis &axis) {
-    ValueId scaled = f.arith(IndexOp::Mul, position, axis.stride);
-    return f.arith(IndexOp::Sub, scaled, axis.pad);
+    ValueId scaled = arith(IndexOp::Mul, position, axis.stride);
+    return arith(IndexOp::Sub, scaled, axis.pad);
   }
 
   void conv(ValueId i) {
@@ -118,38 +117,38 @@ private:
     int64_t perGroup = win.o / op.getInt("groups");
     ValueId groupBase = kir::kNoValue; // the group's first input channel
     if (perGroup != win.o)
-      groupBase = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, oc, perGroup), cg, "channel0");
+      groupBase = arith(IndexOp::Mul, arith(IndexOp::Div, oc, perGroup), cg, "channel0");
     // Tap k of `axis` at output `position`, and whether it lies inside the input.
     auto tap = [&](ValueId position, const Axis &axis, ValueId k, const std::string &name) {
       ValueId first = start(position, axis);
-      ValueId at = b.add(first, f.arith(IndexOp::Mul, k, axis.dilation), name);
-      ValueId above = b.less(f.index(-1), at);
-      ValueId below = b.less(at, f.index(axis.size));
-      return std::pair(at, f.both(above, below));
+      ValueId at = b.add(first, arith(IndexOp::Mul, k, axis.dilation), name);
+      ValueId above = b.less(index(-1), at);
+      ValueId below = b.less(at, index(axis.size));
+      return std::pair(at, both(above, below));
     };
-    Frame::Var acc = f.var(f.constant(0.0), "acc");
-    f.count(kh, "kh", 0, [&](ValueId r) {
+    Var sum = var(constant(0.0), "acc");
+    count(kh, "kh", 0, [&](ValueId r) {
       auto [ih, rowInside] = tap(oh, win.rows, r, "ih");
       b.ifThenElse(rowInside, [&] {
-        f.count(kw, "kw", 0, [&](ValueId s) {
+        count(kw, "kw", 0, [&](ValueId s) {
           auto [iw, colInside] = tap(ow, win.cols, s, "iw");
           b.ifThenElse(colInside, [&] {
-            f.count(cg, "c", 0, [&](ValueId c) {
+            count(cg, "c", 0, [&](ValueId c) {
               ValueId channel = groupBase == kir::kNoValue ? c : b.add(groupBase, c);
               ValueId weightAt = win.nhwc ? muladd(muladd(muladd(oc, kh, r), kw, s), cg, c)
                                           : muladd(muladd(muladd(oc, cg, c), kh, r), kw, s);
-              ValueId x = f.loadAcc(0, inputAt(channel, ih, iw), "x");
-              ValueId w = f.loadAcc(1, weightAt, "w");
-              acc.addProduct(x, w);
+              ValueId x = loadAcc(0, inputAt(channel, ih, iw), "x");
+              ValueId w = loadAcc(1, weightAt, "w");
+              sum.addProduct(x, w);
             });
           });
         });
       });
     });
-    ValueId y = acc.get("y");
+    ValueId y = sum.get("y");
     if (op.numOperands() > 2)
-      y = f.math(OpKind::Add, {y, f.loadAcc(2, oc, "bias")}, "y");
-    f.storeAcc(i, y);
+      y = math(OpKind::Add, {y, loadAcc(2, oc, "bias")}, "y");
+    storeAcc(i, y);
   }
 
   void pool(ValueId i) {
@@ -157,41 +156,38 @@ private:
     // The window along `axis` at output `position`, clipped to the input: [lo, hi).
     auto clip = [&](ValueId position, const Axis &axis, const std::string &name) {
       ValueId first = start(position, axis);
-      ValueId zero = f.index(0);
+      ValueId zero = index(0);
       ValueId lo = b.math({OpKind::Max, DType::I64, DType::I64}, {first, zero}, name + "Lo");
-      ValueId end = f.arith(IndexOp::Add, first, axis.window);
-      ValueId size = f.index(axis.size);
+      ValueId end = arith(IndexOp::Add, first, axis.window);
+      ValueId size = index(axis.size);
       ValueId hi = b.math({OpKind::Min, DType::I64, DType::I64}, {end, size}, name + "Hi");
       return std::pair(lo, hi);
     };
     auto [hLo, hHi] = clip(oh, win.rows, "h");
     auto [wLo, wHi] = clip(ow, win.cols, "w");
-    Frame::Var acc = f.var(isMax ? f.lowest() : f.constant(0.0), "acc");
-    ValueId one = f.index(1);
+    Var total = var(isMax ? lowest() : constant(0.0), "acc");
+    ValueId one = index(1);
     b.forLoop(hLo, hHi, one, "ih", 0, [&](ValueId ih) {
       b.forLoop(wLo, wHi, one, "iw", 0, [&](ValueId iw) {
-        ValueId x = f.loadAcc(0, inputAt(oc, ih, iw), "x");
-        acc.combine(isMax ? OpKind::Max : OpKind::Add, x);
+        ValueId x = loadAcc(0, inputAt(oc, ih, iw), "x");
+        total.combine(isMax ? OpKind::Max : OpKind::Add, x);
       });
     });
-    ValueId y = acc.get("y");
+    ValueId y = total.get("y");
     if (!isMax) {
-      ValueId count;
+      ValueId covered;
       if (op.getBool("count_include_pad")) {
-        count = f.constant(double(win.rows.window * win.cols.window), "count");
+        covered = constant(double(win.rows.window * win.cols.window), "count");
       } else {
         ValueId rows = b.arith(IndexOp::Sub, hHi, hLo);
         ValueId cols = b.arith(IndexOp::Sub, wHi, wLo);
-        count = b.math({OpKind::Cast, DType::I64, f.acc}, {b.mul(rows, cols)}, "count");
+        covered = b.math({OpKind::Cast, DType::I64, acc}, {b.mul(rows, cols)}, "count");
       }
-      y = f.math(OpKind::Div, {y, count}, "y");
+      y = math(OpKind::Div, {y, covered}, "y");
     }
-    f.storeAcc(i, y);
+    storeAcc(i, y);
   }
 
-  Frame f;
-  kir::Builder &b;
-  const Op &op;
   Window win;
   ValueId n = kir::kNoValue, oc = kir::kNoValue, oh = kir::kNoValue, ow = kir::kNoValue;
 };
