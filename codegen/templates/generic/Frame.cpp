@@ -1,6 +1,4 @@
-// What every generic kernel is built with (Kernel.h): static sizes and
-// strides, and the frame (parameters, accumulator math in kir, offsets,
-// loops, the launch).
+// What every generic kernel is built with: static sizes and strides, and Frame (Kernel.h).
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
@@ -48,11 +46,8 @@ std::vector<unsigned> movingAxes(const Sizes &dims, const Sizes &strides) {
   return axes;
 }
 
-namespace {
-
-/// The dtype `op` accumulates in: F64 for f64 (or an `acc` of f64), I64
-/// for integers, else F32.
-DType accDType(const Op &op) {
+/// The dtype `op` accumulates in (Frame::acc).
+static DType accDType(const Op &op) {
   const Attribute *attr = op.attrIfPresent("acc");
   DType basis = attr ? attr->get<DType>() : op.result()->type().dtype;
   if (basis == DType::F64)
@@ -60,31 +55,22 @@ DType accDType(const Op &op) {
   return isFloat(basis) ? DType::F32 : DType::I64;
 }
 
-} // namespace
-
 Frame::Frame(const Op &op, const std::string &entry) : b(k), op(op), acc(accDType(op)) {
   k.name = entry;
   k.maxThreads = unsigned(kBlock);
   Namer names;
-  auto param = [&](const Value *v, KernelArg::Kind kind, unsigned i) {
-    bool input = kind == KernelArg::Kind::Input;
-    std::string name = names.fresh(input ? "in_" : "out_", v->name());
-    args.push_back({kind, name, i, 0, std::nullopt});
-    kir::Type type = kir::Type::pointer(kir::storageType(v->type().dtype), kir::Space::Global);
-    return b.param(name, type, input);
-  };
   for (unsigned i = 0; i < op.numOperands(); ++i)
-    inputs.push_back(param(op.operand(i), KernelArg::Kind::Input, i));
-  for (unsigned i = 0; i < op.numResults(); ++i) {
-    ValueId p = param(op.result(i), KernelArg::Kind::Output, i);
-    if (i == 0)
-      output = p;
-  }
+    args.push_back(
+        {KernelArg::Kind::Input, names.fresh("in_", op.operand(i)->name()), i, 0, std::nullopt});
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    args.push_back(
+        {KernelArg::Kind::Output, names.fresh("out_", op.result(i)->name()), i, 0, std::nullopt});
+  params = templates::declareParams(b, op, args);
 }
 
 ValueId Frame::loadAcc(unsigned i, ValueId at, const std::string &name) {
   DType t = op.operand(i)->type().dtype;
-  ValueId x = b.load(inputs[i], at, 1, kir::storageType(t) == kir::computeType(t) ? name : "");
+  ValueId x = b.load(in(i), at, 1, kir::storageType(t) == kir::computeType(t) ? name : "");
   ValueId v = b.widen(t, x, name);
   if (kir::computeType(t) == acc)
     return v;
@@ -96,10 +82,8 @@ void Frame::storeAcc(ValueId at, ValueId v) {
   if (kir::computeType(t) != acc)
     v = b.math({OpKind::Cast, acc, t}, {v}, "");
   ValueId stored = b.narrow(t, v);
-  b.store(output, at, stored);
+  b.store(out(), at, stored);
 }
-
-ValueId Frame::constant(double v, const std::string &name) { return b.literal(acc, v, name); }
 
 std::vector<std::pair<unsigned, ValueId>> Frame::terms(const Sizes &dims, const Sizes &strides) {
   std::vector<std::pair<unsigned, ValueId>> terms;
