@@ -63,9 +63,8 @@ MatMulShape matMulShapeOf(const Op &op) {
   return {m, n, k, ta, tb, batch, matrixStrides(a, batch, m * k), matrixStrides(b, batch, k * n)};
 }
 
-/// The 16x16 tiles of one operand's rows × cols matrix, staged into `tile`
-/// (pitch 17): threadIdx.x walks the stored rows' fastest index (the rows
-/// when stored transposed, cols × rows), so that every load coalesces.
+/// Operand `operand`'s rows × cols matrix (stored cols × rows when
+/// transposed), staged a 16x16 tile at a time into `tile` (pitch 17).
 struct TileLoad {
   unsigned operand;
   ValueId tile;
@@ -73,9 +72,9 @@ struct TileLoad {
   bool transposed;
 };
 
-/// Stages the tile at (row0 + r, col0 + c), r and c in [0, 16) from the
-/// thread's (ty, tx) (transposed: (tx, ty)), reading the matrix at `base`;
-/// zero outside rows × cols.
+/// Stages the tile at (row0 + r, col0 + c) of the matrix at `base`, zero
+/// outside rows × cols: (r, c) is the thread's (ty, tx), or (tx, ty) when
+/// transposed, so that threadIdx.x walks the stored rows and loads coalesce.
 void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId col0, ValueId tx,
                ValueId ty) {
   kir::Builder &b = f.b;
@@ -156,9 +155,8 @@ constexpr int64_t kMaxRegisterRow = 256;
 constexpr int64_t kWantThreads = 1 << 18;
 
 /// The extents of attention (q [..., Sq, D], k [..., Sk, D], v [..., Sk,
-/// Dv]) and how its kernel maps a query row onto lanes: `pieces` lanes split
-/// the depths, `splits` sets of them the keys; with Dv > kMaxRegisterRow
-/// (not perRow) a group owns one output element.
+/// Dv]) and its lanes per query row, `pieces` × `splits` (file header); with
+/// Dv > kMaxRegisterRow (not perRow) a group owns one output element.
 struct AttentionShape {
   int64_t sq = 0, sk = 0, d = 0, dv = 0;
   bool perRow = true;
@@ -211,7 +209,6 @@ public:
       // Dv = 0 runs no item, but kir arrays hold at least one element.
       accum = b.localArray(acc, unsigned(std::max<int64_t>(width, 1)), "acc");
       each(width, [&](ValueId c) { b.store(accum, c, constant(0.0)); });
-      q = kir::kNoValue;
       int64_t share = shape.d / shape.pieces;
       if (shape.d > 0 && share <= kMaxRegisterRow) {
         q = b.localArray(acc, unsigned(share), "q");
