@@ -1,6 +1,6 @@
 // Internal to the generic kernels: static sizes and strides, and the frame
 // every generic kernel is built in (its parameters, accumulator math,
-// offsets, loops, the launch). Every builder sees static shapes only (Generic.cpp checks), so
+// offsets, loops, the launch). Every builder sees static shapes only (buildGeneric checks), so
 // sizes and strides are plain integers that become kir constants.
 #pragma once
 
