@@ -67,23 +67,26 @@ public:
 
   KirKernel run() {
     std::string note;
-    bool isConcat = op.kind() == OpKind::Concat;
+    void (ElementwiseBuilder::*element)(ValueId) = &ElementwiseBuilder::gather;
     if (op.info().cls == OpClass::Pointwise) {
+      element = &ElementwiseBuilder::pointwise;
       for (unsigned j = 0; j < op.numOperands(); ++j)
         need(broadcastStrides(sizesOf(*op.operand(j)), shape), 0);
     } else if (op.kind() == OpKind::BatchNorm) {
-      unsigned axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+      element = &ElementwiseBuilder::batchNorm;
+      axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
       needed.insert(axis);
       note = "; channel axis " + std::to_string(axis);
-    } else if (isConcat) {
-      unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+    } else if (op.kind() == OpKind::Concat) {
+      element = &ElementwiseBuilder::concat;
+      axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
       needed.insert(axis);
       for (const Value *v : op.operands())
         for (unsigned a : movingAxes(shape, contiguousStrides(sizesOf(*v))))
           needed.insert(a);
       note = ": operand chosen along axis " + std::to_string(axis);
     } else {
-      Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
+      g = gatherOf(op, sizesOf(*op.operand(0)), shape);
       need(g.strides, g.base);
       note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
     }
@@ -91,14 +94,7 @@ public:
     forEachElement(numel, [&](ValueId i) {
       coords = coordinates(b, i, unsigned(shape.size()), needed,
                            [&](unsigned a) { return b.index(shape[a]); });
-      if (op.info().cls == OpClass::Pointwise)
-        pointwise(i);
-      else if (op.kind() == OpKind::BatchNorm)
-        batchNorm(i);
-      else if (isConcat)
-        concat(i);
-      else
-        gather(i);
+      (this->*element)(i);
     });
     return finish("one thread per element" + note, blocksFor(numel));
   }
@@ -139,12 +135,11 @@ private:
   }
 
   void batchNorm(ValueId i) {
-    size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
     DType t = op.result()->type().dtype;
     static const char *names[] = {"x", "scale", "bias", "mean", "var"};
     ValueId v[5];
     for (unsigned j = 0; j < 5; ++j) {
-      ValueId at = j == 0 ? i : coords.at(unsigned(axis));
+      ValueId at = j == 0 ? i : coords.at(axis);
       v[j] = b.widen(op.operand(j)->type().dtype, b.load(in(j), at), names[j]);
     }
     auto compute = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
@@ -158,13 +153,9 @@ private:
     b.store(out(), i, b.narrow(t, compute(OpKind::Add, {scaled, v[2]}, "y")));
   }
 
-  void gather(ValueId i) {
-    Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
-    b.store(out(), i, b.load(in(0), offset(g.strides, g.base, i), 1, "x"));
-  }
+  void gather(ValueId i) { b.store(out(), i, b.load(in(0), offset(g.strides, g.base, i), 1, "x")); }
 
   void concat(ValueId i) {
-    unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
     ValueId c = coords.empty() ? kir::kNoValue : coords.at(axis);
     // One if a non-empty operand, flat (no else chain: a concat of thousands
     // of operands must not nest thousands deep): copy from it when
@@ -198,6 +189,8 @@ private:
   }
 
   Sizes shape;
+  unsigned axis = 0; // batch_norm's channel axis, concat's axis
+  Gather g;          // a gather's
   std::set<unsigned> needed;
   std::map<unsigned, ValueId> coords;
 };
