@@ -3,19 +3,16 @@
 // (Groups::reduce), in the accumulator dtype (Frame).
 //
 //  - reduce_sum/max/min/mean over any axes: a line is an output element's
-//    reduced elements. With the last axis reduced a group's lanes are
-//    adjacent threads; otherwise neighbouring groups are (a column
-//    reduction that still reads whole cache lines). An empty extent gives 0
-//    (sum), NaN (mean, 0/0) or the identity (max/min; the reference errs).
-//    Limit: at most one block per output, so a huge extent reduced to few
-//    outputs runs on few SMs.
+//    reduced elements (the last axis reduced: contiguous, Groups). An empty
+//    extent gives 0 (sum), NaN (mean, 0/0) or the identity (max/min; the
+//    reference errs). Limit: at most one block per output, so a huge extent
+//    reduced to few outputs runs on few SMs.
 //  - layer_norm, rms_norm and softmax: a line is a row, read again for each
 //    pass as the reference computes it: layer_norm the mean, then the
 //    biased variance of x - mean, then (x - mean) / sqrt(var + eps) * gamma
 //    + beta; rms_norm x / sqrt(mean(x²) + eps) * gamma; softmax the max, then
 //    Σ exp(x - max), then exp(x - max) / Σ. A softmax over another axis than
-//    the last has strided rows, and neighbouring groups read neighbouring
-//    rows.
+//    the last has strided rows, which neighbouring groups read.
 #include "codegen/templates/generic/Kernel.h"
 
 #include <bit>
