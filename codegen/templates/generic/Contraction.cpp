@@ -63,9 +63,8 @@ MatMulShape matMulShapeOf(const Op &op) {
   return {m, n, k, ta, tb, batch, matrixStrides(a, batch, m * k), matrixStrides(b, batch, k * n)};
 }
 
-/// The 16x16 tiles of one operand's rows × cols matrix, staged into `tile`
-/// (pitch 17): threadIdx.x walks the stored rows' fastest index (the rows
-/// when stored transposed, cols × rows), so that every load coalesces.
+/// Operand `operand`'s rows × cols matrix (stored cols × rows when
+/// transposed), staged a 16x16 tile at a time into `tile` (pitch 17).
 struct TileLoad {
   unsigned operand;
   ValueId tile;
@@ -73,9 +72,9 @@ struct TileLoad {
   bool transposed;
 };
 
-/// Stages the tile at (row0 + r, col0 + c), r and c in [0, 16) from the
-/// thread's (ty, tx) (transposed: (tx, ty)), reading the matrix at `base`;
-/// zero outside rows × cols.
+/// Stages the tile at (row0 + r, col0 + c) of the matrix at `base`, zero
+/// outside rows × cols: (r, c) is the thread's (ty, tx), or (tx, ty) when
+/// transposed, so that threadIdx.x walks the stored rows and loads coalesce.
 void stageTile(Frame &f, const TileLoad &t, ValueId base, ValueId row0, ValueId col0, ValueId tx,
                ValueId ty) {
   kir::Builder &b = f.b;
@@ -156,9 +155,8 @@ constexpr int64_t kMaxRegisterRow = 256;
 constexpr int64_t kWantThreads = 1 << 18;
 
 /// The extents of attention (q [..., Sq, D], k [..., Sk, D], v [..., Sk,
-/// Dv]) and how its kernel maps a query row onto lanes: `pieces` lanes split
-/// the depths, `splits` sets of them the keys; with Dv > kMaxRegisterRow
-/// (not perRow) a group owns one output element.
+/// Dv]) and its lanes per query row, `pieces` × `splits` (file header); with
+/// Dv > kMaxRegisterRow (not perRow) a group owns one output element.
 struct AttentionShape {
   int64_t sq = 0, sk = 0, d = 0, dv = 0;
   bool perRow = true;
@@ -183,11 +181,10 @@ AttentionShape attentionShapeOf(const Op &op) {
   return a;
 }
 
-class AttentionBuilder {
+class AttentionBuilder : Frame {
 public:
   AttentionBuilder(const Op &op, const std::string &entry)
-      : f(op, entry), b(f.b), op(op), shape(attentionShapeOf(op)),
-        batchDims(leading(sizesOf(*op.result()))) {
+      : Frame(op, entry), shape(attentionShapeOf(op)), batchDims(leading(sizesOf(*op.result()))) {
     if (op.numOperands() < 4)
       return;
     Sizes scores = batchDims;
@@ -201,30 +198,29 @@ public:
     int64_t rows = product(batchDims) * shape.sq;
     int64_t items =
         shape.dv == 0 ? 0 : rows * (shape.perRow ? 1 : shape.dv) * shape.pieces * shape.splits;
-    gridStrideLoop(b, f.index(items), [&](ValueId item) {
+    gridStrideLoop(b, index(items), [&](ValueId item) {
       b.rename(item, "item"); // `i` is the query row's index
       place(item);
       ValueId qBase = base(0, shape.sq * shape.d);
-      qRow = b.add(qBase, f.arith(IndexOp::Mul, i, shape.d), "qRow");
+      qRow = b.add(qBase, arith(IndexOp::Mul, i, shape.d), "qRow");
       kBase = base(1, shape.sk * shape.d);
       vBase = base(2, shape.sk * shape.dv);
       mask = maskRow();
       // Dv = 0 runs no item, but kir arrays hold at least one element.
-      acc = b.localArray(f.acc, unsigned(std::max<int64_t>(width, 1)), "acc");
-      each(width, [&](ValueId c) { b.store(acc, c, f.constant(0.0)); });
-      q = kir::kNoValue;
+      accum = b.localArray(acc, unsigned(std::max<int64_t>(width, 1)), "acc");
+      each(width, [&](ValueId c) { b.store(accum, c, constant(0.0)); });
       int64_t share = shape.d / shape.pieces;
       if (shape.d > 0 && share <= kMaxRegisterRow) {
-        q = b.localArray(f.acc, unsigned(share), "q");
-        each(share, [&](ValueId c) { b.store(q, c, f.loadAcc(0, b.add(qRow, mine(c)), "x")); });
+        q = b.localArray(acc, unsigned(share), "q");
+        each(share, [&](ValueId c) { b.store(q, c, loadAcc(0, b.add(qRow, mine(c)), "x")); });
       }
-      rowMax.emplace(f.var(f.lowest(), "rowMax"));
-      rowSum.emplace(f.var(f.constant(0.0), "rowSum"));
-      ValueId keys = f.index(shape.sk);
+      rowMax.emplace(var(lowest(), "rowMax"));
+      rowSum.emplace(var(constant(0.0), "rowSum"));
+      ValueId keys = index(shape.sk);
       if (op.getBool("causal"))
-        keys = b.math({OpKind::Min, DType::I64, DType::I64}, {b.add(i, f.index(1)), keys}, "keys");
-      ValueId lowest = f.lowest();
-      ValueId zero = f.index(0), stride = f.index(shape.splits);
+        keys = b.math({OpKind::Min, DType::I64, DType::I64}, {b.add(i, index(1)), keys}, "keys");
+      ValueId least = lowest();
+      ValueId zero = index(0), stride = index(shape.splits);
       b.forLoop(zero, keys, stride, shape.splits == 1 ? "j" : "j0", 0, [&](ValueId j0) {
         ValueId j = j0, live = kir::kNoValue;
         if (shape.splits > 1) {
@@ -232,46 +228,46 @@ public:
           live = b.arith(IndexOp::Lt, j, keys, "live");
         }
         ValueId s = score(j, live);
-        b.ifThenElse(f.compare(OpKind::Ne, s, lowest), [&] { fold(j, s); });
+        b.ifThenElse(compare(OpKind::Ne, s, least), [&] { fold(j, s); });
       });
       if (shape.splits > 1)
         merge();
       store();
     });
-    return f.finish(note(), blocksFor(items));
+    return finish(note(), blocksFor(items));
   }
 
 private:
   /// The thread's query row (and output column), piece, split and lane mask.
   void place(ValueId item) {
     int64_t lanes = shape.pieces * shape.splits;
-    ValueId group = lanes == 1 ? item : f.arith(IndexOp::Div, item, lanes, "group");
+    ValueId group = lanes == 1 ? item : arith(IndexOp::Div, item, lanes, "group");
     if (shape.perRow) {
       row = group;
     } else {
-      row = f.arith(IndexOp::Div, group, shape.dv, "row");
-      col = f.arith(IndexOp::Rem, group, shape.dv, "col");
+      row = arith(IndexOp::Div, group, shape.dv, "row");
+      col = arith(IndexOp::Rem, group, shape.dv, "col");
     }
     if (shape.pieces > 1)
-      piece = f.arith(IndexOp::Rem, item, shape.pieces, "piece");
+      piece = arith(IndexOp::Rem, item, shape.pieces, "piece");
     if (shape.splits > 1) {
-      ValueId set = shape.pieces == 1 ? item : f.arith(IndexOp::Div, item, shape.pieces);
-      split = f.arith(IndexOp::Rem, set, shape.splits, "split");
+      ValueId set = shape.pieces == 1 ? item : arith(IndexOp::Div, item, shape.pieces);
+      split = arith(IndexOp::Rem, set, shape.splits, "split");
     }
     if (lanes > 1) { // the group's lanes of the warp: groups never straddle warps
-      ValueId warpLane = f.arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
-      ValueId first = f.arith(IndexOp::Mul, f.arith(IndexOp::Div, warpLane, lanes), lanes);
-      ValueId bits = f.index((int64_t(1) << lanes) - 1);
+      ValueId warpLane = arith(IndexOp::Rem, b.special(kir::Special::TidX), 32);
+      ValueId first = arith(IndexOp::Mul, arith(IndexOp::Div, warpLane, lanes), lanes);
+      ValueId bits = index((int64_t(1) << lanes) - 1);
       laneMask = b.arith(IndexOp::Shl, bits, first, "lanes");
     }
-    i = f.arith(IndexOp::Rem, row, shape.sq, "i");
-    batch = f.arith(IndexOp::Div, row, shape.sq, "batch");
+    i = arith(IndexOp::Rem, row, shape.sq, "i");
+    batch = arith(IndexOp::Div, row, shape.sq, "batch");
   }
 
   /// The batch offset of operand `i`'s matrix of `matrixSize` elements.
   ValueId base(unsigned operand, int64_t matrixSize) {
     Sizes strides = matrixStrides(sizesOf(*op.operand(operand)), batchDims, matrixSize);
-    return f.offsetOf(batch, batchDims, strides);
+    return offsetOf(batch, batchDims, strides);
   }
 
   /// The mask's offset for query row i (kNoValue without a mask).
@@ -280,9 +276,9 @@ private:
       return kir::kNoValue;
     Sizes strides(maskStrides.begin(), maskStrides.end() - 2);
     int64_t rowStride = maskStrides.end()[-2];
-    ValueId at = f.offsetOf(batch, batchDims, strides);
+    ValueId at = offsetOf(batch, batchDims, strides);
     if (rowStride != 0 && shape.sq > 1)
-      at = b.add(at, b.mul(i, f.index(rowStride)), "maskRow");
+      at = b.add(at, b.mul(i, index(rowStride)), "maskRow");
     return at;
   }
 
@@ -290,24 +286,24 @@ private:
   ValueId mine(ValueId c) {
     if (shape.pieces == 1)
       return c;
-    return b.add(f.arith(IndexOp::Mul, c, shape.pieces), piece);
+    return b.add(arith(IndexOp::Mul, c, shape.pieces), piece);
   }
 
   /// The score of key j: q · k_j · scale + mask, summed over the pieces.
   ValueId score(ValueId j, ValueId live) {
-    ValueId partial = b.localArray(f.acc, 4, "partial");
+    ValueId partial = b.localArray(acc, 4, "partial");
     for (int64_t p = 0; p < 4; ++p) {
-      ValueId zero = f.constant(0.0);
-      b.store(partial, f.index(p), zero);
+      ValueId zero = constant(0.0);
+      b.store(partial, index(p), zero);
     }
-    ValueId kRow = b.add(kBase, b.mul(j, f.index(shape.d)), "kRow");
+    ValueId kRow = b.add(kBase, b.mul(j, index(shape.d)), "kRow");
     auto dot = [&] {
       each(shape.d / shape.pieces, [&](ValueId c) {
         ValueId at = mine(c);
-        ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : f.loadAcc(0, b.add(qRow, at), "q");
-        ValueId y = f.loadAcc(1, b.add(kRow, at), "k");
-        ValueId slot = f.arith(IndexOp::Rem, c, 4);
-        f.element(partial, slot).addProduct(x, y);
+        ValueId x = q != kir::kNoValue ? b.load(q, c, 1, "q") : loadAcc(0, b.add(qRow, at), "q");
+        ValueId y = loadAcc(1, b.add(kRow, at), "k");
+        ValueId slot = arith(IndexOp::Rem, c, 4);
+        element(partial, slot).addProduct(x, y);
       });
     };
     if (live == kir::kNoValue)
@@ -316,15 +312,15 @@ private:
       b.ifThenElse(live, dot);
     ValueId p[4];
     for (int64_t k = 0; k < 4; ++k)
-      p[k] = b.load(partial, f.index(k));
-    ValueId low = f.math(OpKind::Add, {p[0], p[1]});
-    ValueId high = f.math(OpKind::Add, {p[2], p[3]});
-    ValueId sum = f.math(OpKind::Add, {low, high}, "dot");
+      p[k] = b.load(partial, index(k));
+    ValueId low = math(OpKind::Add, {p[0], p[1]});
+    ValueId high = math(OpKind::Add, {p[2], p[3]});
+    ValueId sum = math(OpKind::Add, {low, high}, "dot");
     for (int64_t offset = shape.pieces / 2; offset > 0; offset /= 2)
-      sum = f.math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
+      sum = math(OpKind::Add, {sum, shuffle(sum, offset, unsigned(shape.pieces))}, "dot");
     const Attribute *scaleAttr = op.attrIfPresent("scale");
     double scale = scaleAttr ? scaleAttr->get<double>() : 1.0 / std::sqrt(double(shape.d));
-    ValueId s = f.math(OpKind::Mul, {sum, f.constant(scale, "scale")}, "s");
+    ValueId s = math(OpKind::Mul, {sum, constant(scale, "scale")}, "s");
     if (mask != kir::kNoValue) {
       int64_t colStride = maskStrides.back();
       // A lane past the last key (live false) still reads the mask, at the
@@ -332,53 +328,53 @@ private:
       // must stay inside the mask.
       ValueId column = j;
       if (live != kir::kNoValue) {
-        ValueId last = f.index(shape.sk - 1);
+        ValueId last = index(shape.sk - 1);
         column = b.math({OpKind::Min, DType::I64, DType::I64}, {j, last}, "column");
       }
       ValueId at = mask;
       if (colStride != 0 && shape.sk > 1)
-        at = b.add(mask, f.arith(IndexOp::Mul, column, colStride));
-      s = f.math(OpKind::Add, {s, f.loadAcc(3, at, "m")}, "s");
+        at = b.add(mask, arith(IndexOp::Mul, column, colStride));
+      s = math(OpKind::Add, {s, loadAcc(3, at, "m")}, "s");
     }
     if (live != kir::kNoValue)
-      s = b.math({OpKind::Where, DType::Bool, f.acc}, {live, s, f.lowest()}, "s");
+      s = b.math({OpKind::Where, DType::Bool, acc}, {live, s, lowest()}, "s");
     return s;
   }
 
   /// Folds key j's score `s` into the running max, sum and accumulators.
   void fold(ValueId j, ValueId s) {
     ValueId max = rowMax->get();
-    b.ifThenElse(f.compare(OpKind::Gt, s, max), [&] {
-      ValueId correction = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, s})}, "correction");
+    b.ifThenElse(compare(OpKind::Gt, s, max), [&] {
+      ValueId correction = math(OpKind::Exp, {math(OpKind::Sub, {max, s})}, "correction");
       rowSum->combine(OpKind::Mul, correction);
-      each(width, [&](ValueId c) { f.element(acc, c).combine(OpKind::Mul, correction); });
+      each(width, [&](ValueId c) { element(accum, c).combine(OpKind::Mul, correction); });
       rowMax->set(s);
     });
     ValueId newMax = rowMax->get();
-    ValueId p = f.math(OpKind::Exp, {f.math(OpKind::Sub, {s, newMax})}, "p");
+    ValueId p = math(OpKind::Exp, {math(OpKind::Sub, {s, newMax})}, "p");
     rowSum->combine(OpKind::Add, p);
-    ValueId vRow = b.add(vBase, b.mul(j, f.index(shape.dv)), "vRow");
+    ValueId vRow = b.add(vBase, b.mul(j, index(shape.dv)), "vRow");
     each(width, [&](ValueId c) {
-      ValueId v = f.loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
-      f.element(acc, c).addProduct(p, v);
+      ValueId v = loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
+      element(accum, c).addProduct(p, v);
     });
   }
 
   /// Merges the key splits' states, lanes `offset` apart, into every lane.
   void merge() {
-    ValueId lowest = f.lowest(), zero = f.constant(0.0);
+    ValueId least = lowest(), zero = constant(0.0);
     // The weight of a state of maximum `max` under the merged `newMax`: 0 for
     // a state that saw no key.
     auto weight = [&](ValueId max, ValueId newMax, const std::string &name) {
-      ValueId e = f.math(OpKind::Exp, {f.math(OpKind::Sub, {max, newMax})});
-      ValueId empty = f.compare(OpKind::Eq, max, lowest);
-      return b.math({OpKind::Where, DType::Bool, f.acc}, {empty, zero, e}, name);
+      ValueId e = math(OpKind::Exp, {math(OpKind::Sub, {max, newMax})});
+      ValueId empty = compare(OpKind::Eq, max, least);
+      return b.math({OpKind::Where, DType::Bool, acc}, {empty, zero, e}, name);
     };
     // ours · weight(ours) + theirs · weight(theirs), for the weights of one step.
     auto blend = [&](ValueId mine, ValueId ours, ValueId other, ValueId theirs) {
-      ValueId x = f.math(OpKind::Mul, {mine, ours});
-      ValueId y = f.math(OpKind::Mul, {other, theirs});
-      return f.math(OpKind::Add, {x, y});
+      ValueId x = math(OpKind::Mul, {mine, ours});
+      ValueId y = math(OpKind::Mul, {other, theirs});
+      return math(OpKind::Add, {x, y});
     };
     for (int64_t offset = shape.pieces; offset < shape.pieces * shape.splits; offset *= 2) {
       ValueId max = rowMax->get(), sum = rowSum->get();
@@ -386,14 +382,14 @@ private:
       b.rename(otherMax, "otherMax");
       ValueId otherSum = shuffle(sum, offset);
       b.rename(otherSum, "otherSum");
-      ValueId newMax = f.math(OpKind::Max, {max, otherMax}, "newMax");
+      ValueId newMax = math(OpKind::Max, {max, otherMax}, "newMax");
       ValueId ours = weight(max, newMax, "ours");
       ValueId theirs = weight(otherMax, newMax, "theirs");
       rowSum->set(blend(sum, ours, otherSum, theirs));
       each(width, [&](ValueId c) {
-        ValueId a = b.load(acc, c);
+        ValueId a = b.load(accum, c);
         ValueId other = shuffle(a, offset);
-        b.store(acc, c, blend(a, ours, other, theirs));
+        b.store(accum, c, blend(a, ours, other, theirs));
       });
       rowMax->set(newMax);
     }
@@ -402,26 +398,26 @@ private:
   void store() {
     auto write = [&] {
       ValueId sum = rowSum->get("sum");
-      ValueId rowAt = b.mul(row, f.index(shape.dv));
+      ValueId rowAt = b.mul(row, index(shape.dv));
       each(width, [&](ValueId c) {
-        ValueId a = b.load(acc, c);
-        ValueId y = shape.sk == 0 ? a : f.math(OpKind::Div, {a, sum}, "y");
-        f.storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
+        ValueId a = b.load(accum, c);
+        ValueId y = shape.sk == 0 ? a : math(OpKind::Div, {a, sum}, "y");
+        storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
       });
     };
     if (shape.splits == 1)
       write();
     else
-      b.ifThenElse(b.less(split, f.index(1)), write);
+      b.ifThenElse(b.less(split, index(1)), write);
   }
 
   /// for (c = 0; c < width; ++c) body(c), fully unrolled.
   void each(int64_t width, const std::function<void(ValueId)> &body) {
-    f.count(width, "c", -1, body);
+    count(width, "c", -1, body);
   }
 
   ValueId shuffle(ValueId v, int64_t offset, unsigned width = 32) {
-    return b.shuffle(kir::ShuffleMode::Xor, v, f.index(offset), width, laneMask);
+    return b.shuffle(kir::ShuffleMode::Xor, v, index(offset), width, laneMask);
   }
 
   std::string note() const {
@@ -432,9 +428,6 @@ private:
            (op.getBool("causal") ? " (causal)" : "") + (op.numOperands() > 3 ? ", mask" : "");
   }
 
-  Frame f;
-  kir::Builder &b;
-  const Op &op;
   AttentionShape shape;
   Sizes batchDims;
   Sizes maskStrides; // over batchDims, Sq and Sk; empty without a mask
@@ -442,8 +435,8 @@ private:
   ValueId row = kir::kNoValue, col = kir::kNoValue, i = kir::kNoValue, batch = kir::kNoValue;
   ValueId piece = kir::kNoValue, split = kir::kNoValue, laneMask = kir::kNoValue;
   ValueId qRow = kir::kNoValue, kBase = kir::kNoValue, vBase = kir::kNoValue;
-  ValueId mask = kir::kNoValue, q = kir::kNoValue, acc = kir::kNoValue;
-  std::optional<Frame::Var> rowMax, rowSum;
+  ValueId mask = kir::kNoValue, q = kir::kNoValue, accum = kir::kNoValue;
+  std::optional<Var> rowMax, rowSum;
 };
 
 } // namespace

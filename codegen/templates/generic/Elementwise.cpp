@@ -60,47 +60,43 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
   FUSEC_ASSERT(false, "not a gather");
 }
 
-class ElementwiseBuilder {
+class ElementwiseBuilder : Frame {
 public:
   ElementwiseBuilder(const Op &op, const std::string &entry)
-      : f(op, entry), b(f.b), op(op), shape(sizesOf(*op.result())) {}
+      : Frame(op, entry), shape(sizesOf(*op.result())) {}
 
   KirKernel run() {
     std::string note;
-    bool isConcat = op.kind() == OpKind::Concat;
+    void (ElementwiseBuilder::*element)(ValueId) = &ElementwiseBuilder::gather;
     if (op.info().cls == OpClass::Pointwise) {
+      element = &ElementwiseBuilder::pointwise;
       for (unsigned j = 0; j < op.numOperands(); ++j)
         need(broadcastStrides(sizesOf(*op.operand(j)), shape), 0);
     } else if (op.kind() == OpKind::BatchNorm) {
-      unsigned axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
+      element = &ElementwiseBuilder::batchNorm;
+      axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
       needed.insert(axis);
       note = "; channel axis " + std::to_string(axis);
-    } else if (isConcat) {
-      unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+    } else if (op.kind() == OpKind::Concat) {
+      element = &ElementwiseBuilder::concat;
+      axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
       needed.insert(axis);
       for (const Value *v : op.operands())
         for (unsigned a : movingAxes(shape, contiguousStrides(sizesOf(*v))))
           needed.insert(a);
       note = ": operand chosen along axis " + std::to_string(axis);
     } else {
-      Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
+      g = gatherOf(op, sizesOf(*op.operand(0)), shape);
       need(g.strides, g.base);
       note = op.kind() == OpKind::Reshape ? ": a flat copy" : ": a strided gather";
     }
     int64_t numel = product(shape);
-    f.forEachElement(numel, [&](ValueId i) {
+    forEachElement(numel, [&](ValueId i) {
       coords = coordinates(b, i, unsigned(shape.size()), needed,
                            [&](unsigned a) { return b.index(shape[a]); });
-      if (op.info().cls == OpClass::Pointwise)
-        pointwise(i);
-      else if (op.kind() == OpKind::BatchNorm)
-        batchNorm(i);
-      else if (isConcat)
-        concat(i);
-      else
-        gather(i);
+      (this->*element)(i);
     });
-    return f.finish("one thread per element" + note, blocksFor(numel));
+    return finish("one thread per element" + note, blocksFor(numel));
   }
 
 private:
@@ -113,9 +109,9 @@ private:
   ValueId offset(const Sizes &strides, int64_t base, ValueId i) {
     if (isFlat(strides, base))
       return i;
-    auto terms = f.terms(shape, strides);
+    auto strided = terms(shape, strides);
     ValueId start = base ? b.index(base) : kir::kNoValue;
-    return stridedOffset(b, coords, terms, start);
+    return stridedOffset(b, coords, strided, start);
   }
 
   /// Asks the coordinates `offset` needs for `strides` and `base`.
@@ -130,41 +126,36 @@ private:
     for (unsigned j = 0; j < op.numOperands(); ++j) {
       Sizes strides = broadcastStrides(sizesOf(*op.operand(j)), shape);
       DType t = op.operand(j)->type().dtype;
-      ValueId x = b.load(f.in(j), offset(strides, 0, i));
+      ValueId x = b.load(in(j), offset(strides, 0, i));
       args.push_back(b.widen(t, x, "x" + std::to_string(j)));
     }
     DType rt = op.result()->type().dtype;
     ValueId y = b.math(kir::mathOf(op), args, "y");
-    b.store(f.out(), i, b.narrow(rt, y));
+    b.store(out(), i, b.narrow(rt, y));
   }
 
   void batchNorm(ValueId i) {
-    size_t axis = op.operand(0)->type().layout == Layout::NHWC ? 3 : 1;
     DType t = op.result()->type().dtype;
     static const char *names[] = {"x", "scale", "bias", "mean", "var"};
     ValueId v[5];
     for (unsigned j = 0; j < 5; ++j) {
-      ValueId at = j == 0 ? i : coords.at(unsigned(axis));
-      v[j] = b.widen(op.operand(j)->type().dtype, b.load(f.in(j), at), names[j]);
+      ValueId at = j == 0 ? i : coords.at(axis);
+      v[j] = b.widen(op.operand(j)->type().dtype, b.load(in(j), at), names[j]);
     }
-    auto math = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
+    auto compute = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
       return b.math({kind, t, t}, args, name);
     };
     DType wide = t == DType::F64 ? DType::F64 : DType::F32;
     ValueId epsilon = b.literal(wide, op.getFloat("epsilon"), "eps");
-    ValueId centered = math(OpKind::Sub, {v[0], v[3]});
-    ValueId deviation = math(OpKind::Sqrt, {math(OpKind::Add, {v[4], epsilon})});
-    ValueId scaled = math(OpKind::Mul, {math(OpKind::Div, {centered, deviation}), v[1]});
-    b.store(f.out(), i, b.narrow(t, math(OpKind::Add, {scaled, v[2]}, "y")));
+    ValueId centered = compute(OpKind::Sub, {v[0], v[3]});
+    ValueId deviation = compute(OpKind::Sqrt, {compute(OpKind::Add, {v[4], epsilon})});
+    ValueId scaled = compute(OpKind::Mul, {compute(OpKind::Div, {centered, deviation}), v[1]});
+    b.store(out(), i, b.narrow(t, compute(OpKind::Add, {scaled, v[2]}, "y")));
   }
 
-  void gather(ValueId i) {
-    Gather g = gatherOf(op, sizesOf(*op.operand(0)), shape);
-    b.store(f.out(), i, b.load(f.in(0), offset(g.strides, g.base, i), 1, "x"));
-  }
+  void gather(ValueId i) { b.store(out(), i, b.load(in(0), offset(g.strides, g.base, i), 1, "x")); }
 
   void concat(ValueId i) {
-    unsigned axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
     ValueId c = coords.empty() ? kir::kNoValue : coords.at(axis);
     // One if a non-empty operand, flat (no else chain: a concat of thousands
     // of operands must not nest thousands deep): copy from it when
@@ -182,7 +173,7 @@ private:
       Sizes strides = contiguousStrides(sizes);
       int64_t end = begin + sizes[axis];
       auto copy = [&] {
-        b.store(f.out(), i, b.load(f.in(j), offset(strides, -begin * strides[axis], i), 1, "x"));
+        b.store(out(), i, b.load(in(j), offset(strides, -begin * strides[axis], i), 1, "x"));
       };
       auto belowEnd = [&] {
         if (j == last)
@@ -197,10 +188,9 @@ private:
     }
   }
 
-  Frame f;
-  kir::Builder &b;
-  const Op &op;
   Sizes shape;
+  unsigned axis = 0; // batch_norm's channel axis, concat's axis
+  Gather g;          // a gather's
   std::set<unsigned> needed;
   std::map<unsigned, ValueId> coords;
 };

@@ -17,10 +17,8 @@ namespace fusec::generic {
 /// The generic kernel of the non-kernel op `op`, entry point `entry`: one
 /// read-only pointer parameter per operand, then one per result, every size
 /// and stride a constant, launched as 256-thread blocks (grid[0] = 0 when
-/// the result is empty). Reports "'<op>' needs static shapes for its generic
-/// kernel" at the op, and returns nullopt, when an operand or result has a
-/// symbolic dim; a `const` op is refused too (constants are uploaded, not
-/// computed).
+/// the result is empty). Reports at the op, and returns nullopt, a symbolic
+/// dim or a `const` op (constants are uploaded, not computed).
 std::optional<templates::KirKernel> buildGeneric(const Op &op, const std::string &entry,
                                                  Diagnostics &diags);
 

@@ -1,6 +1,6 @@
 // Internal to the generic kernels: static sizes and strides, and the frame
 // every generic kernel is built in (its parameters, accumulator math,
-// offsets, loops, the launch). Every builder sees static shapes only (Generic.cpp checks), so
+// offsets, loops, the launch). Every builder sees static shapes only (buildGeneric checks), so
 // sizes and strides are plain integers that become kir constants.
 #pragma once
 
@@ -56,8 +56,8 @@ public:
   const Op &op;
   const DType acc;
 
-  ValueId in(unsigned i) const { return inputs[i]; }
-  ValueId out() const { return output; }
+  ValueId in(unsigned i) const { return params[i]; }
+  ValueId out() const { return params[op.numOperands()]; }
   ValueId index(int64_t v) { return b.index(v); }
   /// `op` of `a` and the constant `c` (so that a call builds one thing).
   ValueId arith(IndexOp op, ValueId a, int64_t c, const std::string &name = "") {
@@ -86,7 +86,7 @@ public:
   /// `v` (accumulator dtype) stored as element `at` of the result.
   void storeAcc(ValueId at, ValueId v);
   /// A constant of the accumulator dtype (integers: rounded toward 0).
-  ValueId constant(double v, const std::string &name = "");
+  ValueId constant(double v, const std::string &name = "") { return b.literal(acc, v, name); }
   /// The accumulator's lowest value: -inf, or INT64_MIN.
   ValueId lowest() { return constant(-HUGE_VAL, "lowest"); }
   /// `kind` (an op of Ops.def: add, mul, max, ...) over accumulator values.
@@ -141,8 +141,7 @@ public:
 
 private:
   std::vector<KernelArg> args;
-  std::vector<ValueId> inputs;
-  ValueId output = kir::kNoValue;
+  std::vector<ValueId> params; // one per entry of args
 };
 
 // The builders, one per op family, for static shapes: pointwise ops,

@@ -1,22 +1,18 @@
-// Generic kernels that reduce lines, each by a group of lanes (GroupLayout)
-// that stride over it and combine their partial values in shared memory
-// (Groups::reduce). Floats accumulate in f32 (f64 for f64), integers in
-// wrapping i64; max and min propagate NaN.
+// Generic kernels that reduce lines, each by a group of lanes (Groups) that
+// stride over it and combine their partial values in shared memory
+// (Groups::reduce), in the accumulator dtype (Frame).
 //
 //  - reduce_sum/max/min/mean over any axes: a line is an output element's
-//    reduced elements. With the last axis reduced a group's lanes are
-//    adjacent threads; otherwise neighbouring groups are (a column
-//    reduction that still reads whole cache lines). An empty extent gives 0
-//    (sum), NaN (mean, 0/0) or the identity (max/min; the reference errs).
-//    Limit: at most one block per output, so a huge extent reduced to few
-//    outputs runs on few SMs.
+//    reduced elements (the last axis reduced: contiguous, Groups). An empty
+//    extent gives 0 (sum), NaN (mean, 0/0) or the identity (max/min; the
+//    reference errs). Limit: at most one block per output, so a huge extent
+//    reduced to few outputs runs on few SMs.
 //  - layer_norm, rms_norm and softmax: a line is a row, read again for each
 //    pass as the reference computes it: layer_norm the mean, then the
 //    biased variance of x - mean, then (x - mean) / sqrt(var + eps) * gamma
 //    + beta; rms_norm x / sqrt(mean(x²) + eps) * gamma; softmax the max, then
 //    Σ exp(x - max), then exp(x - max) / Σ. A softmax over another axis than
-//    the last has strided rows, and neighbouring groups read neighbouring
-//    rows.
+//    the last has strided rows, which neighbouring groups read.
 #include "codegen/templates/generic/Kernel.h"
 
 #include <bit>
@@ -25,56 +21,50 @@ namespace fusec::generic {
 
 namespace {
 
-/// How a block of kBlock threads reduces `groups` lines at a time, each with
-/// `lanes` threads (powers of two). With `lanesInner` a line's lanes are
-/// adjacent threads, which read neighbouring elements when a line's
-/// elements are contiguous; otherwise the groups are adjacent threads, which
-/// read neighbouring lines (a column reduction).
-struct GroupLayout {
-  int64_t groups, lanes;
+/// How a block of kBlock threads reduces `perBlock` lines at a time, each
+/// with `lanes` threads (powers of two): this thread's group and lane, and
+/// the shared scratch array (kBlock slots) their values meet in, declared
+/// in the kernel's body. With `lanesInner` a line's lanes are adjacent
+/// threads, which read neighbouring elements when a line's elements are
+/// contiguous; otherwise the groups are adjacent threads, which read
+/// neighbouring lines (a column reduction).
+struct Groups {
+  Frame &f;
+  int64_t perBlock, lanes;
   bool lanesInner;
+  ValueId scratch, group, lane;
 
   /// Lanes for `lines` lines of `length` elements: enough to cover a line,
   /// at most a block; when a line's elements are not contiguous, at least
   /// min(32, lines) groups, so that a warp still reads neighbouring lines.
-  static GroupLayout choose(int64_t lines, int64_t length, bool elementsContiguous) {
+  Groups(Frame &f, int64_t lines, int64_t length, bool elementsContiguous)
+      : f(f), lanesInner(elementsContiguous) {
     // The smallest power of two >= n, at most hi (a power of two).
     auto pow2 = [](int64_t n, int64_t hi) {
       return std::min(int64_t(std::bit_ceil(uint64_t(n))), hi);
     };
-    int64_t lanes = pow2(length, kBlock);
+    lanes = pow2(length, kBlock);
     if (!elementsContiguous)
       lanes = std::min(lanes, kBlock / pow2(lines, 32));
-    return {kBlock / lanes, lanes, elementsContiguous};
-  }
-  /// Blocks for `lines` lines: one tile of `groups` lines per block.
-  int64_t tiles(int64_t lines) const { return (lines + groups - 1) / groups; }
-};
-
-/// The block's groups in `layout`: this thread's group and lane, and the
-/// shared scratch array (kBlock slots) their values meet in, declared in
-/// the kernel's body.
-struct Groups {
-  Frame &f;
-  GroupLayout layout;
-  ValueId scratch, group, lane;
-
-  Groups(Frame &f, GroupLayout layout) : f(f), layout(layout) {
+    perBlock = kBlock / lanes;
     kir::Builder &b = f.b;
     scratch = b.sharedArray(f.acc, unsigned(kBlock), "red");
     ValueId tid = b.special(kir::Special::TidX);
-    ValueId inner = f.index(layout.lanesInner ? layout.lanes : layout.groups);
-    ValueId first = b.arith(IndexOp::Div, tid, inner, layout.lanesInner ? "group" : "lane");
-    ValueId second = b.arith(IndexOp::Rem, tid, inner, layout.lanesInner ? "lane" : "group");
-    group = layout.lanesInner ? first : second;
-    lane = layout.lanesInner ? second : first;
+    ValueId inner = f.index(lanesInner ? lanes : perBlock);
+    ValueId first = b.arith(IndexOp::Div, tid, inner, lanesInner ? "group" : "lane");
+    ValueId second = b.arith(IndexOp::Rem, tid, inner, lanesInner ? "lane" : "group");
+    group = lanesInner ? first : second;
+    lane = lanesInner ? second : first;
   }
+
+  /// Blocks for `lines` lines: one tile of `perBlock` lines per block.
+  int64_t tiles(int64_t lines) const { return (lines + perBlock - 1) / perBlock; }
 
   /// body(line) for the group's lines, a tile of lines a block: `line` may
   /// be past `lines`, and the loop is block-uniform (its body may reduce).
   void loop(int64_t lines, const std::string &name, const std::function<void(ValueId)> &body) {
-    f.tileLoop(layout.tiles(lines), [&](ValueId tile) {
-      ValueId scaled = f.b.mul(tile, f.index(layout.groups));
+    f.tileLoop(tiles(lines), [&](ValueId tile) {
+      ValueId scaled = f.b.mul(tile, f.index(perBlock));
       body(f.b.add(scaled, group, name));
     });
   }
@@ -85,14 +75,14 @@ struct Groups {
   /// NaN-propagating max stays so. Every thread of the block must reach it.
   ValueId reduce(ValueId v, OpKind kind) {
     kir::Builder &b = f.b;
-    int64_t step = layout.lanesInner ? 1 : layout.groups; // from a lane to the next
+    int64_t step = lanesInner ? 1 : perBlock; // from a lane to the next
     ValueId laneStride = f.index(step);
-    ValueId mine = layout.lanesInner ? f.arith(IndexOp::Mul, group, layout.lanes, "mine") : group;
+    ValueId mine = lanesInner ? f.arith(IndexOp::Mul, group, lanes, "mine") : group;
     ValueId spread = b.mul(lane, laneStride);
     ValueId at = b.add(mine, spread, "at");
     b.store(scratch, at, v);
     b.barrier();
-    for (int64_t half = layout.lanes / 2; half > 0; half /= 2) {
+    for (int64_t half = lanes / 2; half > 0; half /= 2) {
       ValueId below = f.arith(IndexOp::Lt, lane, half);
       b.ifThenElse(below, [&] {
         ValueId partner = f.arith(IndexOp::Add, at, half * step);
@@ -126,8 +116,7 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
   }
 
   int64_t outputs = product(keptDims), extent = product(redDims);
-  GroupLayout layout = GroupLayout::choose(outputs, extent, !in.empty() && reduced.back());
-  Groups groups(f, layout);
+  Groups groups(f, outputs, extent, !in.empty() && reduced.back());
   OpKind kind = op.kind();
   OpKind combine = kind == OpKind::ReduceMax   ? OpKind::Max
                    : kind == OpKind::ReduceMin ? OpKind::Min
@@ -138,7 +127,7 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
     ValueId active = b.less(o, f.index(outputs));
     b.ifThenElse(active, [&] {
       ValueId base = f.offsetOf(o, keptDims, keptStrides);
-      f.loop(groups.lane, extent, layout.lanes, "r", 0, [&](ValueId r) {
+      f.loop(groups.lane, extent, groups.lanes, "r", 0, [&](ValueId r) {
         ValueId at = f.offsetOf(r, redDims, redStrides, base);
         acc.combine(combine, f.loadAcc(0, at, "x"));
       });
@@ -154,9 +143,9 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
       });
     });
   });
-  return f.finish(std::to_string(layout.lanes) + " lanes per output, " +
-                      std::to_string(layout.groups) + " outputs per block",
-                  layout.tiles(outputs));
+  return f.finish(std::to_string(groups.lanes) + " lanes per output, " +
+                      std::to_string(groups.perBlock) + " outputs per block",
+                  groups.tiles(outputs));
 }
 
 namespace {
@@ -177,31 +166,31 @@ Rows rowsOf(const Op &op) {
   return {product(in, 0, axis) * inner, in[axis], inner};
 }
 
-class RowBuilder {
+class RowBuilder : Frame {
 public:
   explicit RowBuilder(const Op &op, const std::string &entry)
-      : f(op, entry), b(f.b), op(op), rows(rowsOf(op)),
-        layout(GroupLayout::choose(rows.count, rows.length, rows.inner == 1)), groups(f, layout) {}
+      : Frame(op, entry), rows(rowsOf(op)),
+        groups(*this, rows.count, rows.length, rows.inner == 1) {}
 
   KirKernel run() {
     groups.loop(rows.count, "row", [&](ValueId row) {
-      active = b.less(row, f.index(rows.count));
+      active = b.less(row, index(rows.count));
       if (rows.inner == 1) {
-        base = b.mul(row, f.index(rows.length), "base");
+        base = b.mul(row, index(rows.length), "base");
       } else {
-        ValueId outer = f.arith(IndexOp::Div, row, rows.inner);
-        ValueId inner = f.arith(IndexOp::Rem, row, rows.inner);
-        base = b.add(b.mul(outer, f.index(rows.length * rows.inner)), inner, "base");
+        ValueId outer = arith(IndexOp::Div, row, rows.inner);
+        ValueId inner = arith(IndexOp::Rem, row, rows.inner);
+        base = b.add(b.mul(outer, index(rows.length * rows.inner)), inner, "base");
       }
       if (op.kind() == OpKind::Softmax)
         softmax();
       else
         layerNorm();
     });
-    return f.finish(std::to_string(layout.lanes) + " lanes per row of " +
-                        std::to_string(rows.length) + ", " + std::to_string(layout.groups) +
-                        " rows per block",
-                    rows.length ? layout.tiles(rows.count) : 0);
+    return finish(std::to_string(groups.lanes) + " lanes per row of " +
+                      std::to_string(rows.length) + ", " + std::to_string(groups.perBlock) +
+                      " rows per block",
+                  rows.length ? groups.tiles(rows.count) : 0);
   }
 
 private:
@@ -209,10 +198,10 @@ private:
   /// elements j, `x` the element in the accumulator dtype, `at` its offset.
   void pass(const std::function<void(ValueId, ValueId, ValueId)> &each) {
     b.ifThenElse(active, [&] {
-      f.loop(groups.lane, rows.length, layout.lanes, "j", 0, [&](ValueId j) {
-        ValueId step = rows.inner == 1 ? j : b.mul(j, f.index(rows.inner));
+      loop(groups.lane, rows.length, groups.lanes, "j", 0, [&](ValueId j) {
+        ValueId step = rows.inner == 1 ? j : b.mul(j, index(rows.inner));
         ValueId at = b.add(base, step, "at");
-        ValueId x = f.loadAcc(0, at, "x");
+        ValueId x = loadAcc(0, at, "x");
         each(x, at, j);
       });
     });
@@ -221,7 +210,7 @@ private:
   /// The group's total of what `each` adds up over the row (or its maximum).
   ValueId combineRow(OpKind kind, double init, const std::string &name,
                      const std::function<ValueId(ValueId)> &each) {
-    Frame::Var part = f.var(f.constant(init), name);
+    Var part = var(constant(init), name);
     pass([&](ValueId x, ValueId, ValueId) { part.combine(kind, each(x)); });
     ValueId mine = part.get();
     return groups.reduce(mine, kind);
@@ -229,48 +218,44 @@ private:
 
   void layerNorm() {
     bool isRms = op.kind() == OpKind::RmsNorm;
-    ValueId n = f.constant(double(rows.length), "n");
+    ValueId n = constant(double(rows.length), "n");
     ValueId mean = kir::kNoValue;
     if (!isRms) {
       ValueId sum = combineRow(OpKind::Add, 0.0, "sum", [](ValueId x) { return x; });
-      mean = f.math(OpKind::Div, {sum, n}, "mean");
+      mean = math(OpKind::Div, {sum, n}, "mean");
     }
-    auto centered = [&](ValueId x) { return isRms ? x : f.math(OpKind::Sub, {x, mean}, "d"); };
+    auto centered = [&](ValueId x) { return isRms ? x : math(OpKind::Sub, {x, mean}, "d"); };
     ValueId squares = combineRow(OpKind::Add, 0.0, "squares", [&](ValueId x) {
       ValueId d = centered(x);
-      return f.math(OpKind::Mul, {d, d});
+      return math(OpKind::Mul, {d, d});
     });
-    ValueId variance = f.math(OpKind::Div, {squares, n}, "variance");
-    ValueId eps = f.constant(op.getFloat("epsilon"), "eps");
-    ValueId denom = f.math(OpKind::Sqrt, {f.math(OpKind::Add, {variance, eps})}, "denom");
+    ValueId variance = math(OpKind::Div, {squares, n}, "variance");
+    ValueId eps = constant(op.getFloat("epsilon"), "eps");
+    ValueId denom = math(OpKind::Sqrt, {math(OpKind::Add, {variance, eps})}, "denom");
     pass([&](ValueId x, ValueId at, ValueId j) {
-      ValueId y = f.math(OpKind::Div, {centered(x), denom}, "y");
+      ValueId y = math(OpKind::Div, {centered(x), denom}, "y");
       if (op.numOperands() > 1)
-        y = f.math(OpKind::Mul, {y, f.loadAcc(1, j, "gamma")}, "y");
+        y = math(OpKind::Mul, {y, loadAcc(1, j, "gamma")}, "y");
       if (op.numOperands() > 2)
-        y = f.math(OpKind::Add, {y, f.loadAcc(2, j, "beta")}, "y");
-      f.storeAcc(at, y);
+        y = math(OpKind::Add, {y, loadAcc(2, j, "beta")}, "y");
+      storeAcc(at, y);
     });
   }
 
   void softmax() {
     ValueId maximum = combineRow(OpKind::Max, -HUGE_VAL, "maxPart", [](ValueId x) { return x; });
     auto shifted = [&](ValueId x) {
-      ValueId d = f.math(OpKind::Sub, {x, maximum});
-      return f.math(OpKind::Exp, {d}, "e");
+      ValueId d = math(OpKind::Sub, {x, maximum});
+      return math(OpKind::Exp, {d}, "e");
     };
     ValueId sum = combineRow(OpKind::Add, 0.0, "sumPart", shifted);
     pass([&](ValueId x, ValueId at, ValueId) {
       ValueId e = shifted(x);
-      f.storeAcc(at, f.math(OpKind::Div, {e, sum}, "y"));
+      storeAcc(at, math(OpKind::Div, {e, sum}, "y"));
     });
   }
 
-  Frame f;
-  kir::Builder &b;
-  const Op &op;
   Rows rows;
-  GroupLayout layout;
   Groups groups;
   ValueId active = kir::kNoValue, base = kir::kNoValue;
 };
