@@ -343,6 +343,14 @@ private:
 
   /// Folds key j's score `s` into the running max, sum and accumulators.
   void fold(ValueId j, ValueId s) {
+    // Row j of V is read first, so that its loads are in flight while the
+    // running max and the exponentials are computed.
+    ValueId vRow = b.add(vBase, b.mul(j, index(shape.dv)), "vRow");
+    ValueId vj = b.localArray(acc, unsigned(std::max<int64_t>(width, 1)), "vj");
+    each(width, [&](ValueId c) {
+      ValueId v = loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
+      b.store(vj, c, v);
+    });
     ValueId max = rowMax->get();
     b.ifThenElse(compare(OpKind::Gt, s, max), [&] {
       ValueId correction = math(OpKind::Exp, {math(OpKind::Sub, {max, s})}, "correction");
@@ -353,9 +361,8 @@ private:
     ValueId newMax = rowMax->get();
     ValueId p = math(OpKind::Exp, {math(OpKind::Sub, {s, newMax})}, "p");
     rowSum->combine(OpKind::Add, p);
-    ValueId vRow = b.add(vBase, b.mul(j, index(shape.dv)), "vRow");
     each(width, [&](ValueId c) {
-      ValueId v = loadAcc(2, b.add(vRow, shape.perRow ? mine(c) : col), "v");
+      ValueId v = b.load(vj, c);
       element(accum, c).addProduct(p, v);
     });
   }
