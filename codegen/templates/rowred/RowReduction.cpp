@@ -283,10 +283,7 @@ private:
       ValueId at = offsetInRow(n.mask, e.vectorCol);
       ValueId x = b.load(params[n.input], at, sched.vec);
       b.store(stored, b.index(0), x, sched.vec);
-      // A held row is widened in pairs as it is read; any other narrow load
-      // element by element where it is used (compute).
-      bool pairs = isNarrowFloat(n.dtype) && n.held;
-      vectorIn[i] = pairs ? convertPairs(n.dtype, stored, true) : stored;
+      vectorIn[i] = isNarrowFloat(n.dtype) ? convertPairs(n.dtype, stored, true) : stored;
     }
     for (unsigned j = 0; j < prog.stores.size(); ++j) {
       const Store &st = prog.stores[j];
@@ -390,13 +387,11 @@ private:
     if (!e)
       return loadLeaf(i, rowIndex(n.mask));
     if (n.kind == NodeKind::Load && sched.vec > 1) {
-      // A load that is not held is widened where it is used, not the vector
-      // at once: LLVM keeps that order, and LayerNorm + GeLU's gamma and beta
-      // widened ahead took 71 registers for 63 (bf16 rows of 4096 on sm_90a).
-      bool widened = isNarrowFloat(n.dtype) && n.held;
-      bool same = widened || kir::storageType(n.dtype) == n.type;
-      ValueId x = b.load(vectorIn[i], e->w, 1, same ? n.name : "");
-      return same ? x : b.widen(n.dtype, x, n.name);
+      // A narrow float was widened in pairs, by convertPairs.
+      bool widened = isNarrowFloat(n.dtype);
+      std::string name = widened || kir::storageType(n.dtype) == n.type ? n.name : "";
+      ValueId x = b.load(vectorIn[i], e->w, 1, name);
+      return widened ? x : b.widen(n.dtype, x, n.name);
     }
     return loadLeaf(i, offsetInRow(n.mask, elementIndex(n.mask, *e)));
   }
