@@ -395,10 +395,13 @@ private:
   void epilogueLoop(ValueId tileC, int ldc, const TileAt &at) {
     b.barrier();
     int quadsPerRow = t.bn / 4;
-    b.forLoop(tidWide, i64(int64_t(t.bm) * t.bn / 4), i64(t.threads()), "i", 1, [&](ValueId i) {
+    ValueId stride = i64(t.threads());
+    ValueId quads = i64(int64_t(t.bm) * t.bn / 4);
+    b.forLoop(tidWide, quads, stride, "i", 1, [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
-      ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), i32(4), "c");
+      ValueId four = i32(4);
+      ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), four, "c");
       ValueId m = b.add(at.m0, to64(r), "m");
       ValueId col = b.add(at.n0, to64(c), "col");
       ValueId inRows = b.less(m, rowsM);
@@ -432,9 +435,13 @@ private:
   /// The byte offset of chunk `chunk` of row `row` in a swizzled tile of `chunks` chunks a row
   /// (a power of two >= 2).
   ValueId swizzle(ValueId row, ValueId chunk, int chunks) {
-    ValueId s = chunks >= 8   ? op(IndexOp::And, row, i32(7))
-                : chunks == 4 ? op(IndexOp::And, op(IndexOp::Shr, row, i32(1)), i32(3))
-                              : op(IndexOp::And, op(IndexOp::Shr, row, i32(2)), i32(1));
+    ValueId s;
+    if (chunks >= 8) {
+      s = op(IndexOp::And, row, i32(7));
+    } else { // 4 chunks: (row >> 1) & 3; 2 chunks: (row >> 2) & 1
+      ValueId mask = i32(chunks == 4 ? 3 : 1);
+      s = op(IndexOp::And, op(IndexOp::Shr, row, i32(chunks == 4 ? 1 : 2)), mask);
+    }
     ValueId x = op(IndexOp::Xor, chunk, s);
     ValueId at = b.add(b.mul(row, i32(chunks)), x);
     return b.mul(at, i32(16));
@@ -455,7 +462,8 @@ private:
     int chunks = x.kMajor ? t.bk / 8 : (isA ? t.bm : t.bn) / 8;
     ValueId low7 = op(IndexOp::And, lane, i32(7));
     ValueId high = op(IndexOp::Shr, lane, i32(4));
-    ValueId bit3 = op(IndexOp::And, op(IndexOp::Shr, lane, i32(3)), i32(1));
+    ValueId one = i32(1);
+    ValueId bit3 = op(IndexOp::And, op(IndexOp::Shr, lane, i32(3)), one);
     ValueId row, chunk;
     if (isA && x.kMajor) {
       row = b.add(warpRow, op(IndexOp::And, lane, i32(15)));
@@ -533,8 +541,13 @@ private:
       ok = l.x->kMajor ? b.less(b.mul(j, i32(l.step)), l.bound) : l.bound;
     if (plan.k % t.bk != 0) { // the K tail: along the chunks, or down the rows
       ValueId k0 = b.mul(kt, i32(t.bk));
-      ValueId at = l.x->kMajor ? b.add(k0, b.mul(l.chunk, i32(8)))
-                               : b.add(b.add(k0, l.row0), b.mul(j, i32(l.step)));
+      ValueId at;
+      if (l.x->kMajor) {
+        at = b.add(k0, b.mul(l.chunk, i32(8)));
+      } else {
+        ValueId down = b.mul(j, i32(l.step));
+        at = b.add(b.add(k0, l.row0), down);
+      }
       ok = fold(IndexOp::And, ok, b.less(at, i32(plan.k)));
     }
     return ok;
@@ -544,7 +557,8 @@ private:
   ValueId sourceIndex(const Loader &l, ValueId j, ValueId kt) {
     ValueId rows = b.mul(to64(j), i64(int64_t(l.step) * l.x->inner));
     int64_t kStep = l.x->kMajor ? t.bk : int64_t(t.bk) * l.x->inner;
-    return b.add(b.add(l.src, rows), b.mul(kt, i64(kStep)));
+    ValueId step = b.mul(kt, i64(kStep));
+    return b.add(b.add(l.src, rows), step);
   }
 
   /// The stage byte chunk j (i32) goes to.
@@ -604,7 +618,8 @@ private:
       col = b.add(k0, to64(b.mul(l.chunk, i32(8))));
     }
     loop(8, "e", -1, [&](ValueId e) {
-      ValueId inRow = b.less(b.add(col, e), i64(l.x->inner));
+      ValueId inner = i64(l.x->inner);
+      ValueId inRow = b.less(b.add(col, e), inner);
       ValueId okE = fold(IndexOp::And, ok, inRow);
       ValueId at = b.add(slot, e);
       b.ifThenElse(
@@ -658,14 +673,17 @@ private:
     ValueId steps = i64(kTiles);
     loop(stages - 1, "kt", 1, [&](ValueId kt) {
       b.ifThenElse(b.less(kt, steps), [&] {
-        ValueId stage = b.mul(to32(kt), i32(stageBytes), "stage");
+        ValueId bytes = i32(stageBytes);
+        ValueId stage = b.mul(to32(kt), bytes, "stage");
         issueLoads(stage, kt);
         if (registers)
           b.ifThenElse(b.less(kt, i64(stages - 2)), [&] { stageRegisters(stage); });
       });
       b.commitAsync();
     });
-    b.forLoop(i64(0), steps, i64(1), "kt", 1, [&](ValueId kt) {
+    ValueId one = i64(1);
+    ValueId zero = i64(0);
+    b.forLoop(zero, steps, one, "kt", 1, [&](ValueId kt) {
       b.waitAsync(unsigned(stages - 2));
       b.barrier();
       ValueId kt32 = to32(kt);
@@ -709,7 +727,9 @@ private:
         loop(ni, "ni", -1, [&](ValueId n) {
           ValueId fragA = b.load(fa, b.mul(m, i64(4)), 4);
           ValueId fragB = b.load(fb, b.mul(n, i64(2)), 2);
-          ValueId slot = b.mul(b.add(b.mul(m, i64(ni)), n), i64(4));
+          ValueId four = i64(4);
+          ValueId row = b.mul(m, i64(ni));
+          ValueId slot = b.mul(b.add(row, n), four);
           ValueId c = b.load(acc, slot, 4);
           ValueId d = b.mma(plan.operand, fragA, fragB, c);
           b.store(acc, slot, d, 4);
@@ -724,7 +744,8 @@ private:
     int ldc = t.bn + 8; // 8 words of padding keep the stores conflict-free
     ValueId tileC = b.dynamicShared(DType::F32, "tileC");
     ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
-    ValueId laneCol = b.mul(op(IndexOp::And, lane, i32(3)), i32(2));
+    ValueId two = i32(2);
+    ValueId laneCol = b.mul(op(IndexOp::And, lane, i32(3)), two);
     loop(mi, "mi", -1, [&](ValueId m) {
       loop(ni, "ni", -1, [&](ValueId n) {
         loop(2, "h", -1, [&](ValueId h) {
@@ -736,7 +757,9 @@ private:
           ValueId row = b.add(b.add(warpRow, rowIn), laneRow);
           ValueId col = b.add(b.add(warpCol, b.mul(n32, i32(8))), laneCol);
           ValueId h2 = b.mul(h, i64(2));
-          ValueId slot = b.add(b.mul(b.add(b.mul(m, i64(ni)), n), i64(4)), h2);
+          ValueId four = i64(4);
+          ValueId mRow = b.mul(m, i64(ni));
+          ValueId slot = b.add(b.mul(b.add(mRow, n), four), h2);
           ValueId pair = b.load(acc, slot, 2);
           b.store(tileC, b.add(b.mul(row, i32(ldc)), col), pair, 2);
         });
@@ -762,8 +785,10 @@ private:
     tid = to32(tidWide, "tid");
     lane = op(IndexOp::And, tid, i32(31), "lane");
     ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
-    warpRow = b.mul(op(IndexOp::Div, warp, i32(t.warpsN)), i32(wm), "warpRow");
-    warpCol = b.mul(op(IndexOp::Rem, warp, i32(t.warpsN)), i32(wn), "warpCol");
+    ValueId rows = i32(wm);
+    warpRow = b.mul(op(IndexOp::Div, warp, i32(t.warpsN)), rows, "warpRow");
+    ValueId cols = i32(wn);
+    warpCol = b.mul(op(IndexOp::Rem, warp, i32(t.warpsN)), cols, "warpCol");
     aLane = laneOffset(true);
     bLane = laneOffset(false);
     tileSpace();
@@ -793,15 +818,19 @@ private:
     ValueId mn0 = isA ? at.m0 : at.n0;
     ValueId extentMn = isA ? rowsM : i64(plan.n);
     ValueId zero = b.literal(zeros(plan.acc), "");
-    b.forLoop(tidWide, i64(int64_t(mn) * t.bk), i64(t.threads()), "i", 0, [&](ValueId i) {
+    ValueId stride = i64(t.threads());
+    ValueId elements = i64(int64_t(mn) * t.bk);
+    b.forLoop(tidWide, elements, stride, "i", 0, [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId along = op(IndexOp::Rem, i32v, i32(rowLen));
       ValueId across = op(IndexOp::Div, i32v, i32(rowLen));
       ValueId kk = x.kMajor ? along : across, mnI = x.kMajor ? across : along;
       ValueId gk = b.add(k0, to64(kk), "gk");
       ValueId gmn = b.add(mn0, to64(mnI), "gmn");
-      ValueId ok = op(IndexOp::And, b.less(gk, i64(plan.k)), b.less(gmn, extentMn));
-      ValueId dst = b.add(b.add(b.mul(kk, i32(ld)), mnI), i32(offset));
+      ValueId inMn = b.less(gmn, extentMn);
+      ValueId ok = op(IndexOp::And, b.less(gk, i64(plan.k)), inMn);
+      ValueId past = i32(offset);
+      ValueId dst = b.add(b.add(b.mul(kk, i32(ld)), mnI), past);
       b.ifThenElse(
           ok,
           [&] {
@@ -822,13 +851,16 @@ private:
       ValueId av = b.localArray(plan.acc, unsigned(t.tm), "av");
       ValueId bv = b.localArray(plan.acc, unsigned(t.tn), "bv");
       ValueId aRow = b.add(b.mul(kk, i32(lda)), ty);
-      ValueId bRow = b.add(b.add(b.mul(kk, i32(ldb)), tx), i32(t.bk * lda));
+      ValueId past = i32(t.bk * lda);
+      ValueId bRow = b.add(b.add(b.mul(kk, i32(ldb)), tx), past);
       loop(t.tm, "i", -1, [&](ValueId i) {
-        ValueId at = b.add(aRow, b.mul(to32(i), i32(t.bm / t.tm)));
+        ValueId step = i32(t.bm / t.tm);
+        ValueId at = b.add(aRow, b.mul(to32(i), step));
         b.store(av, i, b.load(smem, at, 1));
       });
       loop(t.tn, "j", -1, [&](ValueId j) {
-        ValueId at = b.add(bRow, b.mul(to32(j), i32(t.bn / t.tn)));
+        ValueId step = i32(t.bn / t.tn);
+        ValueId at = b.add(bRow, b.mul(to32(j), step));
         b.store(bv, j, b.load(smem, at, 1));
       });
       loop(t.tm, "i", -1, [&](ValueId i) {
@@ -857,7 +889,10 @@ private:
     tileSpace();
     forEachTile([&](const TileAt &at) {
       ValueId accum = zeroedAccumulators(t.tm * t.tn);
-      b.forLoop(i64(0), i64(plan.k), i64(t.bk), "k0", 1, [&](ValueId k0) {
+      ValueId step = i64(t.bk);
+      ValueId end = i64(plan.k);
+      ValueId zero = i64(0);
+      b.forLoop(zero, end, step, "k0", 1, [&](ValueId k0) {
         stageOperand(true, k0, at);
         stageOperand(false, k0, at);
         b.barrier();
@@ -867,8 +902,10 @@ private:
       // The accumulators through shared memory (reusing the staging arrays).
       loop(t.tm, "i", -1, [&](ValueId i) {
         loop(t.tn, "j", -1, [&](ValueId j) {
-          ValueId row = b.add(ty, b.mul(to32(i), i32(t.bm / t.tm)));
-          ValueId col = b.add(tx, b.mul(to32(j), i32(t.bn / t.tn)));
+          ValueId rowStep = i32(t.bm / t.tm);
+          ValueId row = b.add(ty, b.mul(to32(i), rowStep));
+          ValueId colStep = i32(t.bn / t.tn);
+          ValueId col = b.add(tx, b.mul(to32(j), colStep));
           ValueId v = b.load(accum, b.add(b.mul(i, i64(t.tn)), j), 1);
           b.store(smem, b.add(b.mul(row, i32(ldc)), col), v);
         });

@@ -291,7 +291,10 @@ private:
       if (storesIn(st, s))
         vectorOut[j] = b.localArray(t, sched.vec, "y_" + stem(args[outArg(st)].name));
     }
-    b.forLoop(b.index(0), b.index(sched.vec), b.index(1), "w", -1, [&](ValueId w) {
+    ValueId one = b.index(1);
+    ValueId vec = b.index(sched.vec);
+    ValueId zero = b.index(0);
+    b.forLoop(zero, vec, one, "w", -1, [&](ValueId w) {
       Element element = e;
       element.w = w;
       elementBody(element);
@@ -490,7 +493,9 @@ private:
     std::string name = k.values[values].name + (widen ? "_f32" : "_" + std::string(dtypeName(t)));
     ValueId converted = b.localArray(widen ? DType::F32 : t, sched.vec, name);
     ValueId two = b.index(2);
-    b.forLoop(b.index(0), b.index(sched.vec), two, "p", -1, [&](ValueId p) {
+    ValueId vec = b.index(sched.vec);
+    ValueId zero = b.index(0);
+    b.forLoop(zero, vec, two, "p", -1, [&](ValueId p) {
       ValueId pair = b.load(values, p, 2);
       ValueId c = widen ? b.widen(t, pair, "") : b.narrow(t, pair);
       b.store(converted, p, c, 2);
