@@ -555,7 +555,8 @@ private:
 
   /// The source element of chunk j (i32) at K step kt (i64).
   ValueId sourceIndex(const Loader &l, ValueId j, ValueId kt) {
-    ValueId rows = b.mul(to64(j), i64(int64_t(l.step) * l.x->inner));
+    ValueId rowStride = i64(int64_t(l.step) * l.x->inner);
+    ValueId rows = b.mul(to64(j), rowStride);
     int64_t kStep = l.x->kMajor ? t.bk : int64_t(t.bk) * l.x->inner;
     ValueId step = b.mul(kt, i64(kStep));
     return b.add(b.add(l.src, rows), step);
@@ -594,7 +595,8 @@ private:
     ValueId zero = b.narrow(stored, b.literal(zeros(stored), ""));
     ValueId ok = inside(l, j, to32(kt));
     ValueId src = sourceIndex(l, j, kt);
-    ValueId slot = b.mul(to64(j), i64(8));
+    ValueId eight = i64(8);
+    ValueId slot = b.mul(to64(j), eight);
     auto zeroFill = [&](ValueId at) { b.store(l.regs, at, zero); };
     if (l.x->inner % 8 == 0) {
       unsigned lanes = 16 / dtypeSize(stored);
