@@ -59,8 +59,9 @@ llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
       b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {b.CreateFNeg(z), z, p});
   llvm::Value *half =
       b.CreateFMul(t, exp2Approx(b, b.CreateFMul(arg, fp(x, 1.44269504088896341)))); // erfc(z) / 2
-  llvm::Value *phi =
-      b.CreateSelect(b.CreateFCmpOLT(x, fp(x, 0.0)), half, b.CreateFSub(fp(x, 1.0), half));
+  llvm::Value *above = b.CreateFSub(fp(x, 1.0), half);
+  llvm::Value *negative = b.CreateFCmpOLT(x, fp(x, 0.0));
+  llvm::Value *phi = b.CreateSelect(negative, half, above);
   return b.CreateFMul(x, phi);
 }
 
@@ -98,9 +99,11 @@ llvm::Function *integerPow(llvm::IRBuilder<> &b, llvm::IntegerType *t) {
   fb.SetInsertPoint(negative);
   llvm::Value *odd = fb.CreateICmpNE(fb.CreateAnd(e, one), zero);
   llvm::Value *minusOne = llvm::ConstantInt::getSigned(t, -1);
-  llvm::Value *r = fb.CreateSelect(
-      fb.CreateICmpEQ(a, one), one,
-      fb.CreateSelect(fb.CreateICmpEQ(a, minusOne), fb.CreateSelect(odd, minusOne, one), zero));
+  llvm::Value *sign = fb.CreateSelect(odd, minusOne, one);
+  llvm::Value *isMinusOne = fb.CreateICmpEQ(a, minusOne);
+  llvm::Value *ofMinusOne = fb.CreateSelect(isMinusOne, sign, zero);
+  llvm::Value *isOne = fb.CreateICmpEQ(a, one);
+  llvm::Value *r = fb.CreateSelect(isOne, one, ofMinusOne);
   fb.CreateRet(r);
   fb.SetInsertPoint(loop); // square and multiply while e > 0
   llvm::BasicBlock *entry = &f->getEntryBlock();
@@ -144,9 +147,10 @@ llvm::Value *maxMin(llvm::IRBuilder<> &b, bool isMax, llvm::Value *a, llvm::Valu
   if (!t->isDoubleTy())
     return b.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a,
                                    c);
-  llvm::Value *takeC =
-      b.CreateOr(b.CreateFCmpUNO(c, c), isMax ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOLT(c, a));
-  return b.CreateSelect(b.CreateFCmpUNO(a, a), a, b.CreateSelect(takeC, c, a));
+  llvm::Value *beyond = isMax ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOLT(c, a);
+  llvm::Value *takeC = b.CreateOr(b.CreateFCmpUNO(c, c), beyond);
+  llvm::Value *other = b.CreateSelect(takeC, c, a);
+  return b.CreateSelect(b.CreateFCmpUNO(a, a), a, other);
 }
 
 llvm::Value *arithmetic(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value *c) {
@@ -203,8 +207,11 @@ llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::V
   case OpKind::Neg:
     return isInt ? b.CreateSub(zero, x) : b.CreateFNeg(x);
   case OpKind::Abs:
-    return isInt ? b.CreateSelect(b.CreateICmpSLT(x, zero), b.CreateSub(zero, x), x)
-                 : b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    if (isInt) {
+      llvm::Value *negated = b.CreateSub(zero, x);
+      return b.CreateSelect(b.CreateICmpSLT(x, zero), negated, x);
+    }
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   case OpKind::Relu: // a NaN stays NaN
     return b.CreateSelect(isInt ? b.CreateICmpSLT(x, zero) : b.CreateFCmpOLT(x, zero), zero, x);
   case OpKind::Sqrt: // sqrt.rn, as CUDA's sqrtf
@@ -233,8 +240,8 @@ llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::V
 /// inexact (rounding it once more to f16/bf16 is then exact).
 llvm::Value *toF32Odd(llvm::IRBuilder<> &b, llvm::Value *x) {
   llvm::Value *f = b.CreateIntrinsic(llvm::Intrinsic::nvvm_d2f_rz, {}, {x});
-  llvm::Value *inexact =
-      b.CreateAnd(b.CreateFCmpUNE(b.CreateFPExt(f, x->getType()), x), b.CreateFCmpORD(x, x));
+  llvm::Value *ordered = b.CreateFCmpORD(x, x);
+  llvm::Value *inexact = b.CreateAnd(b.CreateFCmpUNE(b.CreateFPExt(f, x->getType()), x), ordered);
   llvm::Value *bits = b.CreateBitCast(f, b.getInt32Ty());
   llvm::Value *odd = b.CreateBitCast(b.CreateOr(bits, b.getInt32(1)), b.getFloatTy());
   return b.CreateSelect(inexact, odd, f);

@@ -1,28 +1,46 @@
 """Checks that the kernel builders emit instructions in an order C++ fixes.
 
 C++ leaves the evaluation order of a call's arguments unspecified, so a call
-with two arguments that each build kir instructions (constants included: a
-new one is emitted where it is made) emits them in an order that depends on
-the compiler, and a kernel would come out differently from GCC and Clang
-(docs/codegen.md, "Emit each instruction in its own statement"). This finds,
-in codegen/templates, every call with two or more arguments that call a
-function returning a kir value (kir::Builder's, or a template's own; const
-accessors such as `in(i)` only read a parameter). Braced
-lists are sequenced left to right and lambdas run later: neither counts."""
+with two arguments that each emit instructions emits them in an order that
+depends on the compiler, and a kernel would come out differently from GCC and
+Clang (docs/codegen.md, "Emit each instruction in its own statement"). This
+finds every call with two or more arguments that emit:
+- in codegen/templates, calls of a function returning a kir value
+  (kir::Builder's, or a template's own; a const accessor such as `in(i)` only
+  reads one, and a new constant is emitted where it is made);
+- in codegen/llvm, IRBuilder Create calls and functions of ours that emit
+  LLVM instructions (they take an IRBuilder, or are Renderer members; LLVM
+  constants are uniqued, not emitted).
+Braced lists are sequenced left to right and lambdas run later: neither
+counts."""
 import pathlib
 import re
 import sys
 
 RETURNS_VALUE = re.compile(r"\bValueId\s+(?:\w+::)?(\w+)\s*\(([^()]*)\)\s*(const)?")
+RETURNS_LLVM = re.compile(r"\bllvm::\w+\s*\*\s*(Renderer::)?(\w+)\s*\(([^()]*)\)\s*(const)?")
 CALL = re.compile(r"\b(\w+)\s*\(")
 
 
-def value_functions(root):
+def sources(root, folder):
+    return [p for p in sorted((root / folder).rglob("*")) if p.suffix in (".h", ".cpp")]
+
+
+def kir_builders(root):
     names = set()
-    for path in [root / "codegen/kir/Kir.h", *sorted((root / "codegen/templates").rglob("*"))]:
-        if path.suffix in (".h", ".cpp"):
-            # a const member function reads a value the builder already made
-            names |= {m[0] for m in RETURNS_VALUE.findall(path.read_text()) if not m[2]}
+    for path in [root / "codegen/kir/Kir.h", *sources(root, "codegen/templates")]:
+        names |= {m[0] for m in RETURNS_VALUE.findall(path.read_text()) if not m[2]}
+    return names
+
+
+def llvm_builders(root):
+    names = set()
+    for path in sources(root, "codegen/llvm"):
+        text = path.read_text()
+        for m in RETURNS_LLVM.finditer(text):
+            member = m.group(1) or text[: m.start()].endswith("\n  ")
+            if not m.group(4) and (member or "IRBuilder" in m.group(3)):
+                names.add(m.group(2))
     return names
 
 
@@ -50,29 +68,34 @@ def arguments(text, open_paren):
     return args
 
 
-def builds(arg, names):
+def emits(arg, names, creates):
     arg = arg.strip()
-    if arg.startswith("{") or arg.startswith("[&") or arg.startswith("[="):
+    if arg.startswith(("{", "[&", "[=")):
         return False
-    return any(m.group(1) in names for m in CALL.finditer(arg))
+    return any(m.group(1) in names or (creates and m.group(1).startswith("Create"))
+               for m in CALL.finditer(arg))
 
 
 def main():
     root = pathlib.Path(sys.argv[1])
-    names = value_functions(root)
-    found = 0
-    files = sorted((root / "codegen/templates").rglob("*.cpp"))
-    for path in files:
-        text = strip(path.read_text())
-        for m in CALL.finditer(text):
-            if m.group(1) in ("if", "for", "while", "switch", "return", "sizeof"):
+    folders = [("codegen/templates", kir_builders(root), False),
+               ("codegen/llvm", llvm_builders(root), True)]
+    found, files = 0, 0
+    for folder, names, creates in folders:
+        for path in sources(root, folder):
+            if path.suffix != ".cpp":
                 continue
-            args = arguments(text, m.end() - 1)
-            if sum(builds(a, names) for a in args) >= 2:
-                line = text.count("\n", 0, m.start()) + 1
-                print(f"{path.relative_to(root)}:{line}: '{m.group(1)}' builds two of its arguments")
-                found += 1
-    print(f"checked {len(files)} files: {found} calls whose arguments build in an unspecified order")
+            files += 1
+            text = strip(path.read_text())
+            for m in CALL.finditer(text):
+                if m.group(1) in ("if", "for", "while", "switch", "return", "sizeof"):
+                    continue
+                args = arguments(text, m.end() - 1)
+                if sum(emits(a, names, creates) for a in args) >= 2:
+                    line = text.count("\n", 0, m.start()) + 1
+                    print(f"{path.relative_to(root)}:{line}: '{m.group(1)}' emits two of its arguments")
+                    found += 1
+    print(f"checked {files} files: {found} calls whose arguments emit in an unspecified order")
     return 1 if found else 0
 
 
