@@ -147,8 +147,8 @@ llvm::Value *maxMin(llvm::IRBuilder<> &b, bool isMax, llvm::Value *a, llvm::Valu
   if (!t->isDoubleTy())
     return b.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a,
                                    c);
-  llvm::Value *beyond = isMax ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOLT(c, a);
-  llvm::Value *takeC = b.CreateOr(b.CreateFCmpUNO(c, c), beyond);
+  llvm::Value *cBeatsA = isMax ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOLT(c, a);
+  llvm::Value *takeC = b.CreateOr(b.CreateFCmpUNO(c, c), cBeatsA);
   llvm::Value *other = b.CreateSelect(takeC, c, a);
   return b.CreateSelect(b.CreateFCmpUNO(a, a), a, other);
 }
