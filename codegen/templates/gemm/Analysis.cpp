@@ -297,7 +297,9 @@ bool analyzeShapes(Plan &plan, Diagnostics &diags) {
     rows = rows * plan.dims[d];
   bool batched = !folded && space.size() > 2;
   plan.m = batched ? plan.dims[space.size() - 2] : rows;
-  plan.batches = batched ? rows.factor / plan.m.factor : 1;
+  plan.batches = 1; // static when batched (checkSymbolic); rows / m would divide by an empty m
+  for (size_t d = 0; batched && d + 2 < space.size(); ++d)
+    plan.batches *= plan.dims[d].factor;
   int64_t m = ta || batched ? space[space.size() - 2].size : 0; // static then
   plan.a.kMajor = !ta;
   plan.a.outer = ta ? Extent{plan.k, {}} : plan.m;
