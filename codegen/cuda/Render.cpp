@@ -141,6 +141,8 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Pack:
     return "fusec_pack_" + std::string(dtypeName(i.dtype)) + "x2(" + ref(i.operands[0]) + ", " +
            ref(i.operands[1]) + ")";
+  case Opcode::Exp2:
+    return "fusec_exp2_approx(" + ref(i.operands[0]) + ")";
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:
@@ -233,6 +235,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Matrix:
   case Opcode::Pack:
   case Opcode::Select:
+  case Opcode::Exp2:
     break;
   }
   std::string line = declare(i);

@@ -233,6 +233,10 @@ ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) 
               {.op = Opcode::Pack, .operands = {lo, hi}, .dtype = t});
 }
 
+ValueId Builder::exp2(ValueId x, const std::string &name) {
+  return emit(Type::scalar(DType::F32), name, {.op = Opcode::Exp2, .operands = {x}});
+}
+
 void Builder::inBlock(Block &block, const std::function<void()> &build) {
   // Nothing is appended to the enclosing block while `block` is open, so the instruction that owns
   // it stays where it is meanwhile.

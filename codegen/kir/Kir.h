@@ -81,6 +81,8 @@ enum class Opcode : uint8_t {
   Select,        ///< operand 1 if predicate operand 0, else operand 2 (any one type)
   Pack,          ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
                  ///< packed into one i32 word (cvt.rn.f16x2.f32)
+  Exp2,          ///< 2^operand 0 of f32, approximate (ex2.approx.ftz: relative error ~2^-22,
+                 ///< subnormal results flushed to 0, exp2(-inf) = 0)
 };
 
 enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
@@ -232,6 +234,7 @@ public:
   ValueId mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name = "");
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
+  ValueId exp2(ValueId x, const std::string &name = "");
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
                const std::function<void(ValueId)> &body);

@@ -126,6 +126,8 @@ std::string Printer::text(const Inst &i) const {
     return "select " + refs(i.operands);
   case Opcode::Pack:
     return "pack." + name(i.dtype) + "x2 " + refs(i.operands);
+  case Opcode::Exp2:
+    return "exp2 " + refs(i.operands);
   case Opcode::Param: // in the signature
   case Opcode::For:   // region()
   case Opcode::If:

@@ -27,6 +27,7 @@ unsigned arity(const Inst &i) {
   case Opcode::Widen:
   case Opcode::Narrow:
   case Opcode::If:
+  case Opcode::Exp2:
     return 1;
   case Opcode::Index:
   case Opcode::Load:
@@ -150,6 +151,10 @@ void Verifier::types(const Inst &i) {
     if (type(i, 0) != Type::scalar(DType::F32) || type(i, 1) != Type::scalar(DType::F32) ||
         !isNarrowFloat(i.dtype))
       fail(i, "packs two f32 into an f16 or bf16 pair");
+    return;
+  case Opcode::Exp2:
+    if (type(i, 0) != Type::scalar(DType::F32))
+      fail(i, "takes an f32");
     return;
   case Opcode::Select:
     if (!isPredicate(i.operands[0]) || type(i, 1) != type(i, 2))

@@ -335,6 +335,9 @@ void Renderer::inst(const Inst &i) {
     return set(i, matrix(i));
   case Opcode::Pack:
     return set(i, pack(i));
+  case Opcode::Exp2:
+    return set(i,
+               b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {get(i.operands[0])}));
   case Opcode::Select:
     return set(i, b.CreateSelect(get(i.operands[0]), get(i.operands[1]), get(i.operands[2])));
   }

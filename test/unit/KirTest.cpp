@@ -204,6 +204,30 @@ TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
   EXPECT_NE(errors[1].find("waits for 0 to 7 groups"), std::string::npos) << errors[1];
 }
 
+/// exp2 (ex2.approx.ftz) of an f32 on both back ends; it takes nothing else.
+TEST(Kir, Exp2RendersOnBothBackEnds) {
+  Kernel k;
+  k.name = "pow2";
+  Builder b(k);
+  ValueId in = b.param("in", Type::pointer(DType::F32, Space::Global), true);
+  ValueId out = b.param("out", Type::pointer(DType::F32, Space::Global));
+  ValueId tid = b.special(Special::TidX);
+  ValueId x = b.load(in, tid, 1, "x");
+  ValueId y = b.exp2(x, "y");
+  b.store(out, tid, y);
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  EXPECT_NE(print(k).find("%y = exp2 %x : f32"), std::string::npos) << print(k);
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("const float y = fusec_exp2_approx(x);"), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("@llvm.nvvm.ex2.approx.ftz.f("), std::string::npos) << ir;
+
+  b.exp2(tid, "bad");
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("takes an f32"), std::string::npos) << errors[0];
+}
+
 /// A block of several rows: the row is tid.y; launch bounds with a minimum of blocks an SM.
 TEST(Kir, SecondThreadAxisAndMinimumBlocksRenderOnBothBackEnds) {
   Kernel k;
