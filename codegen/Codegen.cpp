@@ -7,6 +7,7 @@
 #include "codegen/cuda/Render.h"
 #include "codegen/llvm/Render.h"
 #include "codegen/templates/Pointwise.h"
+#include "codegen/templates/attention/Attention.h"
 #include "codegen/templates/gemm/Gemm.h"
 #include "codegen/templates/generic/Generic.h"
 #include "codegen/templates/rowred/RowReduction.h"
@@ -43,11 +44,9 @@ std::optional<templates::KirKernel> build(const Op &op, const std::string &entry
   case KernelTemplate::Gemm:
     return gemm::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:
-    break;
+    return attention::buildAttention(op, entry, diags);
   }
-  diags.error(op.loc(), "kernel '%" + op.result(0)->name() + "': template '" + name +
-                            "' has no code generator yet");
-  return std::nullopt;
+  FUSEC_ASSERT(false, "unknown kernel template");
 }
 
 std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,

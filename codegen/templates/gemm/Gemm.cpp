@@ -14,6 +14,7 @@
 // columns a thread run the chain's pointwise ops in registers.
 #include "codegen/templates/gemm/Gemm.h"
 
+#include "codegen/templates/TensorCore.h"
 #include "codegen/templates/gemm/Plan.h"
 #include "ir/Assert.h"
 
@@ -432,21 +433,6 @@ private:
 
   // ---- the tensor-core kernel ----
 
-  /// The byte offset of chunk `chunk` of row `row` in a swizzled tile of `chunks` chunks a row
-  /// (a power of two >= 2).
-  ValueId swizzle(ValueId row, ValueId chunk, int chunks) {
-    ValueId s;
-    if (chunks >= 8) {
-      s = op(IndexOp::And, row, i32(7));
-    } else { // 4 chunks: (row >> 1) & 3; 2 chunks: (row >> 2) & 1
-      ValueId mask = i32(chunks == 4 ? 3 : 1);
-      s = op(IndexOp::And, op(IndexOp::Shr, row, i32(chunks == 4 ? 1 : 2)), mask);
-    }
-    ValueId x = op(IndexOp::Xor, chunk, s);
-    ValueId at = b.add(b.mul(row, i32(chunks)), x);
-    return b.mul(at, i32(16));
-  }
-
   // Note [Fragment addresses]
   // A lane's ldmatrix address for k16 slice kk and m16 block mi (or n16 pair nj) is its address
   // for kk = mi = 0 with the chunk index XORed by 2 * mi (or 2 * kk, when the slices run along
@@ -478,7 +464,7 @@ private:
       row = b.add(low7, b.mul(bit3, i32(8)));
       chunk = b.add(op(IndexOp::Div, warpCol, i32(8)), high);
     }
-    ValueId offset = swizzle(row, chunk, chunks);
+    ValueId offset = templates::swizzledChunk(b, row, chunk, chunks);
     b.rename(offset, isA ? "aLane" : "bLane");
     return offset;
   }
@@ -565,7 +551,7 @@ private:
   /// The stage byte chunk j (i32) goes to.
   ValueId destination(const Loader &l, ValueId stage, ValueId j) {
     ValueId row = b.add(l.row0, b.mul(j, i32(l.step)));
-    ValueId at = swizzle(row, l.chunk, l.chunks);
+    ValueId at = templates::swizzledChunk(b, row, l.chunk, l.chunks);
     return b.add(b.add(stage, i32(l.offset)), at);
   }
 

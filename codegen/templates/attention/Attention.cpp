@@ -1,0 +1,642 @@
+// The attention template's plan and kir builder (FlashAttention-2's design on mma.sync).
+//
+// A block of 4 warps owns `br` query rows of one batch index: warp w the m16 row blocks
+// w * 16 * blocks + 16 i. Q goes to shared memory once (cp.async) and from there into registers as
+// A fragments; the keys go by in tiles of 64, K and V double-buffered through shared memory. Per
+// tile each warp computes its rows' scores S = Q·Kᵀ in f32 accumulators, folds them into the
+// online softmax (in log2 units: t = s · scale · log2 e + mask · log2 e, p = 2^(t - m)), rounds P
+// to the operand dtype where it lies (Note [Attention fragments]) and accumulates O += P·V. The
+// epilogue divides by the row sums and stores O. Shared tiles are rows of 16-byte chunks, swizzled
+// (TensorCore.h), one lane address per operand as in Note [Fragment addresses] of gemm/Gemm.cpp.
+//
+// Note [Attention fragments]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// In mma.m16n8k16 lane l (g = l / 4, q = l % 4) holds accumulator elements c0, c1 at (row g,
+// columns 2q, 2q + 1) and c2, c3 at row g + 8; its A fragment holds (row g, k 2q..2q+1), (g + 8,
+// k 2q..), (g, k 2q+8..), (g + 8, k 2q+8..) (PTX ISA, "Matrix Fragments for mma.m16n8k16"). So
+// the score tiles of keys 16t..16t+7 and 16t+8..16t+15, packed pairwise, are the A fragment of
+// P·V's k slice t with no data movement. The B operand of S = Q·Kᵀ pairs two dims of one key row:
+// ldmatrix of K's rows; that of P·V two keys of one column of V: ldmatrix.trans of V's rows.
+//
+// Numerics (docs/ir.md, attention): max is max.NaN, so a NaN score makes its row NaN; m̂ = 0 when
+// the running max is -inf, so -inf - -inf never happens and a row with no visible key gives 0;
+// a finite mask is saturated at -FLT_MAX after the multiply by log2 e, so -3.4e38 stays finite.
+#include "codegen/templates/attention/Attention.h"
+
+#include "codegen/templates/TensorCore.h"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <sstream>
+
+namespace fusec::attention {
+
+namespace {
+
+using kir::IndexOp;
+using kir::ValueId;
+using Sizes = std::vector<int64_t>;
+
+constexpr int kWarps = 4, kThreads = 32 * kWarps, kKeys = 64, kStages = 2;
+
+/// One operand as the kernel reads it: elements between the matrices of consecutive indices of
+/// each batch dim (0 where it broadcasts), and between rows and columns of a matrix.
+struct Operand {
+  Sizes batch;
+  int64_t row = 0, col = 1;
+};
+
+struct Plan {
+  const Op *kernel = nullptr, *attention = nullptr;
+  std::string entry;
+  DType dtype = DType::F16;
+  int64_t sq = 0, sk = 0, d = 0, dv = 0;
+  Sizes batch; ///< the output's leading dims
+  Operand q, k, v, o, mask;
+  bool hasMask = false, causal = false;
+  DType maskType = DType::F32;
+  double scale = 1;
+  int blocks = 1; ///< m16 row blocks a warp owns
+  std::vector<KernelArg> args;
+
+  int br() const { return 16 * kWarps * blocks; }
+  int64_t queryTiles() const { return (sq + br() - 1) / br(); }
+};
+
+int64_t product(const Sizes &s) {
+  int64_t n = 1;
+  for (int64_t x : s)
+    n *= x;
+  return n;
+}
+
+/// `shape` ([..., rows, cols], or any shape that broadcasts to batch + [rows, cols]) read as a
+/// row-major tensor broadcast to the output's batch dims `batch` and matrices of rows x cols.
+Operand operandOf(const Sizes &shape, const Sizes &batch, int64_t rows, int64_t cols) {
+  Sizes full = batch;
+  full.push_back(rows);
+  full.push_back(cols);
+  Sizes strides(full.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) { // from the last dim of both
+    size_t at = full.size() - 1 - i;
+    int64_t size = shape[shape.size() - 1 - i];
+    if (size != 1 || full[at] == 1)
+      strides[at] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  Operand x;
+  x.batch.assign(strides.begin(), strides.end() - 2);
+  x.row = strides.end()[-2];
+  x.col = strides.back();
+  return x;
+}
+
+bool refuse(Diagnostics &diags, const Op &kernel, const std::string &why) {
+  diags.error(kernel.loc(),
+              "attention kernel '%" + kernel.result(0)->name() + "': " + why + "; runs op by op");
+  return false;
+}
+
+bool isHeadDim(int64_t d) { return d == 32 || d == 64 || d == 128; }
+
+bool analyze(const Op &kernel, const std::string &entry, Plan &p, Diagnostics &diags) {
+  const Graph &body = *kernel.body();
+  p.kernel = &kernel;
+  p.entry = entry;
+  if (body.numOps() != 1 || body.ops().front()->kind() != OpKind::Attention)
+    return refuse(diags, kernel, "the template takes one attention op (casts and epilogues "
+                                 "around it are not fused yet)");
+  const Op &a = *body.ops().front();
+  p.attention = &a;
+  for (const Value *x : a.operands())
+    if (!x->isGraphInput())
+      return refuse(diags, kernel, "an operand is computed inside the kernel");
+  if (body.outputs().size() != 1 || body.outputs()[0] != a.result())
+    return refuse(diags, kernel, "the kernel returns something else than the attention");
+  if (!kernel.hasStaticShapes())
+    return refuse(diags, kernel, "its shapes are symbolic");
+  p.dtype = a.result()->type().dtype;
+  for (unsigned i = 0; i < 3; ++i)
+    if (a.operand(i)->type().dtype != p.dtype || !isNarrowFloat(p.dtype))
+      return refuse(diags, kernel, "q, k, v and the result must all be f16 or all bf16");
+  if (const Attribute *acc = a.attrIfPresent("acc"); acc && acc->get<DType>() != DType::F32)
+    return refuse(diags, kernel, "it accumulates in f32 only");
+  Sizes out = staticSizes(a.result()->type().shape);
+  Sizes key = staticSizes(a.operand(1)->type().shape);
+  p.sq = out.end()[-2];
+  p.dv = out.back();
+  p.sk = key.end()[-2];
+  p.d = key.back();
+  if (!isHeadDim(p.d) || !isHeadDim(p.dv))
+    return refuse(diags, kernel, "head dims " + std::to_string(p.d) + " and " +
+                                     std::to_string(p.dv) + " (it takes 32, 64 and 128)");
+  p.batch.assign(out.begin(), out.end() - 2);
+  p.q = operandOf(staticSizes(a.operand(0)->type().shape), p.batch, p.sq, p.d);
+  p.k = operandOf(key, p.batch, p.sk, p.d);
+  p.v = operandOf(staticSizes(a.operand(2)->type().shape), p.batch, p.sk, p.dv);
+  p.o = operandOf(out, p.batch, p.sq, p.dv);
+  p.hasMask = a.numOperands() > 3;
+  if (p.hasMask) {
+    p.maskType = a.operand(3)->type().dtype;
+    if (p.maskType == DType::F64)
+      return refuse(diags, kernel, "an f64 mask");
+    p.mask = operandOf(staticSizes(a.operand(3)->type().shape), p.batch, p.sq, p.sk);
+  }
+  p.causal = a.getBool("causal");
+  const Attribute *scale = a.attrIfPresent("scale");
+  p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));
+  // Registers a thread: S (blocks x 32) + O (blocks x dv / 2) + Q (blocks x d / 4).
+  p.blocks = p.d <= 64 && p.dv <= 64 ? 2 : 1;
+  Namer names;
+  for (unsigned j = 0; j < kernel.numOperands(); ++j)
+    p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
+                      std::nullopt});
+  p.args.push_back(
+      {KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0, std::nullopt});
+  return true;
+}
+
+class AttentionBuilder {
+public:
+  explicit AttentionBuilder(const Plan &p) : p(p), b(k) {}
+
+  templates::KirKernel run() {
+    k.name = p.entry;
+    std::string how = schedule();
+    k.comment = {p.entry + ": attention kernel, " + p.attention->result()->type().str(), how};
+    k.maxThreads = kThreads;
+    std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.args);
+    q = params[0];
+    key = params[1];
+    value = params[2];
+    mask = p.hasMask ? params[3] : kir::kNoValue;
+    out = params.back();
+    setUp();
+    int64_t tiles = p.queryTiles() * product(p.batch);
+    ValueId first = b.special(kir::Special::CtaidX);
+    ValueId step = b.special(kir::Special::NctaidX);
+    ValueId count = b.index(tiles);
+    b.forLoop(first, count, step, "tile", 0, [&](ValueId tile) { queryTile(tile); });
+    int sharedBytes = qBytes + kStages * stageBytes;
+    LaunchConfig launch{{unsigned(std::clamp<int64_t>(tiles, 1, 0x7fffffff)), 1, 1},
+                        {unsigned(kThreads), 1, 1},
+                        unsigned(sharedBytes)};
+    return templates::KirKernel{std::move(k), p.args, launch, how};
+  }
+
+private:
+  ValueId i32(int64_t v) { return b.constant(DType::I32, v); }
+  ValueId i64(int64_t v) { return b.index(v); }
+  ValueId to64(ValueId v) { return b.convert(DType::I64, v); }
+  ValueId op(IndexOp o, ValueId x, ValueId y, const std::string &name = "") {
+    return b.arith(o, x, y, name);
+  }
+  ValueId math(OpKind kind, ValueId x, ValueId y, const std::string &name = "") {
+    return b.math({kind, DType::F32, isComparison(kind) ? DType::Bool : DType::F32}, {x, y}, name);
+  }
+  static bool isComparison(OpKind kind) {
+    return kind == OpKind::Eq || kind == OpKind::Lt || kind == OpKind::Gt;
+  }
+  ValueId f32(double v, const std::string &name = "") { return b.literal(DType::F32, v, name); }
+  /// for (i = 0; i < n; ++i) body(i), unrolled: the register arrays stay registers.
+  void unrolled(int64_t n, const std::string &name, const std::function<void(ValueId)> &body) {
+    ValueId zero = i64(0);
+    ValueId end = i64(n);
+    ValueId one = i64(1);
+    b.forLoop(zero, end, one, name, -1, body);
+  }
+  /// The first slot of 4-element fragment `n` of row block `mb` (blocks of `perBlock`).
+  ValueId fragment(ValueId mb, int64_t perBlock, ValueId n) {
+    ValueId first = b.mul(mb, i64(perBlock));
+    ValueId index = b.add(first, n);
+    return b.mul(index, i64(4));
+  }
+  /// The byte offset of K/V stage `slot` (i32).
+  ValueId stageAt(ValueId slot) {
+    ValueId offset = b.mul(slot, i32(stageBytes));
+    return b.add(offset, i32(qBytes), "stage");
+  }
+  /// A local array of `n` f32 set to `init`.
+  ValueId registers(int64_t n, ValueId init, const std::string &name) {
+    ValueId r = b.localArray(DType::F32, unsigned(n), name);
+    unrolled(n, "e", [&](ValueId e) { b.store(r, e, init); });
+    return r;
+  }
+
+  std::string schedule() const {
+    std::ostringstream how;
+    how << "flash attention (mma.sync m16n8k16 " << dtypeName(p.dtype) << ", f32 softmax); "
+        << p.br() << " queries x " << kKeys << " keys a tile, " << kWarps << " warps of "
+        << 16 * p.blocks << " rows, K/V in " << kStages << " stages"
+        << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
+    return how.str();
+  }
+
+  /// The thread's place and the lane offsets of its fragments, the literals of the softmax.
+  void setUp() {
+    qBytes = p.br() * int(p.d) * 2;
+    kBytes = kKeys * int(p.d) * 2;
+    stageBytes = kBytes + kKeys * int(p.dv) * 2;
+    smem = b.dynamicShared(DType::I8, "smem");
+    ValueId tidWide = b.special(kir::Special::TidX);
+    tid = b.convert(DType::I32, tidWide, "tid");
+    lane = op(IndexOp::And, tid, i32(31), "lane");
+    ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
+    warpRow = b.mul(warp, i32(16 * p.blocks), "warpRow");
+    ValueId low7 = op(IndexOp::And, lane, i32(7));
+    ValueId high = op(IndexOp::Shr, lane, i32(4));
+    ValueId bit3 = op(IndexOp::Shr, lane, i32(3));
+    bit3 = op(IndexOp::And, bit3, i32(1));
+    // Q (A): rows warpRow + lane % 16, chunk lane / 16; K (B, non-trans): keys lane % 8 + 8 *
+    // (lane / 16), chunk bit 3; V (B, trans): keys lane % 8 + 8 * bit 3, chunk lane / 16.
+    ValueId qRow = b.add(warpRow, op(IndexOp::And, lane, i32(15)));
+    qLane = templates::swizzledChunk(b, qRow, high, int(p.d / 8));
+    ValueId kRow = b.add(low7, b.mul(high, i32(8)));
+    kLane = templates::swizzledChunk(b, kRow, bit3, int(p.d / 8));
+    ValueId vRow = b.add(low7, b.mul(bit3, i32(8)));
+    vLane = templates::swizzledChunk(b, vRow, high, int(p.dv / 8));
+    b.rename(qLane, "qLane");
+    b.rename(kLane, "kLane");
+    b.rename(vLane, "vLane");
+    laneRow = op(IndexOp::Shr, lane, i32(2), "laneRow");
+    ValueId quadLane = op(IndexOp::And, lane, i32(3));
+    laneCol = b.mul(quadLane, i32(2), "laneCol");
+    double c = p.scale * std::numbers::log2e;
+    scaleLog2 = f32(c, "scaleLog2");
+    log2e = f32(std::numbers::log2e, "log2e");
+    minusInf = f32(-std::numeric_limits<double>::infinity(), "minusInf");
+    lowest = f32(-std::numeric_limits<float>::max(), "lowest");
+    zero = f32(0, "zero");
+  }
+
+  /// The i64 element offsets of the current batch index `z` in q, k, v, o and the mask.
+  void batchOffsets(ValueId z) {
+    std::vector<ValueId> coords(p.batch.size(), kir::kNoValue);
+    ValueId rest = z;
+    for (size_t i = p.batch.size(); i-- > 0;) {
+      if (p.batch[i] == 1)
+        continue;
+      ValueId size = i64(p.batch[i]);
+      coords[i] = op(IndexOp::Rem, rest, size);
+      rest = op(IndexOp::Div, rest, size);
+    }
+    auto offset = [&](const Operand &x, const std::string &name) {
+      ValueId at = i64(0);
+      for (size_t i = 0; i < coords.size(); ++i)
+        if (coords[i] != kir::kNoValue && x.batch[i] != 0)
+          at = b.add(at, b.mul(coords[i], i64(x.batch[i])));
+      b.rename(at, name);
+      return at;
+    };
+    qBase = offset(p.q, "qBase");
+    kBase = offset(p.k, "kBase");
+    vBase = offset(p.v, "vBase");
+    oBase = offset(p.o, "oBase");
+    if (p.hasMask)
+      maskBase = offset(p.mask, "maskBase");
+  }
+
+  /// cp.async of `rows` rows of `width` elements, from row `first` (i64) of `ptr` + `base`, into
+  /// the swizzled tile at byte `dst` (i32); rows at or past `limit` are zeros.
+  void copyTile(ValueId ptr, ValueId base, int64_t width, int rows, ValueId first, int64_t limit,
+                ValueId dst) {
+    int chunks = int(width / 8), step = kThreads / chunks;
+    ValueId chunk = op(IndexOp::Rem, tid, i32(chunks));
+    ValueId row0 = op(IndexOp::Div, tid, i32(chunks));
+    ValueId column = to64(b.mul(chunk, i32(8)));
+    unrolled(rows / step, "j", [&](ValueId j) {
+      ValueId j32 = b.convert(DType::I32, j);
+      ValueId row = b.add(row0, b.mul(j32, i32(step)));
+      ValueId at = b.add(first, to64(row));
+      ValueId inside = b.less(at, i64(limit));
+      ValueId rowStart = b.add(base, b.mul(at, i64(width)));
+      ValueId src = b.add(rowStart, column);
+      ValueId swizzled = templates::swizzledChunk(b, row, chunk, chunks);
+      ValueId to = b.add(dst, swizzled);
+      b.copyAsync(smem, to, ptr, src, inside);
+    });
+  }
+
+  /// Starts copying key tile `t` (i64) into its stage.
+  void loadKeys(ValueId t) {
+    ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(kStages)));
+    ValueId stage = stageAt(slot);
+    ValueId first = b.mul(t, i64(kKeys));
+    copyTile(key, kBase, p.d, kKeys, first, p.sk, stage);
+    ValueId vStage = b.add(stage, i32(kBytes));
+    copyTile(value, vBase, p.dv, kKeys, first, p.sk, vStage);
+  }
+
+  void queryTile(ValueId tile) {
+    ValueId qt = op(IndexOp::Rem, tile, i64(p.queryTiles()));
+    ValueId z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
+    q0 = b.mul(qt, i64(p.br()), "q0");
+    batchOffsets(z);
+    ValueId qRegion = i32(0);
+    copyTile(q, qBase, p.d, p.br(), q0, p.sq, qRegion);
+    b.commitAsync();
+    ValueId keys = i64(p.sk);
+    if (p.causal) { // keys past the tile's last query are never visible
+      ValueId last = b.add(q0, i64(p.br()));
+      keys = b.math({OpKind::Min, DType::I64, DType::I64}, {last, keys}, "keys");
+    }
+    ValueId roundedUp = b.add(keys, i64(kKeys - 1));
+    ValueId keyTiles = op(IndexOp::Div, roundedUp, i64(kKeys), "keyTiles");
+    ValueId zeroIndex = i64(0);
+    b.ifThenElse(b.less(zeroIndex, keyTiles), [&] { loadKeys(zeroIndex); });
+    b.commitAsync();
+    b.waitAsync(1);
+    b.barrier();
+    loadQueryFragments();
+    o = registers(p.blocks * p.dv / 2, zero, "o");
+    rowMax = registers(2 * p.blocks, minusInf, "rowMax");
+    rowSum = registers(2 * p.blocks, zero, "rowSum");
+    ValueId one = i64(1);
+    b.forLoop(zeroIndex, keyTiles, one, "kt", 0, [&](ValueId kt) {
+      ValueId next = b.add(kt, one, "next");
+      b.ifThenElse(b.less(next, keyTiles), [&] { loadKeys(next); });
+      b.commitAsync();
+      b.waitAsync(1);
+      b.barrier();
+      ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, kt, i64(kStages)));
+      ValueId stage = stageAt(slot);
+      scores(stage);
+      softmax(kt);
+      accumulate(b.add(stage, i32(kBytes)));
+      b.barrier(); // the next tile's copy reuses this stage
+    });
+    store();
+    b.waitAsync(0);
+    b.barrier(); // the next query tile reuses the shared memory
+  }
+
+  /// Q's A fragments, from shared memory into registers (blocks x d/16 x 4 words).
+  void loadQueryFragments() {
+    qf = b.localArray(DType::I32, unsigned(p.blocks * p.d / 4), "qf");
+    unrolled(p.blocks, "mb", [&](ValueId mb) {
+      unrolled(p.d / 16, "kk", [&](ValueId kk) {
+        ValueId kk32 = b.convert(DType::I32, kk);
+        ValueId swizzled = op(IndexOp::Xor, qLane, b.mul(kk32, i32(32)));
+        ValueId mb32 = b.convert(DType::I32, mb);
+        ValueId at = b.add(swizzled, b.mul(mb32, i32(16 * p.d * 2)));
+        ValueId frag = b.loadMatrix(smem, at, false);
+        ValueId slot = fragment(mb, p.d / 16, kk);
+        b.store(qf, slot, frag, 4);
+      });
+    });
+  }
+
+  /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32.
+  void scores(ValueId stage) {
+    s = registers(p.blocks * kKeys / 2, zero, "s");
+    unrolled(p.d / 16, "kk", [&](ValueId kk) {
+      unrolled(kKeys / 16, "nj", [&](ValueId nj) {
+        ValueId kk32 = b.convert(DType::I32, kk);
+        ValueId swizzled = op(IndexOp::Xor, kLane, b.mul(kk32, i32(32)));
+        ValueId nj32 = b.convert(DType::I32, nj);
+        ValueId rows = b.mul(nj32, i32(16 * p.d * 2));
+        ValueId at = b.add(b.add(stage, swizzled), rows);
+        ValueId frag = b.loadMatrix(smem, at, false, "kf");
+        ValueId kf = b.localArray(DType::I32, 4, "kfs");
+        b.store(kf, i64(0), frag, 4);
+        unrolled(p.blocks, "mb", [&](ValueId mb) {
+          ValueId qSlot = fragment(mb, p.d / 16, kk);
+          ValueId a = b.load(qf, qSlot, 4);
+          unrolled(2, "h", [&](ValueId h) {
+            ValueId bFrag = b.load(kf, b.mul(h, i64(2)), 2);
+            ValueId n = b.add(b.mul(nj, i64(2)), h);
+            ValueId slot = fragment(mb, kKeys / 8, n);
+            ValueId c = b.load(s, slot, 4);
+            ValueId d = b.mma(p.dtype, a, bFrag, c);
+            b.store(s, slot, d, 4);
+          });
+        });
+      });
+    });
+  }
+
+  /// The query row (i64) of this thread's row slot `mb`, `h` (i64 loop counters).
+  ValueId queryRow(ValueId mb, ValueId h) {
+    ValueId blockRow = b.mul(mb, i64(16));
+    ValueId inWarp = b.add(blockRow, b.mul(h, i64(8)));
+    ValueId row = b.add(to64(b.add(warpRow, laneRow)), inWarp);
+    return b.add(q0, row, "row");
+  }
+
+  /// The mask's term of score (row, key) in log2 units, saturated: -inf stays -inf, a finite
+  /// mask stays finite. Rows and keys past the ends read the last ones (their scores go anyway).
+  ValueId maskTerm(ValueId row, ValueId key) {
+    kir::MathOp min{OpKind::Min, DType::I64, DType::I64};
+    ValueId lastRow = i64(p.sq - 1);
+    ValueId r = b.math(min, {row, lastRow}, "");
+    ValueId lastKey = i64(p.sk - 1);
+    ValueId c = b.math(min, {key, lastKey}, "");
+    ValueId at = maskBase;
+    if (p.mask.row != 0)
+      at = b.add(at, b.mul(r, i64(p.mask.row)));
+    if (p.mask.col != 0)
+      at = b.add(at, b.mul(c, i64(p.mask.col)));
+    ValueId raw = b.load(mask, at);
+    ValueId m = b.widen(p.maskType, raw, "m");
+    ValueId scaled = math(OpKind::Mul, m, log2e);
+    ValueId bounded = math(OpKind::Max, scaled, lowest);
+    ValueId isMinusInf = math(OpKind::Eq, m, minusInf);
+    return b.select(isMinusInf, minusInf, bounded, "mu");
+  }
+
+  /// Scores in log2 units, masked where a key is past Sk or, causal, after the query; the online
+  /// softmax's new max, the rescaling of O and the row sums, and P = 2^(t - max) in place of S.
+  void softmax(ValueId kt) {
+    ValueId k0 = b.mul(kt, i64(kKeys), "k0");
+    ValueId tileEnd = b.add(k0, i64(kKeys));
+    // A key past Sk, or (causal) after the tile's first query, is in the tile.
+    ValueId firstHidden = i64(p.sk);
+    if (p.causal) {
+      ValueId afterQ0 = b.add(q0, i64(1));
+      firstHidden = b.math({OpKind::Min, DType::I64, DType::I64}, {afterQ0, firstHidden}, "");
+    }
+    ValueId needsMask = b.less(firstHidden, tileEnd);
+    unrolled(p.blocks, "mb", [&](ValueId mb) {
+      unrolled(2, "h", [&](ValueId h) {
+        ValueId row = queryRow(mb, h);
+        auto each = [&](const std::function<void(ValueId slot, ValueId key)> &body) {
+          unrolled(kKeys / 8, "n", [&](ValueId n) {
+            unrolled(2, "e", [&](ValueId e) {
+              ValueId tileSlot = fragment(mb, kKeys / 8, n);
+              ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
+              ValueId inTile = b.add(b.mul(n, i64(8)), e);
+              ValueId col = b.add(to64(laneCol), inTile);
+              body(slot, b.add(k0, col, "key"));
+            });
+          });
+        };
+        each([&](ValueId slot, ValueId key) {
+          ValueId x = b.load(s, slot);
+          ValueId t = math(OpKind::Mul, x, scaleLog2, "t");
+          if (p.hasMask) {
+            ValueId mu = maskTerm(row, key);
+            t = math(OpKind::Add, t, mu, "t");
+          }
+          b.store(s, slot, t);
+        });
+        b.ifThenElse(needsMask, [&] {
+          each([&](ValueId slot, ValueId key) {
+            ValueId visible = b.less(key, i64(p.sk));
+            if (p.causal) {
+              ValueId notAfter = b.less(key, b.add(row, i64(1)));
+              visible = op(IndexOp::And, visible, notAfter);
+            }
+            ValueId t = b.load(s, slot);
+            ValueId masked = b.select(visible, t, minusInf);
+            b.store(s, slot, masked);
+          });
+        });
+        ValueId most = b.localArray(DType::F32, 1, "most");
+        b.store(most, i64(0), minusInf);
+        each([&](ValueId slot, ValueId) {
+          ValueId t = b.load(s, slot);
+          ValueId m = b.load(most, i64(0));
+          ValueId larger = math(OpKind::Max, m, t);
+          b.store(most, i64(0), larger);
+        });
+        ValueId tileMax = b.load(most, i64(0));
+        for (int64_t d : {1, 2}) {
+          ValueId other = b.shuffle(kir::ShuffleMode::Xor, tileMax, i64(d));
+          tileMax = math(OpKind::Max, tileMax, other);
+        }
+        ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
+        ValueId old = b.load(rowMax, rowSlot);
+        ValueId now = math(OpKind::Max, old, tileMax, "max");
+        b.store(rowMax, rowSlot, now);
+        ValueId empty = math(OpKind::Eq, now, minusInf);
+        ValueId base = b.select(empty, zero, now, "base");
+        ValueId drop = math(OpKind::Sub, old, base);
+        ValueId alpha = b.exp2(drop, "alpha");
+        ValueId sum = b.localArray(DType::F32, 1, "sum");
+        ValueId oldSum = b.load(rowSum, rowSlot);
+        ValueId scaledSum = math(OpKind::Mul, oldSum, alpha);
+        b.store(sum, i64(0), scaledSum);
+        each([&](ValueId slot, ValueId) {
+          ValueId t = b.load(s, slot);
+          ValueId x = math(OpKind::Sub, t, base);
+          ValueId pr = b.exp2(x, "p");
+          b.store(s, slot, pr);
+          ValueId acc = b.load(sum, i64(0));
+          ValueId more = math(OpKind::Add, acc, pr);
+          b.store(sum, i64(0), more);
+        });
+        ValueId newSum = b.load(sum, i64(0));
+        b.store(rowSum, rowSlot, newSum);
+        unrolled(p.dv / 8, "n", [&](ValueId n) {
+          unrolled(2, "e", [&](ValueId e) {
+            ValueId tileSlot = fragment(mb, p.dv / 8, n);
+            ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
+            ValueId x = b.load(o, slot);
+            ValueId y = math(OpKind::Mul, x, alpha);
+            b.store(o, slot, y);
+          });
+        });
+      });
+    });
+  }
+
+  /// O += P·V for the value tile at byte `stage`.
+  void accumulate(ValueId stage) {
+    unrolled(kKeys / 16, "kk", [&](ValueId kk) {
+      ValueId pf = b.localArray(DType::I32, unsigned(4 * p.blocks), "pf");
+      unrolled(p.blocks, "mb", [&](ValueId mb) {
+        ValueId pairOfTiles = b.mul(kk, i64(2));
+        ValueId first = fragment(mb, kKeys / 8, pairOfTiles);
+        unrolled(4, "w", [&](ValueId w) { // Note [Attention fragments]
+          ValueId lo = b.add(first, b.mul(w, i64(2)));
+          ValueId x0 = b.load(s, lo);
+          ValueId x1 = b.load(s, b.add(lo, i64(1)));
+          ValueId word = b.pack(p.dtype, x0, x1);
+          b.store(pf, b.add(b.mul(mb, i64(4)), w), word);
+        });
+      });
+      unrolled(p.dv / 16, "nj", [&](ValueId nj) {
+        ValueId kk32 = b.convert(DType::I32, kk);
+        ValueId nj32 = b.convert(DType::I32, nj);
+        ValueId swizzled = op(IndexOp::Xor, vLane, b.mul(nj32, i32(32)));
+        ValueId rows = b.mul(kk32, i32(16 * p.dv * 2));
+        ValueId at = b.add(b.add(stage, swizzled), rows);
+        ValueId frag = b.loadMatrix(smem, at, true, "vf");
+        ValueId vf = b.localArray(DType::I32, 4, "vfs");
+        b.store(vf, i64(0), frag, 4);
+        unrolled(p.blocks, "mb", [&](ValueId mb) {
+          ValueId a = b.load(pf, b.mul(mb, i64(4)), 4);
+          unrolled(2, "h", [&](ValueId h) {
+            ValueId bFrag = b.load(vf, b.mul(h, i64(2)), 2);
+            ValueId n = b.add(b.mul(nj, i64(2)), h);
+            ValueId slot = fragment(mb, p.dv / 8, n);
+            ValueId c = b.load(o, slot, 4);
+            ValueId d = b.mma(p.dtype, a, bFrag, c);
+            b.store(o, slot, d, 4);
+          });
+        });
+      });
+    });
+  }
+
+  /// O / l (0 for a row with no visible key), rounded, for the rows before Sq.
+  void store() {
+    unrolled(p.blocks, "mb", [&](ValueId mb) {
+      unrolled(2, "h", [&](ValueId h) {
+        ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
+        ValueId l = b.load(rowSum, rowSlot);
+        for (int64_t d : {1, 2}) {
+          ValueId other = b.shuffle(kir::ShuffleMode::Xor, l, i64(d));
+          l = math(OpKind::Add, l, other, "l");
+        }
+        ValueId one = f32(1);
+        ValueId reciprocal = math(OpKind::Div, one, l);
+        ValueId none = math(OpKind::Eq, l, zero);
+        ValueId inv = b.select(none, zero, reciprocal, "inv");
+        ValueId row = queryRow(mb, h);
+        b.ifThenElse(b.less(row, i64(p.sq)), [&] {
+          ValueId rowStart = b.add(oBase, b.mul(row, i64(p.o.row)), "oRow");
+          unrolled(p.dv / 8, "n", [&](ValueId n) {
+            ValueId tileSlot = fragment(mb, p.dv / 8, n);
+            ValueId slot = b.add(tileSlot, b.mul(h, i64(2)));
+            ValueId pair = b.localArray(DType::F32, 2, "pair");
+            unrolled(2, "e", [&](ValueId e) {
+              ValueId x = b.load(o, b.add(slot, e));
+              ValueId y = math(OpKind::Mul, x, inv);
+              b.store(pair, e, y);
+            });
+            ValueId both = b.load(pair, i64(0), 2);
+            ValueId narrow = b.narrow(p.dtype, both);
+            ValueId tileCol = b.mul(n, i64(8));
+            ValueId col = b.add(tileCol, to64(laneCol));
+            b.store(out, b.add(rowStart, col), narrow, 2);
+          });
+        });
+      });
+    });
+  }
+
+  const Plan &p;
+  kir::Kernel k;
+  kir::Builder b;
+  int qBytes = 0, kBytes = 0, stageBytes = 0;
+  ValueId q, key, value, mask, out, smem;
+  ValueId tid, lane, warpRow, laneRow, laneCol, qLane, kLane, vLane;
+  ValueId scaleLog2, log2e, minusInf, lowest, zero;
+  ValueId q0, qBase, kBase, vBase, oBase, maskBase = kir::kNoValue;
+  ValueId qf, s, o, rowMax, rowSum;
+};
+
+} // namespace
+
+std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
+                                                   Diagnostics &diags) {
+  Plan plan;
+  if (!analyze(kernel, entry, plan, diags))
+    return std::nullopt;
+  return AttentionBuilder(plan).run();
+}
+
+} // namespace fusec::attention
