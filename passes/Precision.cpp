@@ -238,7 +238,8 @@ private:
   // A constant's data rounded to the low type, layout tag kept. Finite
   // values beyond the low type's range saturate to its largest finite value:
   // a -1e9 "masked" score must stay a large finite number, not become -inf
-  // (a fully masked softmax row would turn from uniform into NaN).
+  // (a fully masked row would turn from uniform into NaN under softmax, into
+  // 0 under attention).
   Value *lowConstant(const Value &c) {
     const DenseData &data = c.definingOp()->getDense("value");
     double maxFinite = low == DType::F16 ? 65504.0 : 3.3895313892515355e38;

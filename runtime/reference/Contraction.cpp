@@ -76,7 +76,8 @@ struct AttentionBatch {
   const double *q, *k, *v, *mask; // mask null when there is none
 };
 
-/// Output row i of one batch: softmax(q_i · kᵀ · scale + mask_i) · v.
+/// Output row i of one batch: softmax(q_i · kᵀ · scale + mask_i) · v, or 0
+/// when every score is -inf (docs/ir.md).
 void attendRow(const Attention &p, const AttentionBatch &m, int64_t i, std::vector<double> &scores,
                double *out) {
   constexpr double inf = std::numeric_limits<double>::infinity();
@@ -92,8 +93,12 @@ void attendRow(const Attention &p, const AttentionBatch &m, int64_t i, std::vect
     double bias = m.mask ? m.mask[i * p.maskRowStride + j * p.maskColStride] : 0.0;
     scores[j] = dot * p.scale + bias;
   }
-  softmaxLine(scores.data(), p.sk, 1);
   std::fill(out, out + p.dv, 0.0);
+  // A row that sees no key is defined as 0, where the softmax would be
+  // 0/0; a NaN or +inf score is not -inf and still makes the row NaN.
+  if (std::all_of(scores.begin(), scores.begin() + p.sk, [](double s) { return s == -inf; }))
+    return;
+  softmaxLine(scores.data(), p.sk, 1);
   for (int64_t j = 0; j < p.sk; ++j)
     axpy(out, m.v + j * p.dv, scores[j], p.dv);
 }

@@ -243,6 +243,49 @@ TEST(ReferenceNN, AttentionCausalAndMasked) {
     EXPECT_EQ(out[0].getDouble(c), tv.getDouble(c));
 }
 
+TEST(ReferenceNN, AttentionRowWithNoVisibleKeyIsZero) {
+  // An f32 mask over 5 queries and 5 keys: row 0 all -inf, row 1 all
+  // -3.4028235e38 (HF's f32 mask value), row 2 -inf but for key 3, row 3 -inf
+  // but a +inf at key 4, row 4 a NaN at key 0 and -inf elsewhere.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const double lowest = std::numeric_limits<float>::lowest(), nan = std::nan("");
+  GraphRunner r;
+  Value *q = r.input("q", DType::F64, {5, 3}), *k = r.input("k", DType::F64, {5, 3});
+  Value *v = r.input("v", DType::F64, {5, 2}), *m = r.input("m", DType::F32, {5, 5});
+  Value *k0 = r.input("k0", DType::F64, {0, 3}), *v0 = r.input("v0", DType::F64, {0, 2});
+  Value *masked = r.op(OpKind::Attention, {q, k, v, m});
+  Value *causal = r.op(OpKind::Attention, {q, k, v, m}, {{"causal", true}});
+  Value *noKeys = r.op(OpKind::Attention, {q, k0, v0});
+  std::vector<double> mask(25, -inf);
+  std::fill(mask.begin() + 5, mask.begin() + 10, lowest);
+  mask[2 * 5 + 3] = 0.5;
+  mask[3 * 5 + 4] = inf;
+  mask[4 * 5 + 0] = nan;
+  Tensor tq = randomTensor(DType::F64, {5, 3}, 71, -2, 2),
+         tk = randomTensor(DType::F64, {5, 3}, 72);
+  Tensor tv = randomTensor(DType::F64, {5, 2}, 73), tm = makeTensor(DType::F32, {5, 5}, mask);
+  auto out = r.run({masked, causal, noKeys},
+                   {tq, tk, tv, tm, Tensor(DType::F64, {0, 3}), Tensor(DType::F64, {0, 2})});
+  // The mean of v's rows [0, n): equal scores weigh their keys equally.
+  auto mean = [&](int n, int c) {
+    double sum = 0;
+    for (int j = 0; j < n; ++j)
+      sum += tv.getDouble(j * 2 + c);
+    return sum / n;
+  };
+  expectNear(out[0],
+             {0, 0, mean(5, 0), mean(5, 1), tv.getDouble(6), tv.getDouble(7), nan, nan, nan, nan},
+             1e-13);
+  // Causal hides key 3 from rows 2 and 3 (and key 4 from row 3): both see only
+  // -inf scores, as row 0 does; row 1 averages keys 0 and 1.
+  expectNear(out[1], {0, 0, mean(2, 0), mean(2, 1), 0, 0, 0, 0, nan, nan}, 1e-13);
+  for (auto [result, row] : {std::pair{0, 0}, {1, 0}, {1, 2}, {1, 3}})
+    for (int c = 0; c < 2; ++c)
+      EXPECT_EQ(out[result].getDouble(row * 2 + c), 0.0) << "result " << result << " row " << row;
+  EXPECT_EQ(out[2].shape, (Ints{5, 2}));
+  expectExact(out[2], std::vector<double>(10, 0.0));
+}
+
 namespace {
 
 struct ConvCase {

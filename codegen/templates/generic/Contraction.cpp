@@ -20,7 +20,8 @@
 // end. With Dv > 256 a group owns one output element (pieces = 1). As the
 // reference: scale defaults to 1/sqrt(D); `causal` drops key j > i; batch
 // dims and the mask broadcast; a score of -inf contributes nothing, a row
-// of only -inf, or with a NaN or +inf score, gives NaN, and Sk = 0 gives 0.
+// whose every score is -inf (Sk = 0 included) gives 0 (its sum stays 0), and
+// one with a NaN or +inf score gives NaN.
 #include "codegen/templates/generic/Kernel.h"
 
 #include <algorithm>
@@ -402,13 +403,24 @@ private:
     }
   }
 
+  /// Writes acc / sum; a row that folded no key (every score -inf) has sum
+  /// 0 and acc 0, and is written as 0 rather than 0/0. Only such a row has
+  /// sum 0: the key at the running max adds exp(0) = 1.
   void store() {
     auto write = [&] {
       ValueId sum = rowSum->get("sum");
+      ValueId zero = kir::kNoValue, empty = kir::kNoValue;
+      if (shape.sk > 0) { // with no key at all, acc is already the 0 to write
+        zero = constant(0.0, "zero");
+        empty = b.math({OpKind::Eq, acc, DType::Bool}, {sum, zero}, "empty");
+      }
       ValueId rowAt = b.mul(row, index(shape.dv));
       each(width, [&](ValueId c) {
-        ValueId a = b.load(accum, c);
-        ValueId y = shape.sk == 0 ? a : math(OpKind::Div, {a, sum}, "y");
+        ValueId y = b.load(accum, c);
+        if (empty != kir::kNoValue) {
+          ValueId ratio = math(OpKind::Div, {y, sum}, "ratio");
+          y = b.math({OpKind::Where, DType::Bool, acc}, {empty, zero, ratio}, "y");
+        }
         storeAcc(b.add(rowAt, shape.perRow ? mine(c) : col), y);
       });
     };
