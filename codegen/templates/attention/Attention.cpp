@@ -331,6 +331,10 @@ private:
 
   void queryTile(ValueId tile) {
     ValueId qt = op(IndexOp::Rem, tile, i64(p.queryTiles()));
+    if (p.causal) { // the longest rows first: the last wave runs the short ones
+      ValueId last = i64(p.queryTiles() - 1);
+      qt = op(IndexOp::Sub, last, qt);
+    }
     ValueId z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
     q0 = b.mul(qt, i64(p.br()), "q0");
     batchOffsets(z);
@@ -426,18 +430,19 @@ private:
   }
 
   /// The mask's term of score (row, key) in log2 units, saturated: -inf stays -inf, a finite
-  /// mask stays finite. Rows and keys past the ends read the last ones (their scores go anyway).
+  /// mask stays finite. Rows and keys past the ends read the last ones (their scores go anyway);
+  /// kNoValue for a row or key the mask does not vary along.
   ValueId maskTerm(ValueId row, ValueId key) {
     kir::MathOp min{OpKind::Min, DType::I64, DType::I64};
-    ValueId lastRow = i64(p.sq - 1);
-    ValueId r = b.math(min, {row, lastRow}, "");
-    ValueId lastKey = i64(p.sk - 1);
-    ValueId c = b.math(min, {key, lastKey}, "");
     ValueId at = maskBase;
-    if (p.mask.row != 0)
-      at = b.add(at, b.mul(r, i64(p.mask.row)));
-    if (p.mask.col != 0)
-      at = b.add(at, b.mul(c, i64(p.mask.col)));
+    for (auto [x, last, stride] : {std::tuple(row, p.sq - 1, p.mask.row),
+                                   std::tuple(key, p.sk - 1, p.mask.col)}) {
+      if (x == kir::kNoValue || stride == 0)
+        continue;
+      ValueId end = i64(last);
+      ValueId clamped = b.math(min, {x, end}, "");
+      at = b.add(at, b.mul(clamped, i64(stride)));
+    }
     ValueId raw = b.load(mask, at);
     ValueId m = b.widen(p.maskType, raw, "m");
     ValueId scaled = math(OpKind::Mul, m, log2e);
@@ -446,8 +451,26 @@ private:
     return b.select(isMinusInf, minusInf, bounded, "mu");
   }
 
-  /// Scores in log2 units, masked where a key is past Sk or, causal, after the query; the online
-  /// softmax's new max, the rescaling of O and the row sums, and P = 2^(t - max) in place of S.
+  /// body(slot of s, key, column) for each of this thread's scores of row slot (mb, h) in the key
+  /// tile from k0: columns n * 2 + e of its kKeys / 8 n8 tiles.
+  void eachScore(ValueId mb, ValueId h, ValueId k0,
+                 const std::function<void(ValueId, ValueId, ValueId)> &body) {
+    unrolled(kKeys / 8, "n", [&](ValueId n) {
+      unrolled(2, "e", [&](ValueId e) {
+        ValueId tileSlot = fragment(mb, kKeys / 8, n);
+        ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
+        ValueId inTile = b.add(b.mul(n, i64(8)), e);
+        ValueId col = b.add(to64(laneCol), inTile);
+        ValueId key = b.add(k0, col, "key");
+        ValueId column = b.add(b.mul(n, i64(2)), e);
+        body(slot, key, column);
+      });
+    });
+  }
+
+  /// The softmax of the key tile kt: scores in log2 units (t = s · scale · log2 e + mask term),
+  /// hidden (-inf) where a key is past Sk or, causal, after the query; the new running max, the
+  /// rescaling of O and of the row sums, and P = 2^(t - max) in place of S.
   void softmax(ValueId kt) {
     ValueId k0 = b.mul(kt, i64(kKeys), "k0");
     ValueId tileEnd = b.add(k0, i64(kKeys));
@@ -458,31 +481,35 @@ private:
       firstHidden = b.math({OpKind::Min, DType::I64, DType::I64}, {afterQ0, firstHidden}, "");
     }
     ValueId needsMask = b.less(firstHidden, tileEnd);
+    // A mask that does not vary along the queries (a padding mask): its terms once a tile.
+    ValueId keyTerms = kir::kNoValue;
+    if (p.hasMask && p.mask.row == 0) {
+      keyTerms = b.localArray(DType::F32, kKeys / 4, "mu");
+      ValueId zeroIndex = i64(0);
+      eachScore(zeroIndex, zeroIndex, k0, [&](ValueId, ValueId key, ValueId column) {
+        ValueId mu = maskTerm(kir::kNoValue, key);
+        b.store(keyTerms, column, mu);
+      });
+    }
     unrolled(p.blocks, "mb", [&](ValueId mb) {
       unrolled(2, "h", [&](ValueId h) {
         ValueId row = queryRow(mb, h);
-        auto each = [&](const std::function<void(ValueId slot, ValueId key)> &body) {
-          unrolled(kKeys / 8, "n", [&](ValueId n) {
-            unrolled(2, "e", [&](ValueId e) {
-              ValueId tileSlot = fragment(mb, kKeys / 8, n);
-              ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
-              ValueId inTile = b.add(b.mul(n, i64(8)), e);
-              ValueId col = b.add(to64(laneCol), inTile);
-              body(slot, b.add(k0, col, "key"));
-            });
-          });
-        };
-        each([&](ValueId slot, ValueId key) {
+        ValueId rowTerm = kir::kNoValue; // a mask that does not vary along the keys
+        if (p.hasMask && p.mask.row != 0 && p.mask.col == 0)
+          rowTerm = maskTerm(row, kir::kNoValue);
+        eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId column) {
           ValueId x = b.load(s, slot);
           ValueId t = math(OpKind::Mul, x, scaleLog2, "t");
           if (p.hasMask) {
-            ValueId mu = maskTerm(row, key);
+            ValueId mu = keyTerms != kir::kNoValue ? b.load(keyTerms, column)
+                         : rowTerm != kir::kNoValue ? rowTerm
+                                                    : maskTerm(row, key);
             t = math(OpKind::Add, t, mu, "t");
           }
           b.store(s, slot, t);
         });
         b.ifThenElse(needsMask, [&] {
-          each([&](ValueId slot, ValueId key) {
+          eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId) {
             ValueId visible = b.less(key, i64(p.sk));
             if (p.causal) {
               ValueId notAfter = b.less(key, b.add(row, i64(1)));
@@ -493,52 +520,64 @@ private:
             b.store(s, slot, masked);
           });
         });
-        ValueId most = b.localArray(DType::F32, 1, "most");
-        b.store(most, i64(0), minusInf);
-        each([&](ValueId slot, ValueId) {
-          ValueId t = b.load(s, slot);
-          ValueId m = b.load(most, i64(0));
-          ValueId larger = math(OpKind::Max, m, t);
-          b.store(most, i64(0), larger);
-        });
-        ValueId tileMax = b.load(most, i64(0));
-        for (int64_t d : {1, 2}) {
-          ValueId other = b.shuffle(kir::ShuffleMode::Xor, tileMax, i64(d));
-          tileMax = math(OpKind::Max, tileMax, other);
-        }
         ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
-        ValueId old = b.load(rowMax, rowSlot);
-        ValueId now = math(OpKind::Max, old, tileMax, "max");
-        b.store(rowMax, rowSlot, now);
-        ValueId empty = math(OpKind::Eq, now, minusInf);
-        ValueId base = b.select(empty, zero, now, "base");
-        ValueId drop = math(OpKind::Sub, old, base);
-        ValueId alpha = b.exp2(drop, "alpha");
-        ValueId sum = b.localArray(DType::F32, 1, "sum");
-        ValueId oldSum = b.load(rowSum, rowSlot);
-        ValueId scaledSum = math(OpKind::Mul, oldSum, alpha);
-        b.store(sum, i64(0), scaledSum);
-        each([&](ValueId slot, ValueId) {
-          ValueId t = b.load(s, slot);
-          ValueId x = math(OpKind::Sub, t, base);
-          ValueId pr = b.exp2(x, "p");
-          b.store(s, slot, pr);
-          ValueId acc = b.load(sum, i64(0));
-          ValueId more = math(OpKind::Add, acc, pr);
-          b.store(sum, i64(0), more);
-        });
-        ValueId newSum = b.load(sum, i64(0));
-        b.store(rowSum, rowSlot, newSum);
-        unrolled(p.dv / 8, "n", [&](ValueId n) {
-          unrolled(2, "e", [&](ValueId e) {
-            ValueId tileSlot = fragment(mb, p.dv / 8, n);
-            ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
-            ValueId x = b.load(o, slot);
-            ValueId y = math(OpKind::Mul, x, alpha);
-            b.store(o, slot, y);
-          });
-        });
+        ValueId base = updateMax(mb, h, k0, rowSlot);
+        exponentiate(mb, h, k0, rowSlot, base);
       });
+    });
+  }
+
+  /// The running max of row slot `rowSlot` after this tile (max.NaN over the quad's scores), O
+  /// and the row sum rescaled to it; returns the exponent base: the max, or 0 while it is -inf
+  /// (so that -inf - -inf never happens).
+  ValueId updateMax(ValueId mb, ValueId h, ValueId k0, ValueId rowSlot) {
+    ValueId most = b.localArray(DType::F32, 1, "most");
+    ValueId zeroIndex = i64(0);
+    b.store(most, zeroIndex, minusInf);
+    eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId) {
+      ValueId t = b.load(s, slot);
+      ValueId m = b.load(most, zeroIndex);
+      ValueId larger = math(OpKind::Max, m, t);
+      b.store(most, zeroIndex, larger);
+    });
+    ValueId tileMax = b.load(most, zeroIndex);
+    for (int64_t d : {1, 2}) {
+      ValueId other = b.shuffle(kir::ShuffleMode::Xor, tileMax, i64(d));
+      tileMax = math(OpKind::Max, tileMax, other);
+    }
+    ValueId old = b.load(rowMax, rowSlot);
+    ValueId now = math(OpKind::Max, old, tileMax, "max");
+    b.store(rowMax, rowSlot, now);
+    ValueId empty = math(OpKind::Eq, now, minusInf);
+    ValueId base = b.select(empty, zero, now, "base");
+    ValueId drop = math(OpKind::Sub, old, base);
+    ValueId alpha = b.exp2(drop, "alpha");
+    ValueId oldSum = b.load(rowSum, rowSlot);
+    ValueId scaledSum = math(OpKind::Mul, oldSum, alpha);
+    b.store(rowSum, rowSlot, scaledSum);
+    unrolled(p.dv / 8, "n", [&](ValueId n) {
+      unrolled(2, "e", [&](ValueId e) {
+        ValueId tileSlot = fragment(mb, p.dv / 8, n);
+        ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
+        ValueId x = b.load(o, slot);
+        ValueId y = math(OpKind::Mul, x, alpha);
+        b.store(o, slot, y);
+      });
+    });
+    return base;
+  }
+
+  /// P = 2^(t - base) in place of the scores of row slot `rowSlot`, added to its row sum (this
+  /// thread's part: the quad sums once, in the epilogue).
+  void exponentiate(ValueId mb, ValueId h, ValueId k0, ValueId rowSlot, ValueId base) {
+    eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId) {
+      ValueId t = b.load(s, slot);
+      ValueId x = math(OpKind::Sub, t, base);
+      ValueId pr = b.exp2(x, "p");
+      b.store(s, slot, pr);
+      ValueId sum = b.load(rowSum, rowSlot);
+      ValueId more = math(OpKind::Add, sum, pr);
+      b.store(rowSum, rowSlot, more);
     });
   }
 
