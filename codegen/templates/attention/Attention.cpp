@@ -38,7 +38,7 @@ using kir::IndexOp;
 using kir::ValueId;
 using Sizes = std::vector<int64_t>;
 
-constexpr int kWarps = 4, kThreads = 32 * kWarps, kKeys = 64, kStages = 2;
+constexpr int kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
 
 /// One operand as the kernel reads it: elements between the matrices of consecutive indices of
 /// each batch dim (0 where it broadcasts), and between rows and columns of a matrix.
@@ -57,7 +57,9 @@ struct Plan {
   bool hasMask = false, causal = false;
   DType maskType = DType::F32;
   double scale = 1;
-  int blocks = 1; ///< m16 row blocks a warp owns
+  int blocks = 1;           ///< m16 row blocks a warp owns
+  int bc = 64;              ///< keys a tile
+  bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
   std::vector<KernelArg> args;
 
   int br() const { return 16 * kWarps * blocks; }
@@ -147,8 +149,11 @@ bool analyze(const Op &kernel, const std::string &entry, Plan &p, Diagnostics &d
   p.causal = a.getBool("causal");
   const Attribute *scale = a.attrIfPresent("scale");
   p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));
-  // Registers a thread: S (blocks x 32) + O (blocks x dv / 2) + Q (blocks x d / 4).
-  p.blocks = p.d <= 64 && p.dv <= 64 ? 2 : 1;
+  // 32-bit registers a thread: S (blocks x 32) + O (blocks x dv / 2) + Q (blocks x d / 4) when
+  // it stays in registers; the rest of the 255 hold addresses, fragments and the softmax state.
+  p.blocks = 2;
+  p.bc = p.dv > 64 ? 32 : 64;
+  p.qInRegisters = p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
     p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
@@ -228,8 +233,9 @@ private:
   std::string schedule() const {
     std::ostringstream how;
     how << "flash attention (mma.sync m16n8k16 " << dtypeName(p.dtype) << ", f32 softmax); "
-        << p.br() << " queries x " << kKeys << " keys a tile, " << kWarps << " warps of "
-        << 16 * p.blocks << " rows, K/V in " << kStages << " stages"
+        << p.br() << " queries x " << p.bc << " keys a tile, " << kWarps << " warps of "
+        << 16 * p.blocks << " rows, Q in " << (p.qInRegisters ? "registers" : "shared memory")
+        << ", K/V in " << kStages << " stages"
         << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
     return how.str();
   }
@@ -237,8 +243,8 @@ private:
   /// The thread's place and the lane offsets of its fragments, the literals of the softmax.
   void setUp() {
     qBytes = p.br() * int(p.d) * 2;
-    kBytes = kKeys * int(p.d) * 2;
-    stageBytes = kBytes + kKeys * int(p.dv) * 2;
+    kBytes = p.bc * int(p.d) * 2;
+    stageBytes = kBytes + p.bc * int(p.dv) * 2;
     smem = b.dynamicShared(DType::I8, "smem");
     ValueId tidWide = b.special(kir::Special::TidX);
     tid = b.convert(DType::I32, tidWide, "tid");
@@ -323,10 +329,10 @@ private:
   void loadKeys(ValueId t) {
     ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(kStages)));
     ValueId stage = stageAt(slot);
-    ValueId first = b.mul(t, i64(kKeys));
-    copyTile(key, kBase, p.d, kKeys, first, p.sk, stage);
+    ValueId first = b.mul(t, i64(p.bc));
+    copyTile(key, kBase, p.d, p.bc, first, p.sk, stage);
     ValueId vStage = b.add(stage, i32(kBytes));
-    copyTile(value, vBase, p.dv, kKeys, first, p.sk, vStage);
+    copyTile(value, vBase, p.dv, p.bc, first, p.sk, vStage);
   }
 
   void queryTile(ValueId tile) {
@@ -346,8 +352,8 @@ private:
       ValueId last = b.add(q0, i64(p.br()));
       keys = b.math({OpKind::Min, DType::I64, DType::I64}, {last, keys}, "keys");
     }
-    ValueId roundedUp = b.add(keys, i64(kKeys - 1));
-    ValueId keyTiles = op(IndexOp::Div, roundedUp, i64(kKeys), "keyTiles");
+    ValueId roundedUp = b.add(keys, i64(p.bc - 1));
+    ValueId keyTiles = op(IndexOp::Div, roundedUp, i64(p.bc), "keyTiles");
     ValueId zeroIndex = i64(0);
     b.ifThenElse(b.less(zeroIndex, keyTiles), [&] { loadKeys(zeroIndex); });
     b.commitAsync();
@@ -376,16 +382,23 @@ private:
     b.barrier(); // the next query tile reuses the shared memory
   }
 
-  /// Q's A fragments, from shared memory into registers (blocks x d/16 x 4 words).
+  /// Q's A fragment of row block `mb`, k slice `kk` (i64 counters), from shared memory.
+  ValueId queryFragment(ValueId mb, ValueId kk) {
+    ValueId kk32 = b.convert(DType::I32, kk);
+    ValueId swizzled = op(IndexOp::Xor, qLane, b.mul(kk32, i32(32)));
+    ValueId mb32 = b.convert(DType::I32, mb);
+    ValueId at = b.add(swizzled, b.mul(mb32, i32(16 * p.d * 2)));
+    return b.loadMatrix(smem, at, false, "qf");
+  }
+
+  /// Q's A fragments into registers (blocks x d/16 x 4 words), when they stay there.
   void loadQueryFragments() {
+    if (!p.qInRegisters)
+      return;
     qf = b.localArray(DType::I32, unsigned(p.blocks * p.d / 4), "qf");
     unrolled(p.blocks, "mb", [&](ValueId mb) {
       unrolled(p.d / 16, "kk", [&](ValueId kk) {
-        ValueId kk32 = b.convert(DType::I32, kk);
-        ValueId swizzled = op(IndexOp::Xor, qLane, b.mul(kk32, i32(32)));
-        ValueId mb32 = b.convert(DType::I32, mb);
-        ValueId at = b.add(swizzled, b.mul(mb32, i32(16 * p.d * 2)));
-        ValueId frag = b.loadMatrix(smem, at, false);
+        ValueId frag = queryFragment(mb, kk);
         ValueId slot = fragment(mb, p.d / 16, kk);
         b.store(qf, slot, frag, 4);
       });
@@ -394,9 +407,22 @@ private:
 
   /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32.
   void scores(ValueId stage) {
-    s = registers(p.blocks * kKeys / 2, zero, "s");
+    s = registers(p.blocks * p.bc / 2, zero, "s");
     unrolled(p.d / 16, "kk", [&](ValueId kk) {
-      unrolled(kKeys / 16, "nj", [&](ValueId nj) {
+      // This k slice's Q fragments: in registers, or read now (blocks x 4 words).
+      ValueId qk = qf;
+      std::function<ValueId(ValueId)> qSlot = [&](ValueId mb) {
+        return fragment(mb, p.d / 16, kk);
+      };
+      if (!p.qInRegisters) {
+        qk = b.localArray(DType::I32, unsigned(4 * p.blocks), "qk");
+        unrolled(p.blocks, "mb", [&](ValueId mb) {
+          ValueId frag = queryFragment(mb, kk);
+          b.store(qk, b.mul(mb, i64(4)), frag, 4);
+        });
+        qSlot = [&](ValueId mb) { return b.mul(mb, i64(4)); };
+      }
+      unrolled(p.bc / 16, "nj", [&](ValueId nj) {
         ValueId kk32 = b.convert(DType::I32, kk);
         ValueId swizzled = op(IndexOp::Xor, kLane, b.mul(kk32, i32(32)));
         ValueId nj32 = b.convert(DType::I32, nj);
@@ -406,12 +432,11 @@ private:
         ValueId kf = b.localArray(DType::I32, 4, "kfs");
         b.store(kf, i64(0), frag, 4);
         unrolled(p.blocks, "mb", [&](ValueId mb) {
-          ValueId qSlot = fragment(mb, p.d / 16, kk);
-          ValueId a = b.load(qf, qSlot, 4);
+          ValueId a = b.load(qk, qSlot(mb), 4);
           unrolled(2, "h", [&](ValueId h) {
             ValueId bFrag = b.load(kf, b.mul(h, i64(2)), 2);
             ValueId n = b.add(b.mul(nj, i64(2)), h);
-            ValueId slot = fragment(mb, kKeys / 8, n);
+            ValueId slot = fragment(mb, p.bc / 8, n);
             ValueId c = b.load(s, slot, 4);
             ValueId d = b.mma(p.dtype, a, bFrag, c);
             b.store(s, slot, d, 4);
@@ -452,12 +477,12 @@ private:
   }
 
   /// body(slot of s, key, column) for each of this thread's scores of row slot (mb, h) in the key
-  /// tile from k0: columns n * 2 + e of its kKeys / 8 n8 tiles.
+  /// tile from k0: columns n * 2 + e of its bc / 8 n8 tiles.
   void eachScore(ValueId mb, ValueId h, ValueId k0,
                  const std::function<void(ValueId, ValueId, ValueId)> &body) {
-    unrolled(kKeys / 8, "n", [&](ValueId n) {
+    unrolled(p.bc / 8, "n", [&](ValueId n) {
       unrolled(2, "e", [&](ValueId e) {
-        ValueId tileSlot = fragment(mb, kKeys / 8, n);
+        ValueId tileSlot = fragment(mb, p.bc / 8, n);
         ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
         ValueId inTile = b.add(b.mul(n, i64(8)), e);
         ValueId col = b.add(to64(laneCol), inTile);
@@ -472,8 +497,8 @@ private:
   /// hidden (-inf) where a key is past Sk or, causal, after the query; the new running max, the
   /// rescaling of O and of the row sums, and P = 2^(t - max) in place of S.
   void softmax(ValueId kt) {
-    ValueId k0 = b.mul(kt, i64(kKeys), "k0");
-    ValueId tileEnd = b.add(k0, i64(kKeys));
+    ValueId k0 = b.mul(kt, i64(p.bc), "k0");
+    ValueId tileEnd = b.add(k0, i64(p.bc));
     // A key past Sk, or (causal) after the tile's first query, is in the tile.
     ValueId firstHidden = i64(p.sk);
     if (p.causal) {
@@ -484,7 +509,7 @@ private:
     // A mask that does not vary along the queries (a padding mask): its terms once a tile.
     ValueId keyTerms = kir::kNoValue;
     if (p.hasMask && p.mask.row == 0) {
-      keyTerms = b.localArray(DType::F32, kKeys / 4, "mu");
+      keyTerms = b.localArray(DType::F32, p.bc / 4, "mu");
       ValueId zeroIndex = i64(0);
       eachScore(zeroIndex, zeroIndex, k0, [&](ValueId, ValueId key, ValueId column) {
         ValueId mu = maskTerm(kir::kNoValue, key);
@@ -583,11 +608,11 @@ private:
 
   /// O += P·V for the value tile at byte `stage`.
   void accumulate(ValueId stage) {
-    unrolled(kKeys / 16, "kk", [&](ValueId kk) {
+    unrolled(p.bc / 16, "kk", [&](ValueId kk) {
       ValueId pf = b.localArray(DType::I32, unsigned(4 * p.blocks), "pf");
       unrolled(p.blocks, "mb", [&](ValueId mb) {
         ValueId pairOfTiles = b.mul(kk, i64(2));
-        ValueId first = fragment(mb, kKeys / 8, pairOfTiles);
+        ValueId first = fragment(mb, p.bc / 8, pairOfTiles);
         unrolled(4, "w", [&](ValueId w) { // Note [Attention fragments]
           ValueId lo = b.add(first, b.mul(w, i64(2)));
           ValueId x0 = b.load(s, lo);
