@@ -151,8 +151,11 @@ bool analyze(const Op &kernel, const std::string &entry, Plan &p, Diagnostics &d
   p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));
   // 32-bit registers a thread: S (blocks x 32) + O (blocks x dv / 2) + Q (blocks x d / 4) when
   // it stays in registers; the rest of the 255 hold addresses, fragments and the softmax state.
-  p.blocks = 2;
-  p.bc = p.dv > 64 ? 32 : 64;
+  // Two row blocks a warp (128 queries a block) read each K/V fragment for twice the rows; one
+  // where there are few queries, or causal wide heads, whose blocks are many and uneven
+  // (bench/RESULTS.md, 2026-11-27).
+  p.blocks = p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
+  p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   p.qInRegisters = p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
