@@ -32,7 +32,7 @@ GeneratedKernel renderKir(templates::KirKernel k, Backend backend) {
 
 /// The kir kernel of `op`'s template (a kernel op) or generic kernel.
 std::optional<templates::KirKernel> build(const Op &op, const std::string &entry,
-                                          Diagnostics &diags) {
+                                          std::string_view target, Diagnostics &diags) {
   if (op.kind() != OpKind::Kernel)
     return generic::buildGeneric(op, entry, diags);
   const std::string &name = op.getString("template");
@@ -44,22 +44,23 @@ std::optional<templates::KirKernel> build(const Op &op, const std::string &entry
   case KernelTemplate::Gemm:
     return gemm::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:
-    return attention::buildAttention(op, entry, diags);
+    return attention::buildAttention(op, entry, target == "sm_90a", diags);
   }
   FUSEC_ASSERT(false, "unknown kernel template");
 }
 
 std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
-                                      Backend backend) {
-  std::optional<templates::KirKernel> k = build(op, entry, diags);
+                                      Backend backend, std::string_view target) {
+  std::optional<templates::KirKernel> k = build(op, entry, target, diags);
   return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
 }
 
 } // namespace
 
 std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
-                                          Diagnostics &diags, Backend backend) {
-  std::optional<GeneratedKernel> k = render(op, entry, diags, backend);
+                                          Diagnostics &diags, Backend backend,
+                                          std::string_view target) {
+  std::optional<GeneratedKernel> k = render(op, entry, diags, backend, target);
   if (!k)
     return k;
   // The schedule is the template's; the rest is what the op computes.

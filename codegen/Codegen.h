@@ -15,11 +15,13 @@
 
 namespace fusec {
 
-/// Renders `op` with `backend` into a kernel whose entry point is `entry`
-/// (an EntryNamer's name, unique in its program). Returns nullopt after reporting an error at the
-/// op when its template (or the generic emitter) cannot take it; the caller may then run a kernel
-/// op's body op by op instead (see runtime/gpu/Lowering.h).
+/// Renders `op` with `backend` into a kernel for GPU `target` ("sm_80", "sm_90", "sm_90a": the
+/// attention template uses Hopper's warpgroup instructions for sm_90a only) whose entry point is
+/// `entry` (an EntryNamer's name, unique in its program). Returns nullopt after reporting an error
+/// at the op when its template (or the generic emitter) cannot take it; the caller may then run a
+/// kernel op's body op by op instead (see runtime/gpu/Lowering.h).
 std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
-                                          Diagnostics &diags, Backend backend = Backend::Nvrtc);
+                                          Diagnostics &diags, Backend backend = Backend::Nvrtc,
+                                          std::string_view target = "sm_80");
 
 } // namespace fusec

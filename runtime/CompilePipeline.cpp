@@ -130,7 +130,8 @@ bool prepareModule(Module &m, PrecisionChoice precision, Diagnostics &diags, Lay
 std::optional<LoweredProgram> lowerProgram(const Graph &g,
                                            const std::vector<std::vector<int64_t>> &inputShapes,
                                            EntryNamer &names, bool fallback, Backend backend,
-                                           StageTrace *trace, Diagnostics &diags) {
+                                           std::string_view target, StageTrace *trace,
+                                           Diagnostics &diags) {
   StageTrace none;
   StageTrace &t = trace ? *trace : none;
   LoweredProgram p;
@@ -153,7 +154,7 @@ std::optional<LoweredProgram> lowerProgram(const Graph &g,
   };
   if (!t.stage(
           Stage::Lower,
-          [&] { return lowerForGpu(*p.graph, p.steps, names, diags, fallback, backend); },
+          [&] { return lowerForGpu(*p.graph, p.steps, names, diags, fallback, backend, target); },
           printSteps))
     return std::nullopt;
   return p;
@@ -162,12 +163,22 @@ std::optional<LoweredProgram> lowerProgram(const Graph &g,
 std::unique_ptr<GpuProgram> buildGpuProgram(const Graph &g,
                                             const std::vector<std::vector<int64_t>> &inputShapes,
                                             const GpuBuildOptions &opts, Diagnostics &diags) {
+  GpuBuildOptions resolved = opts; // the kernels are generated for the target
+  if (resolved.target.empty()) {
+    std::string whyNot;
+    std::optional<gpu::DeviceInfo> device = gpu::openDevice(&whyNot);
+    if (!device) {
+      diags.error(Loc{}, whyNot);
+      return nullptr;
+    }
+    resolved.target = device->target();
+  }
   EntryNamer names;
-  std::optional<LoweredProgram> lowered =
-      lowerProgram(g, inputShapes, names, true, opts.backend, opts.trace, diags);
+  std::optional<LoweredProgram> lowered = lowerProgram(g, inputShapes, names, true, opts.backend,
+                                                       resolved.target, opts.trace, diags);
   if (!lowered)
     return nullptr;
-  std::unique_ptr<GpuProgram> p = GpuProgram::create(std::move(*lowered), opts, diags);
+  std::unique_ptr<GpuProgram> p = GpuProgram::create(std::move(*lowered), resolved, diags);
   if (!p)
     return nullptr;
   StageTrace none;

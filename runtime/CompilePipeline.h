@@ -66,13 +66,14 @@ private:
 bool prepareModule(Module &m, PrecisionChoice precision, Diagnostics &diags,
                    LayoutChoice layout = LayoutChoice::Auto, StageTrace *trace = nullptr);
 
-/// specialize, lower: `g` for `inputShapes` as launched steps, entry points
+/// specialize, lower: `g` for `inputShapes` as launched steps for GPU `target`, entry points
 /// named by `names`. A kernel a template refuses runs op by op when
 /// `fallback` (noted in steps.fallbacks), else is an error.
 std::optional<LoweredProgram> lowerProgram(const Graph &g,
                                            const std::vector<std::vector<int64_t>> &inputShapes,
                                            EntryNamer &names, bool fallback, Backend backend,
-                                           StageTrace *trace, Diagnostics &diags);
+                                           std::string_view target, StageTrace *trace,
+                                           Diagnostics &diags);
 
 /// specialize, lower, compile, load: `g` (optimized; symbolic dims allowed)
 /// as a GPU program for `inputShapes`, its kernels compiled in parallel

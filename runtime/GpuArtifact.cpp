@@ -30,7 +30,7 @@ std::optional<Artifact> compileArtifact(const Graph &g,
                                         StageTrace *trace) {
   EntryNamer names;
   std::optional<LoweredProgram> program =
-      lowerProgram(g, inputShapes, names, true, Backend::Nvrtc, trace, diags);
+      lowerProgram(g, inputShapes, names, true, Backend::Nvrtc, target, trace, diags);
   if (!program)
     return std::nullopt;
   const Graph &lowered = *program->graph;

@@ -68,6 +68,11 @@ private:
            ref(i.operands[at + 1]) + "))";
   }
   std::string async(const Inst &i);
+  std::string warpgroup(const Inst &i, const std::string &indent);
+  /// The matrix descriptor of the shared tile whose layout is operand `at`.
+  std::string descriptor(const Inst &i, size_t at) {
+    return "fusec_wgmma_desc(" + ref(i.operands[at]) + ", " + sharedAddress(i, at + 1) + ")";
+  }
   std::string table(const kir::Table &t) const;
   std::string param(const kir::Param &p) const;
 
@@ -75,6 +80,7 @@ private:
   std::vector<std::string> names;
   std::map<ValueId, unsigned> uses;
   std::map<ValueId, std::string> exprs; // how each value is read
+  std::map<ValueId, int64_t> arrays;    // each array's elements
   std::ostringstream os;
 };
 
@@ -164,8 +170,60 @@ std::string Renderer::async(const Inst &i) {
     return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");";
   case kir::AsyncOp::Wait:
     return "asm volatile(\"cp.async.wait_group " + std::to_string(i.imm) + ";\" ::: \"memory\");";
+  case kir::AsyncOp::ProxyFence:
+    return "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
   }
   FUSEC_ASSERT(false, "unknown async op");
+}
+
+/// The warpgroup matrix instructions, as inline PTX: a wgmma names each accumulator register
+/// ("+f" of acc[0], acc[1], ...), a wait fences each register it guards so that no read of one
+/// moves above it (what CUTLASS's warpgroup_fence_operand does).
+std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
+  switch (i.matrix) {
+  case kir::MatrixOp::WgmmaFence:
+    return "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");";
+  case kir::MatrixOp::WgmmaCommit:
+    return "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");";
+  case kir::MatrixOp::WgmmaWait: {
+    std::string s = "asm volatile(\"wgmma.wait_group.sync.aligned " + std::to_string(i.imm) +
+                    ";\" ::: \"memory\");";
+    for (ValueId acc : i.operands)
+      s += "\n" + indent + "#pragma unroll\n" + indent + "for (int r = 0; r < " +
+           std::to_string(arrays.at(acc)) + "; ++r)\n" + indent + "  asm volatile(\"\" : \"+f\"(" +
+           ref(acc) + "[r])::\"memory\");";
+    return s;
+  }
+  case kir::MatrixOp::Wgmma: {
+    unsigned n = unsigned(i.imm) / 2;
+    bool sharedA = i.operands.size() == 7;
+    std::string type = i.dtype == DType::BF16 ? "bf16" : "f16";
+    std::string ptx = "{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(n + (sharedA ? 2 : 5)) +
+                      ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(i.imm) +
+                      "k16.f32." + type + "." + type + " {";
+    for (unsigned r = 0; r < n; ++r)
+      ptx += (r ? ", %" : "%") + std::to_string(r);
+    ptx += "}, " + (sharedA ? "%" + std::to_string(n) + ", %" + std::to_string(n + 1)
+                            : "{%" + std::to_string(n) + ", %" + std::to_string(n + 1) + ", %" +
+                                  std::to_string(n + 2) + ", %" + std::to_string(n + 3) + "}, %" +
+                                  std::to_string(n + 4));
+    ptx += std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") +
+           ";\\n}";
+    std::string outputs;
+    for (unsigned r = 0; r < n; ++r)
+      outputs += (r ? ", \"+f\"(" : "\"+f\"(") + ref(i.operands[0]) + "[" + std::to_string(r) + "])";
+    std::string a = sharedA ? "\"l\"(" + descriptor(i, 1) + ")"
+                            : "\"r\"(" + ref(i.operands[1]) + ".a), \"r\"(" + ref(i.operands[1]) +
+                                  ".b), \"r\"(" + ref(i.operands[1]) + ".c), \"r\"(" +
+                                  ref(i.operands[1]) + ".d)";
+    return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent + "    : " +
+           a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1));";
+  }
+  case kir::MatrixOp::LoadX4:
+  case kir::MatrixOp::MmaM16N8K16:
+    break;
+  }
+  FUSEC_ASSERT(false, "not a warpgroup instruction");
 }
 
 std::string Renderer::statement(const kir::Block &b, size_t at, const std::string &indent) {
@@ -198,13 +256,19 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
     return "__syncthreads();";
   case Opcode::Async:
     return async(i);
+  case Opcode::Matrix:
+    if (i.result == kir::kNoValue)
+      return warpgroup(i, indent);
+    break;
   case Opcode::DynamicShared:
     // Named for the kernel too: every extern __shared__ array of a module
     // with one name must have one type.
     exprs[i.result] = k.name + "_" + names[i.result];
-    return "extern __shared__ __align__(128) " + cType(i.dtype) + " " + exprs[i.result] + "[];";
+    return "extern __shared__ __align__(" + std::to_string(i.align) + ") " + cType(i.dtype) +
+           " " + exprs[i.result] + "[];";
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
+    arrays[i.result] = i.imm;
     return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
            "alignas(" + std::to_string(i.align) + ") " + cType(i.dtype) + " " + names[i.result] +
            "[" + std::to_string(i.imm) + "];";
@@ -232,7 +296,6 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Math:
   case Opcode::Widen:
   case Opcode::Shuffle:
-  case Opcode::Matrix:
   case Opcode::Pack:
   case Opcode::Select:
   case Opcode::Exp2:

@@ -192,8 +192,9 @@ ValueId Builder::tableAddress(unsigned table) {
               {.op = Opcode::Table, .imm = table});
 }
 
-ValueId Builder::dynamicShared(DType t, const std::string &name) {
-  return emit(Type::pointer(t, Space::Shared), name, {.op = Opcode::DynamicShared, .dtype = t});
+ValueId Builder::dynamicShared(DType t, const std::string &name, unsigned align) {
+  return emit(Type::pointer(t, Space::Shared), name,
+              {.op = Opcode::DynamicShared, .dtype = t, .align = align});
 }
 
 void Builder::copyAsync(ValueId dst, ValueId dstIndex, ValueId src, ValueId srcIndex,
@@ -223,6 +224,45 @@ ValueId Builder::mma(DType t, ValueId a, ValueId b, ValueId c, const std::string
       Type::vector(DType::F32, 4), name,
       {.op = Opcode::Matrix, .operands = {a, b, c}, .dtype = t, .matrix = MatrixOp::MmaM16N8K16});
 }
+
+int64_t Builder::wgmmaLayout(unsigned swizzleBytes, unsigned strideBytes, unsigned leadingBytes) {
+  int64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0;
+  return int64_t(uint64_t(mode) << 62 | uint64_t(strideBytes >> 4) << 32 |
+                 uint64_t(leadingBytes >> 4) << 16);
+}
+
+void Builder::wgmma(DType t, unsigned n, ValueId acc, const SharedTile &a, const SharedTile &b,
+                    bool transposeB) {
+  append({.op = Opcode::Matrix,
+          .operands = {acc, a.layout, a.ptr, a.index, b.layout, b.ptr, b.index},
+          .imm = n,
+          .dtype = t,
+          .matrix = MatrixOp::Wgmma,
+          .transposeB = transposeB});
+}
+
+void Builder::wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTile &b,
+                    bool transposeB) {
+  append({.op = Opcode::Matrix,
+          .operands = {acc, a, b.layout, b.ptr, b.index},
+          .imm = n,
+          .dtype = t,
+          .matrix = MatrixOp::Wgmma,
+          .transposeB = transposeB});
+}
+
+void Builder::wgmmaFence() { append({.op = Opcode::Matrix, .matrix = MatrixOp::WgmmaFence}); }
+
+void Builder::wgmmaCommit() { append({.op = Opcode::Matrix, .matrix = MatrixOp::WgmmaCommit}); }
+
+void Builder::wgmmaWait(unsigned pending, const std::vector<ValueId> &accumulators) {
+  append({.op = Opcode::Matrix,
+          .operands = accumulators,
+          .imm = pending,
+          .matrix = MatrixOp::WgmmaWait});
+}
+
+void Builder::proxyFence() { append({.op = Opcode::Async, .async = AsyncOp::ProxyFence}); }
 
 ValueId Builder::select(ValueId cond, ValueId a, ValueId b, const std::string &name) {
   return emit(k.typeOf(a), name, {.op = Opcode::Select, .operands = {cond, a, b}});

@@ -75,7 +75,7 @@ enum class Opcode : uint8_t {
                  ///< within groups of `imm` lanes (a power of two <= 32), among the lanes of the
                  ///< warp whose bits are set in operand 2 (an i64; every lane named must take part)
   DynamicShared, ///< the block's dynamic shared memory (the launch's sharedBytes) as an array of
-                 ///< `dtype`; every one aliases the same bytes, 128-byte aligned
+                 ///< `dtype`; every one aliases the same bytes, aligned to the largest `align`
   Async,         ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
   Matrix,        ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
   Select,        ///< operand 1 if predicate operand 0, else operand 2 (any one type)
@@ -97,15 +97,30 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 ///   element index operand 1, zeros instead when predicate operand 4 is false (the source is then
 ///   not read);
 /// - Commit: the copies this thread issued since the last commit form a group;
-/// - Wait: until at most `imm` of this thread's groups are in flight.
-enum class AsyncOp : uint8_t { Copy, Commit, Wait };
+/// - Wait: until at most `imm` of this thread's groups are in flight;
+/// - ProxyFence: this thread's writes to shared memory so far become visible to the asynchronous
+///   proxy (wgmma's operand reads): fence.proxy.async.shared::cta, before the barrier that
+///   publishes them.
+enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence };
 /// Warp-wide fragments of the tensor cores (sm_80), every lane taking part:
 /// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose rows this lane's
 ///   shared operand 0 + element index operand 1 names (an i8 array gives byte offsets): i32x4;
 /// - MmaM16N8K16: mma.sync.m16n8k16.row.col, f32x4 operand 2 + the product of A (i32x4 operand 0,
 ///   `dtype` pairs) and B (i32x2 operand 1): f32x4.
-/// Hopper's wgmma is the next member (a shape and descriptors).
-enum class MatrixOp : uint8_t { LoadX4, MmaM16N8K16 };
+/// and warpgroup-wide ones (sm_90a; the 128 threads of a warpgroup all take part):
+/// - Wgmma: wgmma.mma_async m64n`imm`k16 of `dtype` (f16, bf16) into f32: the local array operand
+///   0 (`imm` / 2 elements, the mma.m16n8k16 accumulator layout of each warp's 16 rows and n8
+///   tile after n8 tile) += A · B. A is a shared tile (operands 1-3: layout, shared pointer, byte
+///   index; K-major) or registers (operand 1: i32x4, the mma A fragment of the warp's 16 rows);
+///   B is a shared tile (the last three operands), K-major or, with `transposeB`, MN-major. A
+///   layout is an i64: the matrix descriptor (PTX ISA "Matrix Descriptor Format") less its start
+///   address (Builder::wgmmaLayout). Asynchronous: the accumulators may be read only after the
+///   WgmmaWait that covers it;
+/// - WgmmaFence: orders this warpgroup's register and shared-memory writes before its next wgmma;
+/// - WgmmaCommit: the wgmmas issued since the last commit form a group;
+/// - WgmmaWait: until at most `imm` groups are in flight; its operands are the accumulator arrays
+///   whose reads must not move above it.
+enum class MatrixOp : uint8_t { LoadX4, MmaM16N8K16, Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait };
 struct Inst;
 using Block = std::vector<Inst>;
 
@@ -137,7 +152,8 @@ struct Inst {
   MathOp math = {};
   DenseData dense = {}; ///< Literal
   std::vector<Block> regions = {};
-  unsigned align = 16; ///< Alloca: the array's alignment in bytes
+  unsigned align = 16;     ///< Alloca, DynamicShared: the array's alignment in bytes
+  bool transposeB = false; ///< Matrix Wgmma: B is MN-major
 };
 
 /// A kernel parameter: a global pointer or an index scalar.
@@ -224,7 +240,9 @@ public:
   ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32,
                   ValueId mask = kNoValue);
   ValueId tableAddress(unsigned table);
-  ValueId dynamicShared(DType t, const std::string &name);
+  /// The dynamic shared memory as an array of `t`, aligned to `align` bytes (a swizzled wgmma
+  /// tile needs 1024).
+  ValueId dynamicShared(DType t, const std::string &name, unsigned align = 128);
   /// cp.async of 16 bytes, zeros where !valid (AsyncOp::Copy).
   void copyAsync(ValueId dst, ValueId dstIndex, ValueId src, ValueId srcIndex, ValueId valid);
   void commitAsync();
@@ -232,6 +250,26 @@ public:
   ValueId loadMatrix(ValueId ptr, ValueId index, bool transposed, const std::string &name = "");
   /// c + a * b on the tensor cores, a and b pairs of `t` (f16 or bf16).
   ValueId mma(DType t, ValueId a, ValueId b, ValueId c, const std::string &name = "");
+  /// A shared tile of a wgmma operand: ptr[index] (a byte index), laid out as `layout` says.
+  struct SharedTile {
+    ValueId ptr, index, layout;
+  };
+  /// The layout fields of a matrix descriptor: 16-byte chunks swizzled over `swizzleBytes` (128,
+  /// 64, 32; 0 for none), 8-row groups `strideBytes` apart, `leadingBytes` between the groups of
+  /// the other dim (MN-major panels; 16 where unused).
+  static int64_t wgmmaLayout(unsigned swizzleBytes, unsigned strideBytes, unsigned leadingBytes);
+  /// acc += A · B, a 64 x n x 16 tile on the warpgroup's tensor cores (MatrixOp::Wgmma).
+  void wgmma(DType t, unsigned n, ValueId acc, const SharedTile &a, const SharedTile &b,
+             bool transposeB);
+  /// The same with A in registers (i32x4).
+  void wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTile &b, bool transposeB);
+  void wgmmaFence();
+  void wgmmaCommit();
+  /// Waits until at most `pending` wgmma groups are in flight; `accumulators` (local arrays) are
+  /// read only after it.
+  void wgmmaWait(unsigned pending, const std::vector<ValueId> &accumulators);
+  /// fence.proxy.async.shared::cta (AsyncOp::ProxyFence).
+  void proxyFence();
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
   ValueId exp2(ValueId x, const std::string &name = "");

@@ -69,6 +69,7 @@ private:
   void block(const Block &b, const std::string &indent);
   void region(const Inst &i, const std::string &indent);
   std::string text(const Inst &i) const;
+  std::string matrix(const Inst &i) const;
 
   const Kernel &k;
   std::vector<std::string> names;
@@ -110,18 +111,19 @@ std::string Printer::text(const Inst &i) const {
     return "shuffle." + std::string(kShuffles[unsigned(i.shuffle)]) + " " + refs(i.operands) +
            " width " + std::to_string(i.imm);
   case Opcode::DynamicShared:
-    return "dynamic_shared " + name(i.dtype);
+    return "dynamic_shared " + name(i.dtype) +
+           (i.align != 128 ? " align " + std::to_string(i.align) : "");
   case Opcode::Async:
     if (i.async == AsyncOp::Copy)
       return "cp.async " + at(i, 0) + ", " + at(i, 2) + ", " + std::to_string(i.imm) +
              " bytes if " + ref(i.operands[4]);
     if (i.async == AsyncOp::Commit)
       return "cp.async.commit_group";
+    if (i.async == AsyncOp::ProxyFence)
+      return "fence.proxy.async";
     return "cp.async.wait_group " + std::to_string(i.imm);
   case Opcode::Matrix:
-    if (i.matrix == MatrixOp::LoadX4)
-      return "ldmatrix.x4" + std::string(i.imm ? ".trans " : " ") + at(i, 0);
-    return "mma.m16n8k16." + name(i.dtype) + " " + refs(i.operands);
+    return matrix(i);
   case Opcode::Select:
     return "select " + refs(i.operands);
   case Opcode::Pack:
@@ -132,6 +134,32 @@ std::string Printer::text(const Inst &i) const {
   case Opcode::For:   // region()
   case Opcode::If:
     break;
+  }
+  return "?";
+}
+
+std::string Printer::matrix(const Inst &i) const {
+  switch (i.matrix) {
+  case MatrixOp::LoadX4:
+    return "ldmatrix.x4" + std::string(i.imm ? ".trans " : " ") + at(i, 0);
+  case MatrixOp::MmaM16N8K16:
+    return "mma.m16n8k16." + name(i.dtype) + " " + refs(i.operands);
+  case MatrixOp::Wgmma: {
+    // wgmma.m64n64k16.f16 %acc, %layoutA %a[%i], %layoutB %b[%j] (transposed b)
+    std::string s = "wgmma.m64n" + std::to_string(i.imm) + "k16." + name(i.dtype) + " " +
+                    ref(i.operands[0]) + ", ";
+    size_t b = i.operands.size() - 3;
+    s += b == 4 ? ref(i.operands[1]) + " " + at(i, 2) : ref(i.operands[1]);
+    s += ", " + ref(i.operands[b]) + " " + at(i, b + 1);
+    return s + (i.transposeB ? " transposed b" : "");
+  }
+  case MatrixOp::WgmmaFence:
+    return "wgmma.fence";
+  case MatrixOp::WgmmaCommit:
+    return "wgmma.commit_group";
+  case MatrixOp::WgmmaWait:
+    return "wgmma.wait_group " + std::to_string(i.imm) +
+           (i.operands.empty() ? "" : " guarding " + refs(i.operands));
   }
   return "?";
 }

@@ -41,7 +41,20 @@ unsigned arity(const Inst &i) {
   case Opcode::Async:
     return i.async == AsyncOp::Copy ? 5 : 0;
   case Opcode::Matrix:
-    return i.matrix == MatrixOp::LoadX4 ? 2 : 3;
+    switch (i.matrix) {
+    case MatrixOp::LoadX4:
+      return 2;
+    case MatrixOp::MmaM16N8K16:
+      return 3;
+    case MatrixOp::Wgmma: // A in shared memory (3 operands) or registers (1)
+      return i.operands.size() == 5 ? 5 : 7;
+    case MatrixOp::WgmmaFence:
+    case MatrixOp::WgmmaCommit:
+      return 0;
+    case MatrixOp::WgmmaWait: // the accumulators it guards
+      return unsigned(i.operands.size());
+    }
+    return 0;
   case Opcode::Math:
     return unsigned(opInfo(i.math.kind).maxOperands);
   }
@@ -64,8 +77,9 @@ private:
   void fail(const Inst &i, const std::string &what) {
     std::string at = i.result != kNoValue    ? "%" + names[i.result]
                      : i.op == Opcode::If    ? "an if"
-                     : i.op == Opcode::Store ? "a store"
-                                             : "an async copy";
+                     : i.op == Opcode::Store  ? "a store"
+                     : i.op == Opcode::Matrix ? "a wgmma"
+                                              : "an async copy";
     errors.push_back(at + ": " + what);
   }
   const Type &type(const Inst &i, size_t o) const { return k.typeOf(i.operands[o]); }
@@ -81,6 +95,7 @@ private:
   bool operands(const Inst &i);
   void types(const Inst &i);
   void memory(const Inst &i);
+  void wgmma(const Inst &i);
 
   const Kernel &k;
   std::vector<std::string> names;
@@ -104,6 +119,18 @@ bool Verifier::operands(const Inst &i) {
     return false;
   }
   return true;
+}
+
+void Verifier::wgmma(const Inst &i) {
+  size_t b = i.operands.size() - 3; // B's layout, pointer and byte index
+  bool sharedA = i.operands.size() == 7;
+  auto isTile = [&](size_t o) { return isIndex(i.operands[o]) && isAddress(i, o + 1, Space::Shared); };
+  if (type(i, 0) != Type::pointer(DType::F32, Space::Local) || !isNarrowFloat(i.dtype) ||
+      i.imm < 8 || i.imm > 256 || i.imm % 8 != 0 || !isTile(b) ||
+      (sharedA ? !isTile(1) : type(i, 1) != Type::vector(DType::I32, 4)))
+    fail(i, "wgmma m64nNk16 (N a multiple of 8 up to 256) of f16 or bf16 takes a local f32 "
+            "accumulator array, A as a shared tile (layout, pointer, byte index) or i32x4, and B "
+            "as a shared tile");
 }
 
 void Verifier::memory(const Inst &i) {
@@ -146,6 +173,14 @@ void Verifier::types(const Inst &i) {
         (type(i, 0) != Type::vector(DType::I32, 4) || type(i, 1) != Type::vector(DType::I32, 2) ||
          type(i, 2) != Type::vector(DType::F32, 4) || !isNarrowFloat(i.dtype)))
       fail(i, "mma.m16n8k16 takes i32x4, i32x2 (f16 or bf16 pairs) and f32x4");
+    if (i.matrix == MatrixOp::Wgmma)
+      wgmma(i);
+    if (i.matrix == MatrixOp::WgmmaWait)
+      for (ValueId v : i.operands)
+        if (k.typeOf(v) != Type::pointer(DType::F32, Space::Local))
+          fail(i, "wgmma.wait_group guards local f32 accumulator arrays");
+    if (i.matrix == MatrixOp::WgmmaWait && (i.imm < 0 || i.imm > 7))
+      fail(i, "wgmma.wait_group waits for 0 to 7 groups");
     return;
   case Opcode::Pack:
     if (type(i, 0) != Type::scalar(DType::F32) || type(i, 1) != Type::scalar(DType::F32) ||

@@ -9,6 +9,7 @@
 #include "codegen/llvm/Nvptx.h"
 #include "ir/Assert.h"
 
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -64,6 +65,16 @@ private:
   void launchBounds();
   void async(const Inst &i);
   llvm::Value *matrix(const Inst &i);
+  void warpgroup(const Inst &i);
+  /// Inline PTX with side effects that may touch memory (LLVM 19 has no intrinsic for it).
+  llvm::Value *asmStatement(const std::string &ptx, llvm::Type *result = nullptr,
+                            const std::string &constraints = "", std::vector<llvm::Value *> args = {});
+  /// The matrix descriptor of the shared tile whose layout is operand `at`.
+  llvm::Value *descriptor(const Inst &i, size_t at);
+  /// Element `e` of local array `array` (of f32).
+  llvm::Value *element(ValueId array, unsigned e) {
+    return b.CreateConstGEP1_32(b.getFloatTy(), get(array), e);
+  }
   llvm::Value *pack(const Inst &i);
   /// The vector of the members of an intrinsic's struct result.
   llvm::Value *vectorOf(llvm::Value *members, unsigned n);
@@ -191,6 +202,9 @@ void Renderer::async(const Inst &i) {
   case kir::AsyncOp::Wait:
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b.getInt32(i.imm)});
     return;
+  case kir::AsyncOp::ProxyFence:
+    asmStatement("fence.proxy.async.shared::cta;");
+    return;
   }
 }
 
@@ -223,6 +237,102 @@ llvm::Value *Renderer::matrix(const Inst &i) {
   auto id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
                  : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
   return vectorOf(b.CreateIntrinsic(id, {}, args), 4);
+}
+
+llvm::Value *Renderer::asmStatement(const std::string &ptx, llvm::Type *result,
+                                    const std::string &constraints,
+                                    std::vector<llvm::Value *> args) {
+  std::vector<llvm::Type *> types;
+  for (llvm::Value *a : args)
+    types.push_back(a->getType());
+  auto *t = llvm::FunctionType::get(result ? result : b.getVoidTy(), types, false);
+  std::string all = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
+  return b.CreateCall(llvm::InlineAsm::get(t, ptx, all, true), args);
+}
+
+llvm::Value *Renderer::descriptor(const Inst &i, size_t at) {
+  llvm::Value *address = b.CreatePtrToInt(elementAddress(i, at + 1), b.getInt64Ty());
+  llvm::Value *field = b.CreateLShr(b.CreateAnd(address, b.getInt64(0x3FFFF)), b.getInt64(4));
+  return b.CreateOr(get(i.operands[at]), field);
+}
+
+/// The warpgroup matrix instructions, as inline PTX (LLVM 19 has no wgmma intrinsics): a wgmma
+/// takes each accumulator register as an operand tied to its result, a wait fences each
+/// register it guards so that no read of one moves above it.
+void Renderer::warpgroup(const Inst &i) {
+  switch (i.matrix) {
+  case kir::MatrixOp::WgmmaFence:
+    asmStatement("wgmma.fence.sync.aligned;");
+    return;
+  case kir::MatrixOp::WgmmaCommit:
+    asmStatement("wgmma.commit_group.sync.aligned;");
+    return;
+  case kir::MatrixOp::WgmmaWait:
+    asmStatement("wgmma.wait_group.sync.aligned " + std::to_string(i.imm) + ";");
+    for (ValueId acc : i.operands) {
+      auto *t = llvm::cast<llvm::AllocaInst>(get(acc))->getAllocatedType();
+      for (unsigned e = 0; e < t->getArrayNumElements(); ++e) {
+        llvm::Value *at = element(acc, e);
+        llvm::Value *x = b.CreateLoad(b.getFloatTy(), at);
+        b.CreateStore(asmStatement("", b.getFloatTy(), "=f,0", {x}), at);
+      }
+    }
+    return;
+  case kir::MatrixOp::Wgmma: {
+    unsigned n = unsigned(i.imm) / 2;
+    bool sharedA = i.operands.size() == 7;
+    std::vector<llvm::Value *> args;
+    std::string constraints;
+    for (unsigned r = 0; r < n; ++r)
+      constraints += (r ? ",=f" : "=f");
+    if (sharedA) {
+      args.push_back(descriptor(i, 1));
+      constraints += ",l";
+    } else {
+      llvm::Value *a = get(i.operands[1]);
+      for (unsigned q = 0; q < 4; ++q) {
+        args.push_back(b.CreateExtractElement(a, uint64_t(q)));
+        constraints += ",r";
+      }
+    }
+    args.push_back(descriptor(i, i.operands.size() - 3));
+    args.push_back(b.getInt32(1));
+    constraints += ",l,r";
+    for (unsigned r = 0; r < n; ++r) {
+      args.push_back(b.CreateLoad(b.getFloatTy(), element(i.operands[0], r)));
+      constraints += "," + std::to_string(r);
+    }
+    unsigned first = n; // A's operands, then B's descriptor and the scale-d word
+    std::string type = i.dtype == DType::BF16 ? "bf16" : "f16";
+    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                      std::to_string(first + (sharedA ? 2 : 5)) +
+                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(i.imm) +
+                      "k16.f32." + type + "." + type + " {";
+    for (unsigned r = 0; r < n; ++r)
+      ptx += (r ? ", $" : "$") + std::to_string(r);
+    ptx += "}, ";
+    if (sharedA)
+      ptx += "$" + std::to_string(first) + ", $" + std::to_string(first + 1);
+    else
+      ptx += "{$" + std::to_string(first) + ", $" + std::to_string(first + 1) + ", $" +
+             std::to_string(first + 2) + ", $" + std::to_string(first + 3) + "}, $" +
+             std::to_string(first + 4);
+    ptx += std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") +
+           ";\n}";
+    std::vector<llvm::Type *> members(n, b.getFloatTy());
+    llvm::Value *d =
+        asmStatement(ptx, llvm::StructType::get(ctx, members), constraints, std::move(args));
+    for (unsigned r = 0; r < n; ++r) {
+      llvm::Value *x = b.CreateExtractValue(d, r);
+      b.CreateStore(x, element(i.operands[0], r));
+    }
+    return;
+  }
+  case kir::MatrixOp::LoadX4:
+  case kir::MatrixOp::MmaM16N8K16:
+    break;
+  }
+  FUSEC_ASSERT(false, "not a warpgroup instruction");
 }
 
 llvm::Value *Renderer::pack(const Inst &i) {
@@ -327,11 +437,17 @@ void Renderer::inst(const Inst &i) {
   case Opcode::DynamicShared: {
     std::string name = k.name + "_dynamic_shared";
     llvm::GlobalVariable *g = m.getNamedGlobal(name);
-    return set(i, g ? g : sharedArray(llvm::ArrayType::get(b.getInt8Ty(), 0), name, true, 128));
+    if (!g)
+      g = sharedArray(llvm::ArrayType::get(b.getInt8Ty(), 0), name, true, i.align);
+    if (g->getAlign().valueOrOne().value() < i.align)
+      g->setAlignment(llvm::Align(i.align));
+    return set(i, g);
   }
   case Opcode::Async:
     return async(i);
   case Opcode::Matrix:
+    if (i.result == kir::kNoValue)
+      return warpgroup(i);
     return set(i, matrix(i));
   case Opcode::Pack:
     return set(i, pack(i));

@@ -54,12 +54,12 @@ std::string firstMessage(const Diagnostics &d) {
 }
 
 bool emitStep(Graph &g, Op *op, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
-              bool allowFallback, Backend backend) {
+              bool allowFallback, Backend backend, std::string_view target) {
   if (op->kind() == OpKind::Const)
     return true;
   Diagnostics trial;
   std::string entry = names(*op, g.name());
-  if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend)) {
+  if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend, target)) {
     out.steps.push_back({op, std::move(*k)});
     return true;
   }
@@ -71,7 +71,7 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, EntryNamer &names, Diagnostic
   out.fallbacks.push_back({Severity::Note, op->loc(),
                            describeLaunchedOp(*op) + " runs op by op: " + firstMessage(trial)});
   for (Op *inner : inlineKernel(g, op))
-    if (!emitStep(g, inner, out, names, diags, allowFallback, backend))
+    if (!emitStep(g, inner, out, names, diags, allowFallback, backend, target))
       return false;
   return true;
 }
@@ -83,9 +83,9 @@ std::string stepTemplateName(const Op &op) {
 }
 
 bool lowerForGpu(Graph &g, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
-                 bool allowFallback, Backend backend) {
+                 bool allowFallback, Backend backend, std::string_view target) {
   for (Op *op : g.opsSnapshot())
-    if (!emitStep(g, op, out, names, diags, allowFallback, backend))
+    if (!emitStep(g, op, out, names, diags, allowFallback, backend, target))
       return false;
   return true;
 }

@@ -47,6 +47,7 @@ std::string stepTemplateName(const Op &op);
 /// yet runs op by op there too, through its generic kernels (a note says so).
 /// `names` names the kernels: one namer for every graph of one program.
 bool lowerForGpu(Graph &g, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
-                 bool allowFallback = true, Backend backend = Backend::Nvrtc);
+                 bool allowFallback = true, Backend backend = Backend::Nvrtc,
+                 std::string_view target = "sm_80");
 
 } // namespace fusec

@@ -228,6 +228,75 @@ TEST(Kir, Exp2RendersOnBothBackEnds) {
   EXPECT_NE(errors[0].find("takes an f32"), std::string::npos) << errors[0];
 }
 
+/// One warpgroup step as the attention template builds it: a wgmma of two swizzled shared tiles
+/// and one of a register A with an MN-major B, fenced, committed and waited for, with the
+/// accumulators guarded; then a fence for the asynchronous proxy.
+TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "wg";
+  k.maxThreads = 128;
+  Builder b(k);
+  ValueId out = b.param("out", Type::pointer(DType::F32, Space::Global));
+  ValueId smem = b.dynamicShared(DType::I8, "smem", 1024);
+  ValueId acc = b.localArray(DType::F32, 32, "acc");
+  ValueId layout = b.index(Builder::wgmmaLayout(128, 1024, 16));
+  ValueId zero = b.constant(DType::I32, 0);
+  ValueId other = b.constant(DType::I32, 8192);
+  b.proxyFence();
+  b.barrier();
+  b.wgmmaFence();
+  b.wgmma(DType::F16, 64, acc, {smem, zero, layout}, {smem, other, layout}, false);
+  ValueId frag = b.loadMatrix(smem, zero, false, "frag");
+  b.wgmma(DType::BF16, 64, acc, frag, {smem, other, layout}, true);
+  b.wgmmaCommit();
+  b.wgmmaWait(0, {acc});
+  ValueId tid = b.special(Special::TidX);
+  ValueId x = b.load(acc, b.index(0), 1, "x");
+  b.store(out, tid, x);
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  EXPECT_EQ(Builder::wgmmaLayout(128, 1024, 16), int64_t(1) << 62 | int64_t(64) << 32 | 1 << 16);
+
+  std::string text = print(k);
+  for (const char *line :
+       {"%smem = dynamic_shared i8 align 1024 : ptr<shared i8>", "  fence.proxy.async\n",
+        "  wgmma.fence\n", "  wgmma.m64n64k16.f16 %acc, %t %smem[%t_1], %t %smem[%t_2]\n",
+        "  wgmma.m64n64k16.bf16 %acc, %frag, %t %smem[%t_2] transposed b\n",
+        "  wgmma.commit_group\n", "  wgmma.wait_group 0 guarding %acc\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+
+  std::string cuda = cuda::render(k);
+  for (const char *line :
+       {"extern __shared__ __align__(1024) signed char wg_smem[];",
+        "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
+        "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
+        "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
+        "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
+        "\"l\"(fusec_wgmma_desc(", "\"r\"(frag.a), \"r\"(frag.b)",
+        "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
+        "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
+    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+
+  std::string ir = llvmir::render(k);
+  for (const char *line :
+       {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
+        "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
+        "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
+        "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;", "wgmma.wait_group.sync.aligned 0;",
+        "\"=f,0,~{memory}\""})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+
+  // An accumulator that is not a local f32 array, and an N that is not a multiple of 8.
+  b.wgmma(DType::F16, 60, acc, {smem, zero, layout}, {smem, other, layout}, false);
+  b.wgmmaWait(0, {smem});
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("a wgmma: wgmma m64nNk16"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("guards local f32 accumulator arrays"), std::string::npos) << errors[1];
+}
+
 /// A block of several rows: the row is tid.y; launch bounds with a minimum of blocks an SM.
 TEST(Kir, SecondThreadAxisAndMinimumBlocksRenderOnBothBackEnds) {
   Kernel k;

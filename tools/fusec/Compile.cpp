@@ -123,7 +123,7 @@ bool generateGeneric(const Graph &g, EntryNamer &names, std::vector<GeneratedKer
   for (const auto &op : g.ops()) {
     if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
       continue;
-    std::optional<GeneratedKernel> k = emitKernel(*op, names(*op, g.name()), diags, backendKind());
+    std::optional<GeneratedKernel> k = emitKernel(*op, names(*op, g.name()), diags, backendKind(), targetName());
     if (k)
       kernels.push_back(std::move(*k));
     ok &= k.has_value();
@@ -165,7 +165,7 @@ bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
                    std::vector<GeneratedKernel> &kernels, StageTrace &trace, Diagnostics &diags) {
   if (auto shapes = inputShapes(g, dims)) {
     std::optional<LoweredProgram> program =
-        lowerProgram(g, *shapes, names, !noFallback, backendKind(), &trace, diags);
+        lowerProgram(g, *shapes, names, !noFallback, backendKind(), targetName(), &trace, diags);
     if (!program)
       return false;
     for (const Diagnostic &note : program->steps.fallbacks)
@@ -179,7 +179,7 @@ bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
       continue;
     Diagnostics trial;
     std::string entry = names(*op, g.name());
-    if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backendKind())) {
+    if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backendKind(), targetName())) {
       kernels.push_back(std::move(*k));
       continue;
     }

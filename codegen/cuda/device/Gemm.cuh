@@ -63,3 +63,9 @@ __device__ __forceinline__ int fusec_pack_f16x2(float lo, float hi) {
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return (int)r;
 }
+
+// A wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format"): the layout
+// fields of `layout` (kir::Builder::wgmmaLayout) and the start address.
+__device__ __forceinline__ unsigned long long fusec_wgmma_desc(long long layout, unsigned addr) {
+  return (unsigned long long)layout | ((addr & 0x3FFFFu) >> 4);
+}

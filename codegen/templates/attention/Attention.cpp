@@ -59,6 +59,7 @@ struct Plan {
   double scale = 1;
   int blocks = 1;           ///< m16 row blocks a warp owns
   int bc = 64;              ///< keys a tile
+  bool wgmma = false;       ///< the GEMMs as one warpgroup's wgmma (sm_90a), not mma.sync
   bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
   std::vector<KernelArg> args;
 
@@ -103,7 +104,8 @@ bool refuse(Diagnostics &diags, const Op &kernel, const std::string &why) {
 
 bool isHeadDim(int64_t d) { return d == 32 || d == 64 || d == 128; }
 
-bool analyze(const Op &kernel, const std::string &entry, Plan &p, Diagnostics &diags) {
+bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &p,
+             Diagnostics &diags) {
   const Graph &body = *kernel.body();
   p.kernel = &kernel;
   p.entry = entry;
@@ -156,7 +158,12 @@ bool analyze(const Op &kernel, const std::string &entry, Plan &p, Diagnostics &d
   // (bench/RESULTS.md, 2026-11-27).
   p.blocks = p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
-  p.qInRegisters = p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
+  // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64n64k16 wgmmas of 128-byte
+  // rows (Q and K K-major, V MN-major, all read in place from the swizzled tiles).
+  p.wgmma = warpgroups && p.d == 64 && p.dv == 64;
+  if (p.wgmma)
+    p.blocks = 1;
+  p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
     p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
@@ -235,7 +242,8 @@ private:
 
   std::string schedule() const {
     std::ostringstream how;
-    how << "flash attention (mma.sync m16n8k16 " << dtypeName(p.dtype) << ", f32 softmax); "
+    how << "flash attention (" << (p.wgmma ? "wgmma m64n64k16 " : "mma.sync m16n8k16 ")
+        << dtypeName(p.dtype) << ", f32 softmax); "
         << p.br() << " queries x " << p.bc << " keys a tile, " << kWarps << " warps of "
         << 16 * p.blocks << " rows, Q in " << (p.qInRegisters ? "registers" : "shared memory")
         << ", K/V in " << kStages << " stages"
@@ -248,7 +256,13 @@ private:
     qBytes = p.br() * int(p.d) * 2;
     kBytes = p.bc * int(p.d) * 2;
     stageBytes = kBytes + p.bc * int(p.dv) * 2;
-    smem = b.dynamicShared(DType::I8, "smem");
+    smem = b.dynamicShared(DType::I8, "smem", p.wgmma ? 1024 : 128);
+    if (p.wgmma) { // 128-byte rows, swizzled; 8-row groups 1024 bytes apart
+      rowMajor = b.index(kir::Builder::wgmmaLayout(128, 1024, 16));
+      columnMajor = b.index(kir::Builder::wgmmaLayout(128, 1024, p.bc * 128));
+      b.rename(rowMajor, "kMajor");
+      b.rename(columnMajor, "mnMajor");
+    }
     ValueId tidWide = b.special(kir::Special::TidX);
     tid = b.convert(DType::I32, tidWide, "tid");
     lane = op(IndexOp::And, tid, i32(31), "lane");
@@ -360,8 +374,7 @@ private:
     ValueId zeroIndex = i64(0);
     b.ifThenElse(b.less(zeroIndex, keyTiles), [&] { loadKeys(zeroIndex); });
     b.commitAsync();
-    b.waitAsync(1);
-    b.barrier();
+    arrived();
     loadQueryFragments();
     o = registers(p.blocks * p.dv / 2, zero, "o");
     rowMax = registers(2 * p.blocks, minusInf, "rowMax");
@@ -371,8 +384,7 @@ private:
       ValueId next = b.add(kt, one, "next");
       b.ifThenElse(b.less(next, keyTiles), [&] { loadKeys(next); });
       b.commitAsync();
-      b.waitAsync(1);
-      b.barrier();
+      arrived();
       ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, kt, i64(kStages)));
       ValueId stage = stageAt(slot);
       scores(stage);
@@ -383,6 +395,15 @@ private:
     store();
     b.waitAsync(0);
     b.barrier(); // the next query tile reuses the shared memory
+  }
+
+  /// Waits for the tiles copied before the last commit, and publishes them to the block (and to
+  /// wgmma's asynchronous proxy).
+  void arrived() {
+    b.waitAsync(1);
+    if (p.wgmma)
+      b.proxyFence();
+    b.barrier();
   }
 
   /// Q's A fragment of row block `mb`, k slice `kk` (i64 counters), from shared memory.
@@ -411,6 +432,18 @@ private:
   /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32.
   void scores(ValueId stage) {
     s = registers(p.blocks * p.bc / 2, zero, "s");
+    if (p.wgmma) { // k slice kk: 32 bytes further along the swizzled rows of Q and K
+      b.wgmmaFence();
+      unrolled(p.d / 16, "kk", [&](ValueId kk) {
+        ValueId kk32 = b.convert(DType::I32, kk);
+        ValueId along = b.mul(kk32, i32(32));
+        ValueId kAt = b.add(stage, along);
+        b.wgmma(p.dtype, unsigned(p.bc), s, {smem, along, rowMajor}, {smem, kAt, rowMajor}, false);
+      });
+      b.wgmmaCommit();
+      b.wgmmaWait(0, {s});
+      return;
+    }
     unrolled(p.d / 16, "kk", [&](ValueId kk) {
       // This k slice's Q fragments: in registers, or read now (blocks x 4 words).
       ValueId qk = qf;
@@ -611,18 +644,29 @@ private:
 
   /// O += P·V for the value tile at byte `stage`.
   void accumulate(ValueId stage) {
+    if (p.wgmma) { // P in registers as A; k slice kk: 16 rows (keys) further down V
+      ValueId pf = b.localArray(DType::I32, unsigned(p.bc / 4), "pf");
+      unrolled(p.bc / 16, "kk", [&](ValueId kk) {
+        ValueId first = b.mul(kk, i64(8));
+        packProbabilities(first, pf, b.mul(kk, i64(4)));
+      });
+      b.wgmmaFence();
+      unrolled(p.bc / 16, "kk", [&](ValueId kk) {
+        ValueId a = b.load(pf, b.mul(kk, i64(4)), 4);
+        ValueId kk32 = b.convert(DType::I32, kk);
+        ValueId vAt = b.add(stage, b.mul(kk32, i32(16 * 128)));
+        b.wgmma(p.dtype, unsigned(p.dv), o, a, {smem, vAt, columnMajor}, true);
+      });
+      b.wgmmaCommit();
+      b.wgmmaWait(0, {o});
+      return;
+    }
     unrolled(p.bc / 16, "kk", [&](ValueId kk) {
       ValueId pf = b.localArray(DType::I32, unsigned(4 * p.blocks), "pf");
       unrolled(p.blocks, "mb", [&](ValueId mb) {
         ValueId pairOfTiles = b.mul(kk, i64(2));
         ValueId first = fragment(mb, p.bc / 8, pairOfTiles);
-        unrolled(4, "w", [&](ValueId w) { // Note [Attention fragments]
-          ValueId lo = b.add(first, b.mul(w, i64(2)));
-          ValueId x0 = b.load(s, lo);
-          ValueId x1 = b.load(s, b.add(lo, i64(1)));
-          ValueId word = b.pack(p.dtype, x0, x1);
-          b.store(pf, b.add(b.mul(mb, i64(4)), w), word);
-        });
+        packProbabilities(first, pf, b.mul(mb, i64(4)));
       });
       unrolled(p.dv / 16, "nj", [&](ValueId nj) {
         ValueId kk32 = b.convert(DType::I32, kk);
@@ -645,6 +689,18 @@ private:
           });
         });
       });
+    });
+  }
+
+  /// The A fragment of P·V's k slice whose scores start at slot `first` of S: 4 words of
+  /// rounded pairs (Note [Attention fragments]), into pf[at..at+3].
+  void packProbabilities(ValueId first, ValueId pf, ValueId at) {
+    unrolled(4, "w", [&](ValueId w) {
+      ValueId lo = b.add(first, b.mul(w, i64(2)));
+      ValueId x0 = b.load(s, lo);
+      ValueId x1 = b.load(s, b.add(lo, i64(1)));
+      ValueId word = b.pack(p.dtype, x0, x1);
+      b.store(pf, b.add(at, w), word);
     });
   }
 
@@ -692,6 +748,7 @@ private:
   ValueId q, key, value, mask, out, smem;
   ValueId tid, lane, warpRow, laneRow, laneCol, qLane, kLane, vLane;
   ValueId scaleLog2, log2e, minusInf, lowest, zero;
+  ValueId rowMajor, columnMajor; // wgmma: the layouts of the K-major and MN-major tiles
   ValueId q0, qBase, kBase, vBase, oBase, maskBase = kir::kNoValue;
   ValueId qf, s, o, rowMax, rowSum;
 };
@@ -699,9 +756,9 @@ private:
 } // namespace
 
 std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
-                                                   Diagnostics &diags) {
+                                                   bool warpgroups, Diagnostics &diags) {
   Plan plan;
-  if (!analyze(kernel, entry, plan, diags))
+  if (!analyze(kernel, entry, warpgroups, plan, diags))
     return std::nullopt;
   return AttentionBuilder(plan).run();
 }

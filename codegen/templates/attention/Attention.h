@@ -13,11 +13,11 @@
 
 namespace fusec::attention {
 
-/// `kernel` (template "attention") in kir, entry point `entry`. Reports an error at the kernel,
-/// and returns nullopt, when its body is not one attention op over the kernel's inputs that the
-/// kernel supports (f16 or bf16, head dims 32, 64 or 128, static shapes); the runtime then runs
-/// the body op by op, on the generic kernel.
+/// `kernel` (template "attention") in kir, entry point `entry`; `warpgroups` allows Hopper's
+/// wgmma (an sm_90a target). Reports an error at the kernel, and returns nullopt, when its body is
+/// not one attention op over the kernel's inputs that the kernel supports (f16 or bf16, head dims
+/// 32, 64 or 128, static shapes); the runtime then runs the body op by op, on the generic kernel.
 std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
-                                                   Diagnostics &diags);
+                                                   bool warpgroups, Diagnostics &diags);
 
 } // namespace fusec::attention
