@@ -10,6 +10,8 @@
 #include "codegen/cuda/Math.h"
 #include "ir/Assert.h"
 
+#include <bit>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -35,6 +37,18 @@ static_assert(std::size(kIndexOperators) == size_t(kir::IndexOp::Shr) + 1);
 constexpr std::string_view kShuffles[] = {"__shfl_xor_sync", "__shfl_down_sync", "__shfl_up_sync",
                                           "__shfl_sync"};
 static_assert(std::size(kShuffles) == size_t(kir::ShuffleMode::Idx) + 1);
+
+/// Whether table `t` is spelled as the bit patterns of its elements: a float table holding an
+/// infinity or a NaN, whose literals (__int_as_float) are no constant initializers.
+bool asBits(const kir::Table &t) {
+  const DenseData &d = t.data;
+  if (!isFloat(d.dtype))
+    return false;
+  for (size_t e = 0; e < d.numElements(); ++e)
+    if (!std::isfinite(d.elementAsDouble(e)))
+      return true;
+  return false;
+}
 
 class Renderer {
 public:
@@ -128,6 +142,9 @@ std::string Renderer::expr(const Inst &i) {
       return ref(i.operands[0]) + "[" + ref(i.operands[1]) + "]";
     return "*reinterpret_cast<const " + cType(k.typeOf(i.result)) + " *>(" + address(i) + ")";
   case Opcode::Table:
+    if (asBits(k.tables[i.imm]))
+      return "reinterpret_cast<const " + cType(kir::computeType(k.tables[i.imm].data.dtype)) +
+             " *>(" + k.tables[i.imm].name + ")";
     return k.tables[i.imm].name;
   case Opcode::Shuffle: {
     const std::string &mask = ref(i.operands[2]);
@@ -212,10 +229,12 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
     std::string outputs;
     for (unsigned r = 0; r < n; ++r)
       outputs += (r ? ", \"+f\"(" : "\"+f\"(") + ref(i.operands[0]) + "[" + std::to_string(r) + "])";
-    std::string a = sharedA ? "\"l\"(" + descriptor(i, 1) + ")"
-                            : "\"r\"(" + ref(i.operands[1]) + ".a), \"r\"(" + ref(i.operands[1]) +
-                                  ".b), \"r\"(" + ref(i.operands[1]) + ".c), \"r\"(" +
-                                  ref(i.operands[1]) + ".d)";
+    std::string a = "\"l\"(" + descriptor(i, 1) + ")";
+    if (!sharedA) { // the words of an i32x4 (an expression, maybe)
+      std::string words = "(" + ref(i.operands[1]) + ")";
+      a = "\"r\"(" + words + ".a), \"r\"(" + words + ".b), \"r\"(" + words + ".c), \"r\"(" +
+          words + ".d)";
+    }
     return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent + "    : " +
            a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1));";
   }
@@ -316,6 +335,17 @@ void Renderer::block(const kir::Block &b, const std::string &indent) {
 
 std::string Renderer::table(const kir::Table &t) const {
   const DenseData &d = t.data;
+  if (asBits(t)) { // the elements in their compute type's bits: f32 for all but f64
+    bool wide = d.dtype == DType::F64;
+    std::string s = "__device__ const " + std::string(wide ? "unsigned long long " : "unsigned ") +
+                    t.name + "[" + std::to_string(d.numElements()) + "] = {";
+    for (size_t e = 0; e < d.numElements(); ++e) {
+      double x = d.elementAsDouble(e);
+      uint64_t bits = wide ? std::bit_cast<uint64_t>(x) : std::bit_cast<uint32_t>(float(x));
+      s += (e ? ", " : "") + std::to_string(bits) + (wide ? "ull" : "u");
+    }
+    return s + "};\n\n";
+  }
   std::string s = "__device__ const " + cType(kir::computeType(d.dtype)) + " " + t.name + "[" +
                   std::to_string(d.numElements()) + "] = {";
   for (size_t e = 0; e < d.numElements(); ++e)

@@ -12,6 +12,7 @@ config.test_exec_root = os.path.join(config.fusec_obj_root, "test", "lit")
 config.environment["PATH"] = os.pathsep.join(
     [config.fusec_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%examples", os.path.join(config.fusec_src_root, "examples")))
+config.substitutions.append(("%cases", os.path.join(config.fusec_src_root, "test", "gpu", "cases")))
 config.substitutions.append(("%built_examples", os.path.join(config.fusec_obj_root, "examples")))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%fusec_src", config.fusec_src_root))

@@ -273,7 +273,7 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
         "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
         "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
-        "\"l\"(fusec_wgmma_desc(", "\"r\"(frag.a), \"r\"(frag.b)",
+        "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
         "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
         "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
     EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;

@@ -39,6 +39,8 @@ using kir::ValueId;
 using Sizes = std::vector<int64_t>;
 
 constexpr int kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
+/// Elements of the largest constant mask the kernel holds as a table.
+constexpr size_t kMaxMaskTable = 1 << 16;
 
 /// One operand as the kernel reads it: elements between the matrices of consecutive indices of
 /// each batch dim (0 where it broadcasts), and between rows and columns of a matrix.
@@ -55,7 +57,8 @@ struct Plan {
   Sizes batch; ///< the output's leading dims
   Operand q, k, v, o, mask;
   bool hasMask = false, causal = false;
-  DType maskType = DType::F32;
+  DType maskType = DType::F32;            ///< as the kernel reads it
+  const DenseData *maskTable = nullptr;   ///< a constant mask, read from a table of f32
   double scale = 1;
   int blocks = 1;           ///< m16 row blocks a warp owns
   int bc = 64;              ///< keys a tile
@@ -109,14 +112,29 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   const Graph &body = *kernel.body();
   p.kernel = &kernel;
   p.entry = entry;
-  if (body.numOps() != 1 || body.ops().front()->kind() != OpKind::Attention)
-    return refuse(diags, kernel, "the template takes one attention op (casts and epilogues "
-                                 "around it are not fused yet)");
-  const Op &a = *body.ops().front();
-  p.attention = &a;
-  for (const Value *x : a.operands())
-    if (!x->isGraphInput())
-      return refuse(diags, kernel, "an operand is computed inside the kernel");
+  for (const auto &op : body.ops()) {
+    if (op->kind() == OpKind::Const)
+      continue;
+    if (p.attention || op->kind() != OpKind::Attention)
+      return refuse(diags, kernel, "the template takes one attention op (casts and epilogues "
+                                   "around it are not fused yet)");
+    p.attention = op.get();
+  }
+  if (!p.attention)
+    return refuse(diags, kernel, "it holds no attention");
+  const Op &a = *p.attention;
+  for (unsigned i = 0; i < a.numOperands(); ++i) {
+    const Value *x = a.operand(i);
+    if (x->isGraphInput())
+      continue;
+    // A constant mask becomes a table of the kernel's, when it is small enough to spell out.
+    if (i == 3 && x->definingOp()->kind() == OpKind::Const &&
+        x->definingOp()->getDense("value").numElements() <= kMaxMaskTable) {
+      p.maskTable = &x->definingOp()->getDense("value");
+      continue;
+    }
+    return refuse(diags, kernel, "an operand is computed inside the kernel");
+  }
   if (body.outputs().size() != 1 || body.outputs()[0] != a.result())
     return refuse(diags, kernel, "the kernel returns something else than the attention");
   if (!kernel.hasStaticShapes())
@@ -143,7 +161,7 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   p.o = operandOf(out, p.batch, p.sq, p.dv);
   p.hasMask = a.numOperands() > 3;
   if (p.hasMask) {
-    p.maskType = a.operand(3)->type().dtype;
+    p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
     if (p.maskType == DType::F64)
       return refuse(diags, kernel, "an f64 mask");
     p.mask = operandOf(staticSizes(a.operand(3)->type().shape), p.batch, p.sq, p.sk);
@@ -158,9 +176,9 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   // (bench/RESULTS.md, 2026-11-27).
   p.blocks = p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
-  // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64n64k16 wgmmas of 128-byte
-  // rows (Q and K K-major, V MN-major, all read in place from the swizzled tiles).
-  p.wgmma = warpgroups && p.d == 64 && p.dv == 64;
+  // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64nNk16 wgmmas of the swizzled
+  // tiles in place (Q and K K-major, V MN-major; rows of 64 or 128 bytes, wider ones in panels).
+  p.wgmma = warpgroups;
   if (p.wgmma)
     p.blocks = 1;
   p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
@@ -183,10 +201,14 @@ public:
     k.comment = {p.entry + ": attention kernel, " + p.attention->result()->type().str(), how};
     k.maxThreads = kThreads;
     std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.args);
-    q = params[0];
-    key = params[1];
-    value = params[2];
-    mask = p.hasMask ? params[3] : kir::kNoValue;
+    const Op &a = *p.attention; // its operands are body inputs, kernel operand for operand
+    q = params[a.operand(0)->index()];
+    key = params[a.operand(1)->index()];
+    value = params[a.operand(2)->index()];
+    if (p.maskTable) // its elements in f32 (kir::Table)
+      mask = b.tableAddress(b.table(p.entry + "_mask", *p.maskTable));
+    else if (p.hasMask)
+      mask = params[a.operand(3)->index()];
     out = params.back();
     setUp();
     int64_t tiles = p.queryTiles() * product(p.batch);
@@ -242,7 +264,7 @@ private:
 
   std::string schedule() const {
     std::ostringstream how;
-    how << "flash attention (" << (p.wgmma ? "wgmma m64n64k16 " : "mma.sync m16n8k16 ")
+    how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
         << dtypeName(p.dtype) << ", f32 softmax); "
         << p.br() << " queries x " << p.bc << " keys a tile, " << kWarps << " warps of "
         << 16 * p.blocks << " rows, Q in " << (p.qInRegisters ? "registers" : "shared memory")
@@ -257,9 +279,10 @@ private:
     kBytes = p.bc * int(p.d) * 2;
     stageBytes = kBytes + p.bc * int(p.dv) * 2;
     smem = b.dynamicShared(DType::I8, "smem", p.wgmma ? 1024 : 128);
-    if (p.wgmma) { // 128-byte rows, swizzled; 8-row groups 1024 bytes apart
-      rowMajor = b.index(kir::Builder::wgmmaLayout(128, 1024, 16));
-      columnMajor = b.index(kir::Builder::wgmmaLayout(128, 1024, p.bc * 128));
+    if (p.wgmma) { // rows swizzled over their bytes, 8-row groups 8 rows apart; V's panels
+      int qk = rowBytes(p.d), v = rowBytes(p.dv);
+      rowMajor = b.index(kir::Builder::wgmmaLayout(qk, 8 * qk, 16));
+      columnMajor = b.index(kir::Builder::wgmmaLayout(v, 8 * v, p.bc * v));
       b.rename(rowMajor, "kMajor");
       b.rename(columnMajor, "mnMajor");
     }
@@ -336,10 +359,35 @@ private:
       ValueId inside = b.less(at, i64(limit));
       ValueId rowStart = b.add(base, b.mul(at, i64(width)));
       ValueId src = b.add(rowStart, column);
-      ValueId swizzled = templates::swizzledChunk(b, row, chunk, chunks);
-      ValueId to = b.add(dst, swizzled);
+      ValueId to = b.add(dst, tileOffset(row, chunk, width, rows));
       b.copyAsync(smem, to, ptr, src, inside);
     });
+  }
+
+  /// The bytes of a shared tile's row of `width` elements: wgmma reads rows of at most 128 bytes,
+  /// so a wider one is split into 128-byte panels, one tile of `rows` rows after the other.
+  int rowBytes(int64_t width) const {
+    return p.wgmma ? std::min(int(width) * 2, 128) : int(width) * 2;
+  }
+
+  /// The byte offset of chunk `chunk` of row `row` (i32) in a tile of `rows` rows of `width`
+  /// elements: its panel, then its swizzled place in the panel's row.
+  ValueId tileOffset(ValueId row, ValueId chunk, int64_t width, int rows) {
+    int perRow = rowBytes(width) / 16;
+    if (perRow == width / 8)
+      return templates::swizzledChunk(b, row, chunk, perRow);
+    ValueId inPanel = op(IndexOp::And, chunk, i32(perRow - 1));
+    ValueId swizzled = templates::swizzledChunk(b, row, inPanel, perRow);
+    ValueId panel = op(IndexOp::Div, chunk, i32(perRow));
+    ValueId panelStart = b.mul(panel, i32(rows * rowBytes(width)));
+    return b.add(panelStart, swizzled);
+  }
+
+  /// The byte offset in a K-major tile of `rows` rows of `width` elements of the 16 columns
+  /// from 16 kk (the wgmma's k slice kk): 32 bytes further along a row, or the next panel.
+  int kSlice(int kk, int64_t width, int rows) const {
+    int along = 32 * kk, row = rowBytes(width);
+    return along / row * rows * row + along % row;
   }
 
   /// Starts copying key tile `t` (i64) into its stage.
@@ -432,14 +480,13 @@ private:
   /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32.
   void scores(ValueId stage) {
     s = registers(p.blocks * p.bc / 2, zero, "s");
-    if (p.wgmma) { // k slice kk: 32 bytes further along the swizzled rows of Q and K
+    if (p.wgmma) {
       b.wgmmaFence();
-      unrolled(p.d / 16, "kk", [&](ValueId kk) {
-        ValueId kk32 = b.convert(DType::I32, kk);
-        ValueId along = b.mul(kk32, i32(32));
-        ValueId kAt = b.add(stage, along);
-        b.wgmma(p.dtype, unsigned(p.bc), s, {smem, along, rowMajor}, {smem, kAt, rowMajor}, false);
-      });
+      for (int kk = 0; kk < p.d / 16; ++kk) {
+        ValueId qAt = i32(kSlice(kk, p.d, p.br()));
+        ValueId kAt = b.add(stage, i32(kSlice(kk, p.d, p.bc)));
+        b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
+      }
       b.wgmmaCommit();
       b.wgmmaWait(0, {s});
       return;
@@ -651,12 +698,11 @@ private:
         packProbabilities(first, pf, b.mul(kk, i64(4)));
       });
       b.wgmmaFence();
-      unrolled(p.bc / 16, "kk", [&](ValueId kk) {
-        ValueId a = b.load(pf, b.mul(kk, i64(4)), 4);
-        ValueId kk32 = b.convert(DType::I32, kk);
-        ValueId vAt = b.add(stage, b.mul(kk32, i32(16 * 128)));
+      for (int kk = 0; kk < p.bc / 16; ++kk) {
+        ValueId a = b.load(pf, i64(4 * kk), 4);
+        ValueId vAt = b.add(stage, i32(16 * kk * rowBytes(p.dv)));
         b.wgmma(p.dtype, unsigned(p.dv), o, a, {smem, vAt, columnMajor}, true);
-      });
+      }
       b.wgmmaCommit();
       b.wgmmaWait(0, {o});
       return;
