@@ -174,8 +174,8 @@ std::unique_ptr<GpuProgram> buildGpuProgram(const Graph &g,
     resolved.target = device->target();
   }
   EntryNamer names;
-  std::optional<LoweredProgram> lowered = lowerProgram(g, inputShapes, names, true, opts.backend,
-                                                       resolved.target, opts.trace, diags);
+  std::optional<LoweredProgram> lowered =
+      lowerProgram(g, inputShapes, names, true, opts.backend, resolved.target, opts.trace, diags);
   if (!lowered)
     return nullptr;
   std::unique_ptr<GpuProgram> p = GpuProgram::create(std::move(*lowered), resolved, diags);

@@ -215,7 +215,8 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
     unsigned n = unsigned(i.imm) / 2;
     bool sharedA = i.operands.size() == 7;
     std::string type = i.dtype == DType::BF16 ? "bf16" : "f16";
-    std::string ptx = "{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(n + (sharedA ? 2 : 5)) +
+    std::string ptx = "{\\n.reg .pred p;\\nsetp.ne.b32 p, %" +
+                      std::to_string(n + (sharedA ? 2 : 5)) +
                       ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(i.imm) +
                       "k16.f32." + type + "." + type + " {";
     for (unsigned r = 0; r < n; ++r)
@@ -224,19 +225,20 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
                             : "{%" + std::to_string(n) + ", %" + std::to_string(n + 1) + ", %" +
                                   std::to_string(n + 2) + ", %" + std::to_string(n + 3) + "}, %" +
                                   std::to_string(n + 4));
-    ptx += std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") +
-           ";\\n}";
+    ptx +=
+        std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") + ";\\n}";
     std::string outputs;
     for (unsigned r = 0; r < n; ++r)
-      outputs += (r ? ", \"+f\"(" : "\"+f\"(") + ref(i.operands[0]) + "[" + std::to_string(r) + "])";
+      outputs +=
+          (r ? ", \"+f\"(" : "\"+f\"(") + ref(i.operands[0]) + "[" + std::to_string(r) + "])";
     std::string a = "\"l\"(" + descriptor(i, 1) + ")";
     if (!sharedA) { // the words of an i32x4 (an expression, maybe)
       std::string words = "(" + ref(i.operands[1]) + ")";
-      a = "\"r\"(" + words + ".a), \"r\"(" + words + ".b), \"r\"(" + words + ".c), \"r\"(" +
-          words + ".d)";
+      a = "\"r\"(" + words + ".a), \"r\"(" + words + ".b), \"r\"(" + words + ".c), \"r\"(" + words +
+          ".d)";
     }
-    return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent + "    : " +
-           a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1));";
+    return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent +
+           "    : " + a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1));";
   }
   case kir::MatrixOp::LoadX4:
   case kir::MatrixOp::MmaM16N8K16:
@@ -283,8 +285,8 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
     // Named for the kernel too: every extern __shared__ array of a module
     // with one name must have one type.
     exprs[i.result] = k.name + "_" + names[i.result];
-    return "extern __shared__ __align__(" + std::to_string(i.align) + ") " + cType(i.dtype) +
-           " " + exprs[i.result] + "[];";
+    return "extern __shared__ __align__(" + std::to_string(i.align) + ") " + cType(i.dtype) + " " +
+           exprs[i.result] + "[];";
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
     arrays[i.result] = i.imm;

@@ -75,8 +75,8 @@ public:
 
 private:
   void fail(const Inst &i, const std::string &what) {
-    std::string at = i.result != kNoValue    ? "%" + names[i.result]
-                     : i.op == Opcode::If    ? "an if"
+    std::string at = i.result != kNoValue     ? "%" + names[i.result]
+                     : i.op == Opcode::If     ? "an if"
                      : i.op == Opcode::Store  ? "a store"
                      : i.op == Opcode::Matrix ? "a wgmma"
                                               : "an async copy";
@@ -124,7 +124,9 @@ bool Verifier::operands(const Inst &i) {
 void Verifier::wgmma(const Inst &i) {
   size_t b = i.operands.size() - 3; // B's layout, pointer and byte index
   bool sharedA = i.operands.size() == 7;
-  auto isTile = [&](size_t o) { return isIndex(i.operands[o]) && isAddress(i, o + 1, Space::Shared); };
+  auto isTile = [&](size_t o) {
+    return isIndex(i.operands[o]) && isAddress(i, o + 1, Space::Shared);
+  };
   if (type(i, 0) != Type::pointer(DType::F32, Space::Local) || !isNarrowFloat(i.dtype) ||
       i.imm < 8 || i.imm > 256 || i.imm % 8 != 0 || !isTile(b) ||
       (sharedA ? !isTile(1) : type(i, 1) != Type::vector(DType::I32, 4)))

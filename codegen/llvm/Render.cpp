@@ -68,7 +68,8 @@ private:
   void warpgroup(const Inst &i);
   /// Inline PTX with side effects that may touch memory (LLVM 19 has no intrinsic for it).
   llvm::Value *asmStatement(const std::string &ptx, llvm::Type *result = nullptr,
-                            const std::string &constraints = "", std::vector<llvm::Value *> args = {});
+                            const std::string &constraints = "",
+                            std::vector<llvm::Value *> args = {});
   /// The matrix descriptor of the shared tile whose layout is operand `at`.
   llvm::Value *descriptor(const Inst &i, size_t at);
   /// Element `e` of local array `array` (of f32).
@@ -317,8 +318,8 @@ void Renderer::warpgroup(const Inst &i) {
       ptx += "{$" + std::to_string(first) + ", $" + std::to_string(first + 1) + ", $" +
              std::to_string(first + 2) + ", $" + std::to_string(first + 3) + "}, $" +
              std::to_string(first + 4);
-    ptx += std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") +
-           ";\n}";
+    ptx +=
+        std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") + ";\n}";
     std::vector<llvm::Type *> members(n, b.getFloatTy());
     llvm::Value *d =
         asmStatement(ptx, llvm::StructType::get(ctx, members), constraints, std::move(args));

@@ -265,27 +265,25 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 
   std::string cuda = cuda::render(k);
-  for (const char *line :
-       {"extern __shared__ __align__(1024) signed char wg_smem[];",
-        "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
-        "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
-        "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
-        "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
-        "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
-        "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
-        "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
+  for (const char *line : {"extern __shared__ __align__(1024) signed char wg_smem[];",
+                           "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
+                           "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
+                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
+                           "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
+                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
+                           "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
+                           "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
+                           "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
+                           "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
     EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
 
   std::string ir = llvmir::render(k);
-  for (const char *line :
-       {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
-        "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
-        "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
-        "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;", "wgmma.wait_group.sync.aligned 0;",
-        "\"=f,0,~{memory}\""})
+  for (const char *line : {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
+                           "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
+                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
+                           "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
+                           "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;",
+                           "wgmma.wait_group.sync.aligned 0;", "\"=f,0,~{memory}\""})
     EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
 
   // An accumulator that is not a local f32 array, and an N that is not a multiple of 8.

@@ -123,7 +123,8 @@ bool generateGeneric(const Graph &g, EntryNamer &names, std::vector<GeneratedKer
   for (const auto &op : g.ops()) {
     if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
       continue;
-    std::optional<GeneratedKernel> k = emitKernel(*op, names(*op, g.name()), diags, backendKind(), targetName());
+    std::optional<GeneratedKernel> k =
+        emitKernel(*op, names(*op, g.name()), diags, backendKind(), targetName());
     if (k)
       kernels.push_back(std::move(*k));
     ok &= k.has_value();
@@ -179,7 +180,8 @@ bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
       continue;
     Diagnostics trial;
     std::string entry = names(*op, g.name());
-    if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backendKind(), targetName())) {
+    if (std::optional<GeneratedKernel> k =
+            emitKernel(*op, entry, trial, backendKind(), targetName())) {
       kernels.push_back(std::move(*k));
       continue;
     }

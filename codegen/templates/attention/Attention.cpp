@@ -24,6 +24,7 @@
 #include "codegen/templates/attention/Attention.h"
 
 #include "codegen/templates/TensorCore.h"
+#include "codegen/templates/attention/Plan.h"
 
 #include <cmath>
 #include <limits>
@@ -36,160 +37,6 @@ namespace {
 
 using kir::IndexOp;
 using kir::ValueId;
-using Sizes = std::vector<int64_t>;
-
-constexpr int kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
-/// Elements of the largest constant mask the kernel holds as a table.
-constexpr size_t kMaxMaskTable = 1 << 16;
-
-/// One operand as the kernel reads it: elements between the matrices of consecutive indices of
-/// each batch dim (0 where it broadcasts), and between rows and columns of a matrix.
-struct Operand {
-  Sizes batch;
-  int64_t row = 0, col = 1;
-};
-
-struct Plan {
-  const Op *kernel = nullptr, *attention = nullptr;
-  std::string entry;
-  DType dtype = DType::F16;
-  int64_t sq = 0, sk = 0, d = 0, dv = 0;
-  Sizes batch; ///< the output's leading dims
-  Operand q, k, v, o, mask;
-  bool hasMask = false, causal = false;
-  DType maskType = DType::F32;            ///< as the kernel reads it
-  const DenseData *maskTable = nullptr;   ///< a constant mask, read from a table of f32
-  double scale = 1;
-  int blocks = 1;           ///< m16 row blocks a warp owns
-  int bc = 64;              ///< keys a tile
-  bool wgmma = false;       ///< the GEMMs as one warpgroup's wgmma (sm_90a), not mma.sync
-  bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
-  std::vector<KernelArg> args;
-
-  int br() const { return 16 * kWarps * blocks; }
-  int64_t queryTiles() const { return (sq + br() - 1) / br(); }
-};
-
-int64_t product(const Sizes &s) {
-  int64_t n = 1;
-  for (int64_t x : s)
-    n *= x;
-  return n;
-}
-
-/// `shape` ([..., rows, cols], or any shape that broadcasts to batch + [rows, cols]) read as a
-/// row-major tensor broadcast to the output's batch dims `batch` and matrices of rows x cols.
-Operand operandOf(const Sizes &shape, const Sizes &batch, int64_t rows, int64_t cols) {
-  Sizes full = batch;
-  full.push_back(rows);
-  full.push_back(cols);
-  Sizes strides(full.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = 0; i < shape.size(); ++i) { // from the last dim of both
-    size_t at = full.size() - 1 - i;
-    int64_t size = shape[shape.size() - 1 - i];
-    if (size != 1 || full[at] == 1)
-      strides[at] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-  Operand x;
-  x.batch.assign(strides.begin(), strides.end() - 2);
-  x.row = strides.end()[-2];
-  x.col = strides.back();
-  return x;
-}
-
-bool refuse(Diagnostics &diags, const Op &kernel, const std::string &why) {
-  diags.error(kernel.loc(),
-              "attention kernel '%" + kernel.result(0)->name() + "': " + why + "; runs op by op");
-  return false;
-}
-
-bool isHeadDim(int64_t d) { return d == 32 || d == 64 || d == 128; }
-
-bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &p,
-             Diagnostics &diags) {
-  const Graph &body = *kernel.body();
-  p.kernel = &kernel;
-  p.entry = entry;
-  for (const auto &op : body.ops()) {
-    if (op->kind() == OpKind::Const)
-      continue;
-    if (p.attention || op->kind() != OpKind::Attention)
-      return refuse(diags, kernel, "the template takes one attention op (casts and epilogues "
-                                   "around it are not fused yet)");
-    p.attention = op.get();
-  }
-  if (!p.attention)
-    return refuse(diags, kernel, "it holds no attention");
-  const Op &a = *p.attention;
-  for (unsigned i = 0; i < a.numOperands(); ++i) {
-    const Value *x = a.operand(i);
-    if (x->isGraphInput())
-      continue;
-    // A constant mask becomes a table of the kernel's, when it is small enough to spell out.
-    if (i == 3 && x->definingOp()->kind() == OpKind::Const &&
-        x->definingOp()->getDense("value").numElements() <= kMaxMaskTable) {
-      p.maskTable = &x->definingOp()->getDense("value");
-      continue;
-    }
-    return refuse(diags, kernel, "an operand is computed inside the kernel");
-  }
-  if (body.outputs().size() != 1 || body.outputs()[0] != a.result())
-    return refuse(diags, kernel, "the kernel returns something else than the attention");
-  if (!kernel.hasStaticShapes())
-    return refuse(diags, kernel, "its shapes are symbolic");
-  p.dtype = a.result()->type().dtype;
-  for (unsigned i = 0; i < 3; ++i)
-    if (a.operand(i)->type().dtype != p.dtype || !isNarrowFloat(p.dtype))
-      return refuse(diags, kernel, "q, k, v and the result must all be f16 or all bf16");
-  if (const Attribute *acc = a.attrIfPresent("acc"); acc && acc->get<DType>() != DType::F32)
-    return refuse(diags, kernel, "it accumulates in f32 only");
-  Sizes out = staticSizes(a.result()->type().shape);
-  Sizes key = staticSizes(a.operand(1)->type().shape);
-  p.sq = out.end()[-2];
-  p.dv = out.back();
-  p.sk = key.end()[-2];
-  p.d = key.back();
-  if (!isHeadDim(p.d) || !isHeadDim(p.dv))
-    return refuse(diags, kernel, "head dims " + std::to_string(p.d) + " and " +
-                                     std::to_string(p.dv) + " (it takes 32, 64 and 128)");
-  p.batch.assign(out.begin(), out.end() - 2);
-  p.q = operandOf(staticSizes(a.operand(0)->type().shape), p.batch, p.sq, p.d);
-  p.k = operandOf(key, p.batch, p.sk, p.d);
-  p.v = operandOf(staticSizes(a.operand(2)->type().shape), p.batch, p.sk, p.dv);
-  p.o = operandOf(out, p.batch, p.sq, p.dv);
-  p.hasMask = a.numOperands() > 3;
-  if (p.hasMask) {
-    p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
-    if (p.maskType == DType::F64)
-      return refuse(diags, kernel, "an f64 mask");
-    p.mask = operandOf(staticSizes(a.operand(3)->type().shape), p.batch, p.sq, p.sk);
-  }
-  p.causal = a.getBool("causal");
-  const Attribute *scale = a.attrIfPresent("scale");
-  p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));
-  // 32-bit registers a thread: S (blocks x 32) + O (blocks x dv / 2) + Q (blocks x d / 4) when
-  // it stays in registers; the rest of the 255 hold addresses, fragments and the softmax state.
-  // Two row blocks a warp (128 queries a block) read each K/V fragment for twice the rows; one
-  // where there are few queries, or causal wide heads, whose blocks are many and uneven
-  // (bench/RESULTS.md, 2026-11-27).
-  p.blocks = p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
-  p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
-  // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64nNk16 wgmmas of the swizzled
-  // tiles in place (Q and K K-major, V MN-major; rows of 64 or 128 bytes, wider ones in panels).
-  p.wgmma = warpgroups;
-  if (p.wgmma)
-    p.blocks = 1;
-  p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
-  Namer names;
-  for (unsigned j = 0; j < kernel.numOperands(); ++j)
-    p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
-                      std::nullopt});
-  p.args.push_back(
-      {KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0, std::nullopt});
-  return true;
-}
 
 class AttentionBuilder {
 public:
@@ -211,7 +58,7 @@ public:
       mask = params[a.operand(3)->index()];
     out = params.back();
     setUp();
-    int64_t tiles = p.queryTiles() * product(p.batch);
+    int64_t tiles = p.queryTiles() * p.batchCount();
     ValueId first = b.special(kir::Special::CtaidX);
     ValueId step = b.special(kir::Special::NctaidX);
     ValueId count = b.index(tiles);
@@ -265,10 +112,9 @@ private:
   std::string schedule() const {
     std::ostringstream how;
     how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
-        << dtypeName(p.dtype) << ", f32 softmax); "
-        << p.br() << " queries x " << p.bc << " keys a tile, " << kWarps << " warps of "
-        << 16 * p.blocks << " rows, Q in " << (p.qInRegisters ? "registers" : "shared memory")
-        << ", K/V in " << kStages << " stages"
+        << dtypeName(p.dtype) << ", f32 softmax); " << p.br() << " queries x " << p.bc
+        << " keys a tile, " << kWarps << " warps of " << 16 * p.blocks << " rows, Q in "
+        << (p.qInRegisters ? "registers" : "shared memory") << ", K/V in " << kStages << " stages"
         << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
     return how.str();
   }
@@ -543,8 +389,8 @@ private:
   ValueId maskTerm(ValueId row, ValueId key) {
     kir::MathOp min{OpKind::Min, DType::I64, DType::I64};
     ValueId at = maskBase;
-    for (auto [x, last, stride] : {std::tuple(row, p.sq - 1, p.mask.row),
-                                   std::tuple(key, p.sk - 1, p.mask.col)}) {
+    for (auto [x, last, stride] :
+         {std::tuple(row, p.sq - 1, p.mask.row), std::tuple(key, p.sk - 1, p.mask.col)}) {
       if (x == kir::kNoValue || stride == 0)
         continue;
       ValueId end = i64(last);
@@ -609,7 +455,7 @@ private:
           ValueId x = b.load(s, slot);
           ValueId t = math(OpKind::Mul, x, scaleLog2, "t");
           if (p.hasMask) {
-            ValueId mu = keyTerms != kir::kNoValue ? b.load(keyTerms, column)
+            ValueId mu = keyTerms != kir::kNoValue  ? b.load(keyTerms, column)
                          : rowTerm != kir::kNoValue ? rowTerm
                                                     : maskTerm(row, key);
             t = math(OpKind::Add, t, mu, "t");

@@ -1,0 +1,60 @@
+// Internal to the attention template: the plan of a flash-attention kernel, from the analysis of
+// its body (Analysis.cpp); all that the kir builder (Attention.cpp) reads. Every extent is static.
+#pragma once
+
+#include "codegen/GeneratedKernel.h"
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace fusec::attention {
+
+using Sizes = std::vector<int64_t>;
+
+constexpr int kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
+/// Elements of the largest constant mask the kernel holds as a table.
+constexpr size_t kMaxMaskTable = 1 << 16;
+
+/// One operand as the kernel reads it: elements between the matrices of consecutive indices of
+/// each batch dim (0 where it broadcasts), and between rows and columns of a matrix.
+struct Operand {
+  Sizes batch;
+  int64_t row = 0, col = 1;
+};
+
+struct Plan {
+  const Op *kernel = nullptr, *attention = nullptr;
+  std::string entry;
+  DType dtype = DType::F16;
+  int64_t sq = 0, sk = 0, d = 0, dv = 0;
+  Sizes batch; ///< the output's leading dims
+  Operand q, k, v, o, mask;
+  bool hasMask = false, causal = false;
+  DType maskType = DType::F32;          ///< as the kernel reads it
+  const DenseData *maskTable = nullptr; ///< a constant mask, read from a table of f32
+  double scale = 1;
+  int blocks = 1;           ///< m16 row blocks a warp owns
+  int bc = 64;              ///< keys a tile
+  bool wgmma = false;       ///< the GEMMs as one warpgroup's wgmma (sm_90a), not mma.sync
+  bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
+  std::vector<KernelArg> args;
+
+  int br() const { return 16 * kWarps * blocks; }
+  int64_t batchCount() const {
+    int64_t n = 1;
+    for (int64_t x : batch)
+      n *= x;
+    return n;
+  }
+  int64_t queryTiles() const { return (sq + br() - 1) / br(); }
+};
+
+/// The plan of `kernel` (template "attention"), entry point `entry`, for a target that has
+/// Hopper's warpgroup instructions when `warpgroups`; false after reporting why the template does
+/// not take it.
+bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &p,
+             Diagnostics &diags);
+
+} // namespace fusec::attention
