@@ -7,7 +7,10 @@
 #include "codegen/kir/Kir.h"
 #include "ir/Graph.h"
 
+#include <functional>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace fusec::templates {
@@ -36,6 +39,21 @@ inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel
         b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
   }
   return params;
+}
+
+/// Reads a kernel's `config` attribute, "key=value key=value ...": `item(key, value)` takes each
+/// entry and says whether it is good. Returns what is wrong with the first bad one, or "".
+inline std::string readConfig(const std::string &text,
+                              const std::function<bool(const std::string &, const std::string &)> &item) {
+  std::istringstream in(text);
+  std::string entry;
+  while (in >> entry) {
+    size_t eq = entry.find('=');
+    std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    if (!item(entry.substr(0, eq), value))
+      return "cannot read '" + entry + "'";
+  }
+  return "";
 }
 
 } // namespace fusec::templates

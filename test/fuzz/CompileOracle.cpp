@@ -150,7 +150,7 @@ std::vector<GeneratedKernel> symbolicKernels(const Module &m, Backend backend) {
       if (op->kind() == OpKind::Const)
         continue;
       std::string entry = names(*op, g->name());
-      if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend))
+      if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend, kTarget))
         kernels.push_back(std::move(*k));
       else
         names.release(entry);
@@ -158,10 +158,10 @@ std::vector<GeneratedKernel> symbolicKernels(const Module &m, Backend backend) {
   return kernels;
 }
 
-/// What the runtime launches for the generated sizes: every graph
-/// specialized and lowered, which must succeed.
+/// What the runtime launches for the generated sizes on GPU `target`: every
+/// graph specialized and lowered, which must succeed.
 std::vector<GeneratedKernel> loweredKernels(const Module &m, const GeneratedModule &gen,
-                                            Backend backend) {
+                                            Backend backend, const char *target) {
   std::vector<GeneratedKernel> kernels;
   EntryNamer names;
   for (size_t gi = 0; gi < m.graphs.size(); ++gi) {
@@ -172,7 +172,7 @@ std::vector<GeneratedKernel> loweredKernels(const Module &m, const GeneratedModu
     if (!g)
       failed("the optimized graph does not specialize to the sizes the reference ran", diags);
     LoweredGraph lowered;
-    if (!lowerForGpu(*g, lowered, names, diags, /*allowFallback=*/true, backend))
+    if (!lowerForGpu(*g, lowered, names, diags, /*allowFallback=*/true, backend, target))
       failed(std::string("lowering for the ") + backendName(backend) + " back end failed", diags);
     for (LoweredStep &step : lowered.steps)
       kernels.push_back(std::move(step.kernel));
@@ -260,15 +260,26 @@ bool hasSymbolicInput(const Module &m) {
   return false;
 }
 
+/// Whether a kernel of `kernels` is one whose template generates for sm_80 another kernel than
+/// for sm_90a (attention: mma.sync there, wgmma here).
+bool dependsOnTarget(const std::vector<GeneratedKernel> &kernels) {
+  return std::any_of(kernels.begin(), kernels.end(),
+                     [](const GeneratedKernel &k) { return k.facts.templateName == "attention"; });
+}
+
 void checkBackend(const Module &m, const GeneratedModule &gen, Backend backend,
                   const OracleOptions &opts) {
   std::string name = backendName(backend);
-  for (bool lowered : {false, true}) {
+  for (int pass = 0; pass < 3; ++pass) { // symbolic, lowered, lowered for sm_80
+    bool lowered = pass > 0;
     if (!lowered && !hasSymbolicInput(m)) // the symbolic kernels would be the lowered ones
       continue;
-    std::string where = name + (lowered ? ", lowered" : ", symbolic");
+    const char *target = pass == 2 ? "sm_80" : kTarget;
     std::vector<GeneratedKernel> kernels =
-        lowered ? loweredKernels(m, gen, backend) : symbolicKernels(m, backend);
+        lowered ? loweredKernels(m, gen, backend, target) : symbolicKernels(m, backend);
+    if (pass == 2 && !dependsOnTarget(kernels))
+      continue;
+    std::string where = name + (lowered ? ", lowered" : ", symbolic") + (pass == 2 ? ", sm_80" : "");
     checkKernels(kernels, where);
     if (backend == Backend::Nvrtc) {
       if (opts.ptx)

@@ -6,7 +6,9 @@
 // run, each binding a comma-separated NAME=SIZE list, bindings separated by
 // spaces (`// DIMS: m=1,n=7 m=1000,n=37`); a dim no binding names is 7. Its
 // `// BACKENDS:` line lists the back ends to run it with (default: nvrtc);
-// an LLVM run is compared with the reference and with the NVRTC run.
+// an LLVM run is compared with the reference and with the NVRTC run. Its
+// `// TARGETS:` line lists GPU targets to generate for besides the device's
+// own (`sm_80` on an H100: the attention template's mma.sync kernels).
 // Case files run at fp32 (their graphs name their own dtypes); examples run
 // at fp32, fp16 and bf16 autocast, with every named dim at 1 and at 7, on
 // both back ends (on LLVM a gemm kernel runs op by op until the LLVM back
@@ -46,7 +48,8 @@ struct GpuCase {
   DimBindings dims;
   PrecisionChoice precision = PrecisionChoice::FP32;
   Backend backend = Backend::Nvrtc;
-  std::string label; // the test name
+  std::string label;  // the test name
+  std::string target; // the GPU target to generate for; empty: the device's
 };
 
 void PrintTo(const GpuCase &c, std::ostream *os) { *os << c.label; }
@@ -94,20 +97,34 @@ std::vector<DimBindings> dimsOf(llvm::StringRef text) {
   return out;
 }
 
-/// The back ends of a case file's `// BACKENDS:` line; nvrtc if none.
-std::vector<Backend> backendsOf(llvm::StringRef text) {
-  llvm::SmallVector<llvm::StringRef> lines, names;
+/// The words of a case file's line starting with `prefix`; `otherwise` if it has none.
+std::vector<std::string> wordsOf(llvm::StringRef text, llvm::StringRef prefix,
+                                 std::vector<std::string> otherwise) {
+  llvm::SmallVector<llvm::StringRef> lines, words;
   text.split(lines, '\n');
   for (llvm::StringRef line : lines) {
-    if (!line.consume_front("// BACKENDS:"))
+    if (!line.consume_front(prefix))
       continue;
-    std::vector<Backend> out;
-    line.split(names, ' ', -1, false);
-    for (llvm::StringRef n : names)
-      out.push_back(n == "llvm" ? Backend::Llvm : Backend::Nvrtc);
-    return out;
+    line.split(words, ' ', -1, false);
+    return {words.begin(), words.end()};
   }
-  return {Backend::Nvrtc};
+  return otherwise;
+}
+
+/// The back ends of a case file's `// BACKENDS:` line; nvrtc if none.
+std::vector<Backend> backendsOf(llvm::StringRef text) {
+  std::vector<Backend> out;
+  for (const std::string &n : wordsOf(text, "// BACKENDS:", {"nvrtc"}))
+    out.push_back(n == "llvm" ? Backend::Llvm : Backend::Nvrtc);
+  return out;
+}
+
+/// The device's own target (""), then those of a case file's `// TARGETS:` line: `sm_80` runs
+/// the kernels generated for sm_80 too (mma.sync where the H100's are wgmma).
+std::vector<std::string> targetsOf(llvm::StringRef text) {
+  std::vector<std::string> out = wordsOf(text, "// TARGETS:", {});
+  out.insert(out.begin(), "");
+  return out;
 }
 
 std::string bindingLabel(const DimBindings &dims) {
@@ -140,22 +157,26 @@ void addFileCases(const std::string &file, bool example, std::vector<GpuCase> &c
   std::string stem = llvm::sys::path::stem(file).str();
   std::vector<Backend> backends = example ? std::vector<Backend>{Backend::Nvrtc, Backend::Llvm}
                                           : backendsOf((*buffer)->getBuffer());
+  std::vector<std::string> targets =
+      example ? std::vector<std::string>{""} : targetsOf((*buffer)->getBuffer());
   for (const auto &g : m->graphs)
     for (size_t b = 0; b < bindings.size(); ++b)
       for (PrecisionChoice p : precisions)
-        for (Backend backend : backends) {
-          GpuCase c{file, g->name(), bindings[b], p, backend, ""};
-          for (const Value *v : g->inputs())
-            for (const Dim &d : v->type().shape)
-              if (!d.isStatic() && !d.isAnonymous())
-                c.dims.emplace(d.symbol, example && b == 0 ? 1 : 7);
-          c.label = identifier(stem + "_" + g->name() + bindingLabel(c.dims) + "_" +
-                               precisionNames[int(p)] + (backend == Backend::Llvm ? "_llvm" : ""));
-          bool seen = std::any_of(cases.begin(), cases.end(),
-                                  [&](const GpuCase &o) { return o.label == c.label; });
-          if (!seen) // a static example binds nothing: once is enough
-            cases.push_back(std::move(c));
-        }
+        for (Backend backend : backends)
+          for (size_t t = 0; t < targets.size(); ++t) {
+            GpuCase c{file, g->name(), bindings[b], p, backend, "", targets[t]};
+            for (const Value *v : g->inputs())
+              for (const Dim &d : v->type().shape)
+                if (!d.isStatic() && !d.isAnonymous())
+                  c.dims.emplace(d.symbol, example && b == 0 ? 1 : 7);
+            c.label = identifier(
+                stem + "_" + g->name() + bindingLabel(c.dims) + "_" + precisionNames[int(p)] +
+                (backend == Backend::Llvm ? "_llvm" : "") + (t > 0 ? "_" + c.target : ""));
+            bool seen = std::any_of(cases.begin(), cases.end(),
+                                    [&](const GpuCase &o) { return o.label == c.label; });
+            if (!seen) // a static example binds nothing: once is enough
+              cases.push_back(std::move(c));
+          }
 }
 
 std::vector<GpuCase> discoverCases() {
@@ -210,6 +231,7 @@ TEST_P(GpuCases, MatchesReference) {
   ASSERT_TRUE(prepareModule(optimized, c.precision, diags)) << diags.str();
   GpuBuildOptions opts;
   opts.backend = c.backend;
+  opts.target = c.target;
   std::unique_ptr<GpuProgram> p = buildGpuProgram(*optimized.graphs[0], shapes, opts, diags);
   ASSERT_TRUE(p) << diags.str();
   ASSERT_TRUE(runOnHostTensors(*p, inputs, got, diags)) << diags.str();

@@ -2,6 +2,8 @@
 // out, and the tiles: the block's rows, keys a tile, mma.sync or wgmma.
 #include "codegen/templates/attention/Plan.h"
 
+#include "codegen/templates/Template.h"
+
 #include <cmath>
 
 namespace fusec::attention {
@@ -37,6 +39,32 @@ bool refuse(Diagnostics &diags, const Op &kernel, const std::string &why) {
 }
 
 bool isHeadDim(int64_t d) { return d == 32 || d == 64 || d == 128; }
+
+/// Applies a `config` attribute ("bc=128 stages=3 blocks=1"; blocks only for mma.sync) to `p`;
+/// what is wrong with it, or "".
+std::string readConfig(const std::string &text, Plan &p) {
+  std::string problem =
+      templates::readConfig(text, [&](const std::string &key, const std::string &value) {
+        int x = std::atoi(value.c_str());
+        if (key == "bc")
+          p.bc = x;
+        else if (key == "stages")
+          p.stages = x;
+        else if (key == "blocks" && !p.wgmma)
+          p.blocks = x;
+        else
+          return false;
+        return x > 0;
+      });
+  if (!problem.empty())
+    return problem;
+  int64_t shared = p.br() * p.d * 2 + p.stages * p.bc * (p.d + p.dv) * 2;
+  if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || p.blocks > 2 ||
+      shared > 227 * 1024)
+    return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, and the tiles "
+           "fit in 227 KiB";
+  return "";
+}
 
 } // namespace
 
@@ -116,6 +144,12 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   p.wgmma = warpgroups;
   if (p.wgmma)
     p.blocks = 1;
+  if (const Attribute *config = kernel.attrIfPresent("config")) {
+    const std::string &text = config->get<std::string>();
+    std::string problem = readConfig(text, p);
+    if (!problem.empty())
+      return refuse(diags, kernel, "config \"" + text + "\": " + problem);
+  }
   p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)

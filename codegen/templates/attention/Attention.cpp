@@ -63,7 +63,7 @@ public:
     ValueId step = b.special(kir::Special::NctaidX);
     ValueId count = b.index(tiles);
     b.forLoop(first, count, step, "tile", 0, [&](ValueId tile) { queryTile(tile); });
-    int sharedBytes = qBytes + kStages * stageBytes;
+    int sharedBytes = qBytes + p.stages * stageBytes;
     LaunchConfig launch{{unsigned(std::clamp<int64_t>(tiles, 1, 0x7fffffff)), 1, 1},
                         {unsigned(kThreads), 1, 1},
                         unsigned(sharedBytes)};
@@ -114,7 +114,7 @@ private:
     how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
         << dtypeName(p.dtype) << ", f32 softmax); " << p.br() << " queries x " << p.bc
         << " keys a tile, " << kWarps << " warps of " << 16 * p.blocks << " rows, Q in "
-        << (p.qInRegisters ? "registers" : "shared memory") << ", K/V in " << kStages << " stages"
+        << (p.qInRegisters ? "registers" : "shared memory") << ", K/V in " << p.stages << " stages"
         << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
     return how.str();
   }
@@ -238,7 +238,7 @@ private:
 
   /// Starts copying key tile `t` (i64) into its stage.
   void loadKeys(ValueId t) {
-    ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(kStages)));
+    ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(p.stages)));
     ValueId stage = stageAt(slot);
     ValueId first = b.mul(t, i64(p.bc));
     copyTile(key, kBase, p.d, p.bc, first, p.sk, stage);
@@ -266,8 +266,11 @@ private:
     ValueId roundedUp = b.add(keys, i64(p.bc - 1));
     ValueId keyTiles = op(IndexOp::Div, roundedUp, i64(p.bc), "keyTiles");
     ValueId zeroIndex = i64(0);
-    b.ifThenElse(b.less(zeroIndex, keyTiles), [&] { loadKeys(zeroIndex); });
-    b.commitAsync();
+    for (int t = 0; t + 1 < p.stages; ++t) { // the first stages - 1 key tiles
+      ValueId first = i64(t);
+      b.ifThenElse(b.less(first, keyTiles), [&] { loadKeys(first); });
+      b.commitAsync();
+    }
     arrived();
     loadQueryFragments();
     o = registers(p.blocks * p.dv / 2, zero, "o");
@@ -275,11 +278,11 @@ private:
     rowSum = registers(2 * p.blocks, zero, "rowSum");
     ValueId one = i64(1);
     b.forLoop(zeroIndex, keyTiles, one, "kt", 0, [&](ValueId kt) {
-      ValueId next = b.add(kt, one, "next");
+      ValueId next = b.add(kt, i64(p.stages - 1), "next");
       b.ifThenElse(b.less(next, keyTiles), [&] { loadKeys(next); });
       b.commitAsync();
       arrived();
-      ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, kt, i64(kStages)));
+      ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, kt, i64(p.stages)));
       ValueId stage = stageAt(slot);
       scores(stage);
       softmax(kt);
@@ -291,10 +294,10 @@ private:
     b.barrier(); // the next query tile reuses the shared memory
   }
 
-  /// Waits for the tiles copied before the last commit, and publishes them to the block (and to
-  /// wgmma's asynchronous proxy).
+  /// Waits until the oldest copies in flight (Q, or this key tile's K and V) have landed, and
+  /// publishes them to the block (and to wgmma's asynchronous proxy).
   void arrived() {
-    b.waitAsync(1);
+    b.waitAsync(unsigned(p.stages - 1));
     if (p.wgmma)
       b.proxyFence();
     b.barrier();

@@ -13,7 +13,7 @@ namespace fusec::attention {
 
 using Sizes = std::vector<int64_t>;
 
-constexpr int kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
+constexpr int kWarps = 4, kThreads = 32 * kWarps;
 /// Elements of the largest constant mask the kernel holds as a table.
 constexpr size_t kMaxMaskTable = 1 << 16;
 
@@ -37,6 +37,7 @@ struct Plan {
   double scale = 1;
   int blocks = 1;           ///< m16 row blocks a warp owns
   int bc = 64;              ///< keys a tile
+  int stages = 2;           ///< K/V tiles in flight (shared-memory stages)
   bool wgmma = false;       ///< the GEMMs as one warpgroup's wgmma (sm_90a), not mma.sync
   bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
   std::vector<KernelArg> args;

@@ -3,11 +3,11 @@
 // operands are staged, block tiles from largest to smallest; the first that gives every SM of an
 // H100 a tile and is at most twice as wide as N wins. Every default fits sm_80's 163 KiB of
 // shared memory and assembles without spills.
+#include "codegen/templates/Template.h"
 #include "codegen/templates/gemm/Plan.h"
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 namespace fusec::gemm {
 
@@ -59,24 +59,15 @@ bool parsePair(const std::string &v, int &x, int &y) {
 std::string parseConfig(const std::string &text, bool tensorCores, TileConfig &t) {
   std::map<std::string, int *> sizes = {
       {"bm", &t.bm}, {"bn", &t.bn}, {"bk", &t.bk}, {"stages", &t.stages}, {"group", &t.groupM}};
-  std::istringstream in(text);
-  std::string item;
-  while (in >> item) {
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    bool ok = false;
+  return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
-      ok = *it->second > 0;
-    } else if (key == "warps" && tensorCores)
-      ok = parsePair(value, t.warpsM, t.warpsN);
-    else if (key == "thread" && !tensorCores)
-      ok = parsePair(value, t.tm, t.tn);
-    if (!ok)
-      return "cannot read '" + item + "'";
-  }
-  return "";
+      return *it->second > 0;
+    }
+    if (key == "warps" && tensorCores)
+      return parsePair(value, t.warpsM, t.warpsN);
+    return key == "thread" && !tensorCores && parsePair(value, t.tm, t.tn);
+  });
 }
 
 bool isPow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
