@@ -11,6 +11,8 @@
 
 #include <dlfcn.h>
 #include <mutex>
+#include <optional>
+#include <tuple>
 
 namespace fusec::gpu {
 
@@ -213,18 +215,39 @@ bool check(CUresult r, const char *call, Diagnostics &diags, const std::string &
 
 } // namespace
 
-bool targetRunsOn(const std::string &target, int major, int minor) {
+namespace {
+
+/// The compute capability of `target` and whether it is architecture-specific ("a").
+std::optional<std::tuple<int, int, bool>> parseTarget(const std::string &target) {
   llvm::StringRef digits(target);
   if (!digits.consume_front("sm_"))
-    return false;
+    return std::nullopt;
   bool archSpecific = digits.consume_back("a");
   unsigned arch = 0;
   if (digits.getAsInteger(10, arch))
+    return std::nullopt;
+  return std::tuple(int(arch / 10), int(arch % 10), archSpecific);
+}
+
+} // namespace
+
+bool cubinRunsOn(const std::string &target, int major, int minor) {
+  auto t = parseTarget(target);
+  if (!t)
     return false;
-  int tMajor = int(arch / 10), tMinor = int(arch % 10);
+  auto [tMajor, tMinor, archSpecific] = *t;
   if (archSpecific)
     return tMajor == major && tMinor == minor;
   return tMajor == major && tMinor <= minor;
+}
+
+bool targetRunsOn(const std::string &target, int major, int minor) {
+  auto t = parseTarget(target);
+  if (!t)
+    return false;
+  auto [tMajor, tMinor, archSpecific] = *t;
+  return cubinRunsOn(target, major, minor) ||
+         (!archSpecific && (tMajor < major || (tMajor == major && tMinor <= minor)));
 }
 
 std::string DeviceInfo::target() const {

@@ -41,6 +41,11 @@ struct DeviceInfo {
 /// device of compute capability major.minor: the same major version and a
 /// minor version no newer than the device's; an "a" target only on exactly
 /// its own architecture.
+bool cubinRunsOn(const std::string &target, int major, int minor);
+
+/// Whether code for `target` runs on such a device at all: its cubin, or
+/// its PTX, which the driver compiles for any newer architecture (an "a"
+/// target's PTX only for its own).
 bool targetRunsOn(const std::string &target, int major, int minor);
 
 /// Loads libcuda and initializes it (once per process), and makes device

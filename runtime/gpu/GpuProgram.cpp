@@ -209,10 +209,14 @@ GpuProgram::compileSteps(const std::vector<LoweredStep> &lowered, const GpuBuild
 
 bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<CompiledCuda> &code,
                            Diagnostics &diags) {
+  std::optional<gpu::DeviceInfo> device = gpu::openDevice();
+  bool cubinRuns = device && gpu::cubinRunsOn(options.target, device->major, device->minor);
   for (size_t i = 0; i < lowered.size(); ++i) {
     auto start = std::chrono::steady_clock::now();
     const GeneratedKernel &k = lowered[i].kernel;
-    const std::string &image = code[i].cubin.empty() ? code[i].ptx : code[i].cubin;
+    // A cubin for an older architecture than the device's does not load; its PTX does.
+    bool cubin = !code[i].cubin.empty() && cubinRuns;
+    const std::string &image = cubin ? code[i].cubin : code[i].ptx;
     std::optional<gpu::Module> m = gpu::loadModule(image, k.name, diags);
     if (!m)
       return false;

@@ -1,6 +1,7 @@
 // The NVRTC driver: compiles a kernel to PTX, and a syntax error comes back
 // as a diagnostic carrying NVRTC's log and the program's name. Skipped, with
 // the reason, where NVRTC cannot be loaded.
+#include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/Nvrtc.h"
 
 #include <cstdio>
@@ -48,4 +49,18 @@ TEST(NvrtcTest, UnknownTargetIsAnError) {
   Diagnostics diags;
   EXPECT_FALSE(compileToPtx({"__global__ void k() {}", "k", "gfx90a"}, diags));
   EXPECT_NE(diags.str().find("unknown GPU target 'gfx90a'"), std::string::npos);
+}
+
+// Which compiled code a device loads: a cubin of its own major version (no newer minor; an "a"
+// target only on its own architecture), and the PTX of any older target (the driver's JIT).
+TEST(NvrtcTest, TargetsRunOnNewerDevicesThroughPtx) {
+  EXPECT_TRUE(gpu::cubinRunsOn("sm_90a", 9, 0));
+  EXPECT_TRUE(gpu::cubinRunsOn("sm_80", 8, 6));
+  EXPECT_FALSE(gpu::cubinRunsOn("sm_86", 8, 0));
+  EXPECT_FALSE(gpu::cubinRunsOn("sm_80", 9, 0));
+  EXPECT_TRUE(gpu::targetRunsOn("sm_80", 9, 0)); // the H100 JIT-compiles sm_80 PTX
+  EXPECT_TRUE(gpu::targetRunsOn("sm_90", 9, 0));
+  EXPECT_FALSE(gpu::targetRunsOn("sm_90a", 10, 0));
+  EXPECT_FALSE(gpu::targetRunsOn("sm_90", 8, 0));
+  EXPECT_FALSE(gpu::targetRunsOn("compute_90", 9, 0));
 }
