@@ -361,19 +361,8 @@ private:
         ValueId rows = b.mul(nj32, i32(16 * p.d * 2));
         ValueId at = b.add(b.add(stage, swizzled), rows);
         ValueId frag = b.loadMatrix(smem, at, false, "kf");
-        ValueId kf = b.localArray(DType::I32, 4, "kfs");
-        b.store(kf, i64(0), frag, 4);
-        unrolled(p.blocks, "mb", [&](ValueId mb) {
-          ValueId a = b.load(qk, qSlot(mb), 4);
-          unrolled(2, "h", [&](ValueId h) {
-            ValueId bFrag = b.load(kf, b.mul(h, i64(2)), 2);
-            ValueId n = b.add(b.mul(nj, i64(2)), h);
-            ValueId slot = fragment(mb, p.bc / 8, n);
-            ValueId c = b.load(s, slot, 4);
-            ValueId d = b.mma(p.dtype, a, bFrag, c);
-            b.store(s, slot, d, 4);
-          });
-        });
+        mmaTilePair(frag, "kfs", s, p.bc / 8, nj,
+                    [&](ValueId mb) { return b.load(qk, qSlot(mb), 4); });
       });
     });
   }
@@ -570,19 +559,30 @@ private:
         ValueId rows = b.mul(kk32, i32(16 * p.dv * 2));
         ValueId at = b.add(b.add(stage, swizzled), rows);
         ValueId frag = b.loadMatrix(smem, at, true, "vf");
-        ValueId vf = b.localArray(DType::I32, 4, "vfs");
-        b.store(vf, i64(0), frag, 4);
-        unrolled(p.blocks, "mb", [&](ValueId mb) {
-          ValueId a = b.load(pf, b.mul(mb, i64(4)), 4);
-          unrolled(2, "h", [&](ValueId h) {
-            ValueId bFrag = b.load(vf, b.mul(h, i64(2)), 2);
-            ValueId n = b.add(b.mul(nj, i64(2)), h);
-            ValueId slot = fragment(mb, p.dv / 8, n);
-            ValueId c = b.load(o, slot, 4);
-            ValueId d = b.mma(p.dtype, a, bFrag, c);
-            b.store(o, slot, d, 4);
-          });
+        mmaTilePair(frag, "vfs", o, p.dv / 8, nj, [&](ValueId mb) {
+          ValueId first = b.mul(mb, i64(4));
+          return b.load(pf, first, 4);
         });
+      });
+    });
+  }
+
+  /// mma.sync into n8 tiles 2 nj and 2 nj + 1 of `acc` (`tiles` n8 tiles a row block) for every
+  /// row block: B the x4 fragment `frag` (the two tiles' k16 words, kept in a local array
+  /// `name`), A the 4 words `aOf(mb)` of row block mb.
+  void mmaTilePair(ValueId frag, const std::string &name, ValueId acc, int64_t tiles, ValueId nj,
+                   const std::function<ValueId(ValueId)> &aOf) {
+    ValueId words = b.localArray(DType::I32, 4, name);
+    b.store(words, i64(0), frag, 4);
+    unrolled(p.blocks, "mb", [&](ValueId mb) {
+      ValueId a = aOf(mb);
+      unrolled(2, "h", [&](ValueId h) {
+        ValueId bFrag = b.load(words, b.mul(h, i64(2)), 2);
+        ValueId n = b.add(b.mul(nj, i64(2)), h);
+        ValueId slot = fragment(mb, tiles, n);
+        ValueId c = b.load(acc, slot, 4);
+        ValueId d = b.mma(p.dtype, a, bFrag, c);
+        b.store(acc, slot, d, 4);
       });
     });
   }
