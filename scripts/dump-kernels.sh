@@ -1,6 +1,6 @@
 #!/bin/bash
-# Compiles every GPU test case and example (each DIMS binding of a case;
-# examples at fp32, fp16 and bf16, symbolic and at two sizes) to kir, CUDA
+# Compiles every GPU test case and example (each DIMS binding and TARGETS
+# target of a case; examples at fp32, fp16 and bf16, symbolic and at two sizes) to kir, CUDA
 # C++ and LLVM IR, one file each, under OUT. A refactoring of codegen that
 # must not change any kernel leaves two dumps byte-identical:
 #   scripts/dump-kernels.sh build/tools/fusec /tmp/before   (on the old tree)
@@ -14,13 +14,18 @@ for f in test/gpu/cases/*.fir examples/*.fir; do
   [ -z "$dims" ] && dims=_
   precs=fp32
   case $f in examples/*) precs="fp32 fp16 bf16" dims="$dims batch=1,seq=7 batch=2,seq=128" ;; esac
+  # A case's `// TARGETS:` line adds targets to the device's (sm_90a here).
+  targets="sm_90a $(grep -h '^// TARGETS:' "$f" | head -1 | sed 's|// TARGETS:||')"
   for d in $dims; do
     for p in $precs; do
-      args=(--precision=$p --target=sm_90a)
-      [ "$d" != _ ] && for kv in ${d//,/ }; do args+=(--dim=$kv); done
-      name=$(basename "$f" .fir).$d.$p
-      for e in kir cuda llvm; do
-        "$fusec" compile "$f" "${args[@]}" --emit=$e >"$out/$name.$e" 2>&1 || echo "rc=$?" >>"$out/$name.$e"
+      for t in $targets; do
+        args=(--precision=$p --target=$t)
+        [ "$d" != _ ] && for kv in ${d//,/ }; do args+=(--dim=$kv); done
+        name=$(basename "$f" .fir).$d.$p
+        [ "$t" != sm_90a ] && name=$name.$t
+        for e in kir cuda llvm; do
+          "$fusec" compile "$f" "${args[@]}" --emit=$e >"$out/$name.$e" 2>&1 || echo "rc=$?" >>"$out/$name.$e"
+        done
       done
     done
   done
