@@ -93,8 +93,8 @@ private:
   const kir::Kernel &k;
   std::vector<std::string> names;
   std::map<ValueId, unsigned> uses;
-  std::map<ValueId, std::string> exprs; // how each value is read
-  std::map<ValueId, int64_t> arrays;    // each array's elements
+  std::map<ValueId, std::string> exprs;                // how each value is read
+  std::map<ValueId, std::pair<DType, int64_t>> arrays; // each array's elements
   std::ostringstream os;
 };
 
@@ -194,21 +194,30 @@ std::string Renderer::async(const Inst &i) {
 }
 
 /// The warpgroup matrix instructions, as inline PTX: a wgmma names each accumulator register
-/// ("+f" of acc[0], acc[1], ...), a wait fences each register it guards so that no read of one
-/// moves above it (what CUTLASS's warpgroup_fence_operand does).
+/// ("+f" of acc[0], acc[1], ...); a fence and a wait pin each register they guard, so that no
+/// write of one moves below the fence and no read above the wait (what CUTLASS's
+/// warpgroup_fence_operand does).
 std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
+  auto pin = [&](std::string &s) {
+    for (ValueId array : i.operands) {
+      auto [dtype, count] = arrays.at(array);
+      s += "\n" + indent + "#pragma unroll\n" + indent + "for (int r = 0; r < " +
+           std::to_string(count) + "; ++r)\n" + indent + "  asm volatile(\"\" : \"+" +
+           (dtype == DType::F32 ? "f" : "r") + "\"(" + ref(array) + "[r])::\"memory\");";
+    }
+  };
   switch (i.matrix) {
-  case kir::MatrixOp::WgmmaFence:
-    return "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");";
+  case kir::MatrixOp::WgmmaFence: {
+    std::string s = "// registers written before the fence";
+    pin(s);
+    return s + "\n" + indent + "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");";
+  }
   case kir::MatrixOp::WgmmaCommit:
     return "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");";
   case kir::MatrixOp::WgmmaWait: {
     std::string s = "asm volatile(\"wgmma.wait_group.sync.aligned " + std::to_string(i.imm) +
                     ";\" ::: \"memory\");";
-    for (ValueId acc : i.operands)
-      s += "\n" + indent + "#pragma unroll\n" + indent + "for (int r = 0; r < " +
-           std::to_string(arrays.at(acc)) + "; ++r)\n" + indent + "  asm volatile(\"\" : \"+f\"(" +
-           ref(acc) + "[r])::\"memory\");";
+    pin(s);
     return s;
   }
   case kir::MatrixOp::Wgmma: {
@@ -238,7 +247,8 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
           ".d)";
     }
     return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent +
-           "    : " + a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1));";
+           "    : " + a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1)\n" +
+           indent + "    : \"memory\");";
   }
   case kir::MatrixOp::LoadX4:
   case kir::MatrixOp::MmaM16N8K16:
@@ -278,7 +288,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Async:
     return async(i);
   case Opcode::Matrix:
-    if (i.result == kir::kNoValue)
+    if (i.matrix != kir::MatrixOp::LoadX4 && i.matrix != kir::MatrixOp::MmaM16N8K16)
       return warpgroup(i, indent);
     break;
   case Opcode::DynamicShared:
@@ -289,7 +299,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
            exprs[i.result] + "[];";
   case Opcode::Alloca:
     exprs[i.result] = names[i.result];
-    arrays[i.result] = i.imm;
+    arrays[i.result] = {i.dtype, i.imm};
     return std::string(k.typeOf(i.result).space == kir::Space::Shared ? "__shared__ " : "") +
            "alignas(" + std::to_string(i.align) + ") " + cType(i.dtype) + " " + names[i.result] +
            "[" + std::to_string(i.imm) + "];";

@@ -251,7 +251,9 @@ void Builder::wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTil
           .transposeB = transposeB});
 }
 
-void Builder::wgmmaFence() { append({.op = Opcode::Matrix, .matrix = MatrixOp::WgmmaFence}); }
+void Builder::wgmmaFence(const std::vector<ValueId> &registers) {
+  append({.op = Opcode::Matrix, .operands = registers, .matrix = MatrixOp::WgmmaFence});
+}
 
 void Builder::wgmmaCommit() { append({.op = Opcode::Matrix, .matrix = MatrixOp::WgmmaCommit}); }
 

@@ -77,7 +77,7 @@ enum class Opcode : uint8_t {
   DynamicShared, ///< the block's dynamic shared memory (the launch's sharedBytes) as an array of
                  ///< `dtype`; every one aliases the same bytes, aligned to the largest `align`
   Async,         ///< asynchronous copies, by `async` (AsyncOp); later TMA and mbarriers
-  Matrix,        ///< warp-wide matrix fragments, by `matrix` (MatrixOp); later wgmma
+  Matrix,        ///< warp- and warpgroup-wide matrix instructions, by `matrix` (MatrixOp)
   Select,        ///< operand 1 if predicate operand 0, else operand 2 (any one type)
   Pack,          ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
                  ///< packed into one i32 word (cvt.rn.f16x2.f32)
@@ -102,7 +102,7 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 ///   proxy (wgmma's operand reads): fence.proxy.async.shared::cta, before the barrier that
 ///   publishes them.
 enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence };
-/// Warp-wide fragments of the tensor cores (sm_80), every lane taking part:
+/// Warp-wide fragments of the tensor cores (sm_80 and later), every lane taking part:
 /// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose rows this lane's
 ///   shared operand 0 + element index operand 1 names (an i8 array gives byte offsets): i32x4;
 /// - MmaM16N8K16: mma.sync.m16n8k16.row.col, f32x4 operand 2 + the product of A (i32x4 operand 0,
@@ -117,6 +117,8 @@ enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence };
 ///   address (Builder::wgmmaLayout). Asynchronous: the accumulators may be read only after the
 ///   WgmmaWait that covers it;
 /// - WgmmaFence: orders this warpgroup's register and shared-memory writes before its next wgmma;
+///   its operands are the local arrays (accumulators, register A) whose writes must not move
+///   below it;
 /// - WgmmaCommit: the wgmmas issued since the last commit form a group;
 /// - WgmmaWait: until at most `imm` groups are in flight; its operands are the accumulator arrays
 ///   whose reads must not move above it.
@@ -263,7 +265,8 @@ public:
              bool transposeB);
   /// The same with A in registers (i32x4).
   void wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTile &b, bool transposeB);
-  void wgmmaFence();
+  /// wgmma.fence; `registers` (local arrays) are written before it.
+  void wgmmaFence(const std::vector<ValueId> &registers);
   void wgmmaCommit();
   /// Waits until at most `pending` wgmma groups are in flight; `accumulators` (local arrays) are
   /// read only after it.

@@ -154,7 +154,7 @@ std::string Printer::matrix(const Inst &i) const {
     return s + (i.transposeB ? " transposed b" : "");
   }
   case MatrixOp::WgmmaFence:
-    return "wgmma.fence";
+    return "wgmma.fence" + (i.operands.empty() ? "" : " guarding " + refs(i.operands));
   case MatrixOp::WgmmaCommit:
     return "wgmma.commit_group";
   case MatrixOp::WgmmaWait:

@@ -48,10 +48,10 @@ unsigned arity(const Inst &i) {
       return 3;
     case MatrixOp::Wgmma: // A in shared memory (3 operands) or registers (1)
       return i.operands.size() == 5 ? 5 : 7;
-    case MatrixOp::WgmmaFence:
     case MatrixOp::WgmmaCommit:
       return 0;
-    case MatrixOp::WgmmaWait: // the accumulators it guards
+    case MatrixOp::WgmmaFence: // the register arrays it guards
+    case MatrixOp::WgmmaWait:
       return unsigned(i.operands.size());
     }
     return 0;
@@ -100,7 +100,8 @@ private:
   const Kernel &k;
   std::vector<std::string> names;
   std::set<ValueId> defined;
-  std::map<ValueId, std::string> readOnly; // read-only parameters' values, by name
+  std::map<ValueId, std::string> readOnly;                  // read-only parameters' values, by name
+  std::map<ValueId, std::pair<DType, int64_t>> localArrays; // each local array's elements
   std::vector<std::string> errors;
 };
 
@@ -124,15 +125,18 @@ bool Verifier::operands(const Inst &i) {
 void Verifier::wgmma(const Inst &i) {
   size_t b = i.operands.size() - 3; // B's layout, pointer and byte index
   bool sharedA = i.operands.size() == 7;
-  auto isTile = [&](size_t o) {
-    return isIndex(i.operands[o]) && isAddress(i, o + 1, Space::Shared);
+  auto isTile = [&](size_t o) { // a layout and a byte address
+    return isIndex(i.operands[o]) && type(i, o + 1) == Type::pointer(DType::I8, Space::Shared) &&
+           isInteger(i.operands[o + 2]);
   };
-  if (type(i, 0) != Type::pointer(DType::F32, Space::Local) || !isNarrowFloat(i.dtype) ||
-      i.imm < 8 || i.imm > 256 || i.imm % 8 != 0 || !isTile(b) ||
-      (sharedA ? !isTile(1) : type(i, 1) != Type::vector(DType::I32, 4)))
-    fail(i, "wgmma m64nNk16 (N a multiple of 8 up to 256) of f16 or bf16 takes a local f32 "
-            "accumulator array, A as a shared tile (layout, pointer, byte index) or i32x4, and B "
-            "as a shared tile");
+  auto array = localArrays.find(i.operands[0]);
+  bool holds = array != localArrays.end() && array->second.first == DType::F32 &&
+               array->second.second >= i.imm / 2;
+  if (!holds || !isNarrowFloat(i.dtype) || i.imm < 8 || i.imm > 256 || i.imm % 8 != 0 ||
+      !isTile(b) || (sharedA ? !isTile(1) : type(i, 1) != Type::vector(DType::I32, 4)))
+    fail(i, "wgmma m64nNk16 (N a multiple of 8 up to 256) of f16 or bf16 takes a local array of "
+            "at least N/2 f32, A as a shared tile (layout, i8 pointer, byte index) or i32x4, and "
+            "B as a shared tile");
 }
 
 void Verifier::memory(const Inst &i) {
@@ -177,10 +181,10 @@ void Verifier::types(const Inst &i) {
       fail(i, "mma.m16n8k16 takes i32x4, i32x2 (f16 or bf16 pairs) and f32x4");
     if (i.matrix == MatrixOp::Wgmma)
       wgmma(i);
-    if (i.matrix == MatrixOp::WgmmaWait)
+    if (i.matrix == MatrixOp::WgmmaWait || i.matrix == MatrixOp::WgmmaFence)
       for (ValueId v : i.operands)
-        if (k.typeOf(v) != Type::pointer(DType::F32, Space::Local))
-          fail(i, "wgmma.wait_group guards local f32 accumulator arrays");
+        if (!localArrays.count(v))
+          fail(i, "wgmma.fence and wgmma.wait_group guard local register arrays");
     if (i.matrix == MatrixOp::WgmmaWait && (i.imm < 0 || i.imm > 7))
       fail(i, "wgmma.wait_group waits for 0 to 7 groups");
     return;
@@ -260,6 +264,12 @@ void Verifier::block(const Block &b) {
       types(i);
     if (i.result != kNoValue && !defined.insert(i.result).second)
       fail(i, "is defined twice");
+    if (i.op == Opcode::Alloca && k.typeOf(i.result).space == Space::Local)
+      localArrays[i.result] = {i.dtype, i.imm};
+    bool warpgroup =
+        i.op == Opcode::Matrix && i.matrix != MatrixOp::LoadX4 && i.matrix != MatrixOp::MmaM16N8K16;
+    if (i.op == Opcode::Matrix && warpgroup != (i.result == kNoValue))
+      fail(i, warpgroup ? "a warpgroup instruction defines no value" : "defines a fragment");
     for (const Block &r : i.regions)
       block(r);
     if (i.op == Opcode::For) // the counter lives in the body only

@@ -258,11 +258,23 @@ llvm::Value *Renderer::descriptor(const Inst &i, size_t at) {
 }
 
 /// The warpgroup matrix instructions, as inline PTX (LLVM 19 has no wgmma intrinsics): a wgmma
-/// takes each accumulator register as an operand tied to its result, a wait fences each
-/// register it guards so that no read of one moves above it.
+/// takes each accumulator register as an operand tied to its result; a fence and a wait pin each
+/// register they guard, so that no write of one moves below the fence and no read above the wait.
 void Renderer::warpgroup(const Inst &i) {
+  auto pin = [&] { // each register of the guarded arrays through an empty asm
+    for (ValueId array : i.operands) {
+      auto *t = llvm::cast<llvm::AllocaInst>(get(array))->getAllocatedType();
+      llvm::Type *e = t->getArrayElementType();
+      for (unsigned r = 0; r < t->getArrayNumElements(); ++r) {
+        llvm::Value *at = b.CreateConstGEP1_32(e, get(array), r);
+        llvm::Value *x = b.CreateLoad(e, at);
+        b.CreateStore(asmStatement("", e, e->isFloatTy() ? "=f,0" : "=r,0", {x}), at);
+      }
+    }
+  };
   switch (i.matrix) {
   case kir::MatrixOp::WgmmaFence:
+    pin();
     asmStatement("wgmma.fence.sync.aligned;");
     return;
   case kir::MatrixOp::WgmmaCommit:
@@ -270,14 +282,7 @@ void Renderer::warpgroup(const Inst &i) {
     return;
   case kir::MatrixOp::WgmmaWait:
     asmStatement("wgmma.wait_group.sync.aligned " + std::to_string(i.imm) + ";");
-    for (ValueId acc : i.operands) {
-      auto *t = llvm::cast<llvm::AllocaInst>(get(acc))->getAllocatedType();
-      for (unsigned e = 0; e < t->getArrayNumElements(); ++e) {
-        llvm::Value *at = element(acc, e);
-        llvm::Value *x = b.CreateLoad(b.getFloatTy(), at);
-        b.CreateStore(asmStatement("", b.getFloatTy(), "=f,0", {x}), at);
-      }
-    }
+    pin();
     return;
   case kir::MatrixOp::Wgmma: {
     unsigned n = unsigned(i.imm) / 2;
@@ -447,7 +452,7 @@ void Renderer::inst(const Inst &i) {
   case Opcode::Async:
     return async(i);
   case Opcode::Matrix:
-    if (i.result == kir::kNoValue)
+    if (i.matrix != kir::MatrixOp::LoadX4 && i.matrix != kir::MatrixOp::MmaM16N8K16)
       return warpgroup(i);
     return set(i, matrix(i));
   case Opcode::Pack:

@@ -43,8 +43,9 @@ inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel
 
 /// Reads a kernel's `config` attribute, "key=value key=value ...": `item(key, value)` takes each
 /// entry and says whether it is good. Returns what is wrong with the first bad one, or "".
-inline std::string readConfig(const std::string &text,
-                              const std::function<bool(const std::string &, const std::string &)> &item) {
+inline std::string
+readConfig(const std::string &text,
+           const std::function<bool(const std::string &, const std::string &)> &item) {
   std::istringstream in(text);
   std::string entry;
   while (in >> entry) {

@@ -212,7 +212,7 @@ const std::string &ptxasPath() {
   return path;
 }
 
-void assemble(const std::string &ptx, const std::string &where) {
+void assemble(const std::string &ptx, const char *target, const std::string &where) {
   if (ptxasPath().empty())
     return;
   llvm::SmallString<128> path, log;
@@ -226,7 +226,7 @@ void assemble(const std::string &ptx, const std::string &where) {
   }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   int rc = llvm::sys::ExecuteAndWait(
-      ptxasPath(), {ptxasPath(), std::string("-arch=") + kTarget, path.str(), "-o", "/dev/null"},
+      ptxasPath(), {ptxasPath(), std::string("-arch=") + target, path.str(), "-o", "/dev/null"},
       std::nullopt, redirects);
   auto output = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(path);
@@ -238,7 +238,8 @@ void assemble(const std::string &ptx, const std::string &where) {
 }
 
 /// NVRTC to a cubin (its ptxas runs too), where libnvrtc loads.
-void compileWithNvrtc(const std::vector<GeneratedKernel> &kernels, const std::string &where) {
+void compileWithNvrtc(const std::vector<GeneratedKernel> &kernels, const char *target,
+                      const std::string &where) {
   static const bool haveNvrtc = [] {
     std::string whyNot;
     if (!loadNvrtc(&whyNot))
@@ -248,7 +249,7 @@ void compileWithNvrtc(const std::vector<GeneratedKernel> &kernels, const std::st
   if (!haveNvrtc || kernels.empty())
     return;
   Diagnostics diags;
-  if (!compileCuda({cuda::translationUnit(kernels), "fusec_fuzz", kTarget, Backend::Nvrtc}, diags))
+  if (!compileCuda({cuda::translationUnit(kernels), "fusec_fuzz", target, Backend::Nvrtc}, diags))
     failed(where + ": NVRTC rejected the generated CUDA C++", diags);
 }
 
@@ -279,11 +280,12 @@ void checkBackend(const Module &m, const GeneratedModule &gen, Backend backend,
         lowered ? loweredKernels(m, gen, backend, target) : symbolicKernels(m, backend);
     if (pass == 2 && !dependsOnTarget(kernels))
       continue;
-    std::string where = name + (lowered ? ", lowered" : ", symbolic") + (pass == 2 ? ", sm_80" : "");
+    std::string where =
+        name + (lowered ? ", lowered" : ", symbolic") + (pass == 2 ? ", sm_80" : "");
     checkKernels(kernels, where);
     if (backend == Backend::Nvrtc) {
       if (opts.ptx)
-        compileWithNvrtc(kernels, where);
+        compileWithNvrtc(kernels, target, where);
       continue;
     }
     verifyLlvmKernels(kernels, where);
@@ -291,10 +293,10 @@ void checkBackend(const Module &m, const GeneratedModule &gen, Backend backend,
       continue;
     Diagnostics diags;
     std::optional<std::string> ptx =
-        llvmir::compileToPtx(llvmir::linkKernels(kernels), kTarget, diags);
+        llvmir::compileToPtx(llvmir::linkKernels(kernels), target, diags);
     if (!ptx)
       failed(where + ": the NVPTX back end failed", diags);
-    assemble(*ptx, where);
+    assemble(*ptx, target, where);
   }
 }
 

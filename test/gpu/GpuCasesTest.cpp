@@ -207,9 +207,12 @@ class GpuCases : public ::testing::TestWithParam<GpuCase> {};
 
 TEST_P(GpuCases, MatchesReference) {
   std::string whyNot;
-  if (!gpu::openDevice(&whyNot))
+  std::optional<gpu::DeviceInfo> device = gpu::openDevice(&whyNot);
+  if (!device)
     GTEST_SKIP() << "no GPU: " << whyNot;
   const GpuCase &c = GetParam();
+  if (!c.target.empty() && !gpu::targetRunsOn(c.target, device->major, device->minor))
+    GTEST_SKIP() << "code for " << c.target << " does not run on " << device->name;
   Diagnostics diags;
   std::unique_ptr<Module> m = loadAnyModel(sourceDir() + "/" + c.file, diags);
   ASSERT_TRUE(m) << diags.str();

@@ -244,7 +244,7 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   ValueId other = b.constant(DType::I32, 8192);
   b.proxyFence();
   b.barrier();
-  b.wgmmaFence();
+  b.wgmmaFence({acc});
   b.wgmma(DType::F16, 64, acc, {smem, zero, layout}, {smem, other, layout}, false);
   ValueId frag = b.loadMatrix(smem, zero, false, "frag");
   b.wgmma(DType::BF16, 64, acc, frag, {smem, other, layout}, true);
@@ -257,11 +257,11 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   EXPECT_EQ(Builder::wgmmaLayout(128, 1024, 16), int64_t(1) << 62 | int64_t(64) << 32 | 1 << 16);
 
   std::string text = print(k);
-  for (const char *line :
-       {"%smem = dynamic_shared i8 align 1024 : ptr<shared i8>", "  fence.proxy.async\n",
-        "  wgmma.fence\n", "  wgmma.m64n64k16.f16 %acc, %t %smem[%t_1], %t %smem[%t_2]\n",
-        "  wgmma.m64n64k16.bf16 %acc, %frag, %t %smem[%t_2] transposed b\n",
-        "  wgmma.commit_group\n", "  wgmma.wait_group 0 guarding %acc\n"})
+  for (const char *line : {"%smem = dynamic_shared i8 align 1024 : ptr<shared i8>",
+                           "  fence.proxy.async\n", "  wgmma.fence guarding %acc\n",
+                           "  wgmma.m64n64k16.f16 %acc, %t %smem[%t_1], %t %smem[%t_2]\n",
+                           "  wgmma.m64n64k16.bf16 %acc, %frag, %t %smem[%t_2] transposed b\n",
+                           "  wgmma.commit_group\n", "  wgmma.wait_group 0 guarding %acc\n"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 
   std::string cuda = cuda::render(k);
@@ -292,7 +292,7 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   std::vector<std::string> errors = verify(k);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_NE(errors[0].find("a wgmma: wgmma m64nNk16"), std::string::npos) << errors[0];
-  EXPECT_NE(errors[1].find("guards local f32 accumulator arrays"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[1].find("guard local register arrays"), std::string::npos) << errors[1];
 }
 
 /// A block of several rows: the row is tid.y; launch bounds with a minimum of blocks an SM.

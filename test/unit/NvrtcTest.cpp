@@ -1,8 +1,9 @@
 // The NVRTC driver: compiles a kernel to PTX, and a syntax error comes back
 // as a diagnostic carrying NVRTC's log and the program's name. Skipped, with
 // the reason, where NVRTC cannot be loaded.
-#include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/Nvrtc.h"
+
+#include "runtime/gpu/CudaDriver.h"
 
 #include <cstdio>
 #include <gtest/gtest.h>

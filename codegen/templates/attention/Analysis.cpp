@@ -1,8 +1,7 @@
 // The attention template's analysis (Plan.h): which bodies it takes, how each operand is laid
 // out, and the tiles: the block's rows, keys a tile, mma.sync or wgmma.
-#include "codegen/templates/attention/Plan.h"
-
 #include "codegen/templates/Template.h"
+#include "codegen/templates/attention/Plan.h"
 
 #include <cmath>
 
@@ -50,19 +49,22 @@ std::string readConfig(const std::string &text, Plan &p) {
           p.bc = x;
         else if (key == "stages")
           p.stages = x;
-        else if (key == "blocks" && !p.wgmma)
-          p.blocks = x;
+        else if (key == "blocks") // a warpgroup's rows are fixed: wgmma ignores it
+          p.blocks = p.wgmma ? 1 : x;
         else
           return false;
         return x > 0;
       });
   if (!problem.empty())
     return problem;
+  // Shared memory a block may have: 227 KiB on Hopper, 163 KiB on sm_80 (99 KiB on sm_86/89).
+  int64_t limit = (p.wgmma ? 227 : 163) * 1024;
   int64_t shared = p.br() * p.d * 2 + p.stages * p.bc * (p.d + p.dv) * 2;
   if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || p.blocks > 2 ||
-      shared > 227 * 1024)
+      shared > limit)
     return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, and the tiles "
-           "fit in 227 KiB";
+           "fit in " +
+           std::to_string(limit / 1024) + " KiB";
   return "";
 }
 
@@ -89,10 +91,16 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
     const Value *x = a.operand(i);
     if (x->isGraphInput())
       continue;
-    // A constant mask becomes a table of the kernel's, when it is small enough to spell out.
-    if (i == 3 && x->definingOp()->kind() == OpKind::Const &&
-        x->definingOp()->getDense("value").numElements() <= kMaxMaskTable) {
-      p.maskTable = &x->definingOp()->getDense("value");
+    // A constant mask becomes a table of the kernel's (f32 elements), when it is small enough
+    // to spell out.
+    if (i == 3 && x->definingOp()->kind() == OpKind::Const) {
+      const DenseData &d = x->definingOp()->getDense("value");
+      if (d.numElements() == 0 || d.numElements() > kMaxMaskTable || d.dtype == DType::F64)
+        return refuse(diags, kernel,
+                      "a constant mask of " + std::to_string(d.numElements()) + " " +
+                          std::string(dtypeName(d.dtype)) + " elements (it holds 1 to " +
+                          std::to_string(kMaxMaskTable) + " f16, bf16 or f32)");
+      p.maskTable = &d;
       continue;
     }
     return refuse(diags, kernel, "an operand is computed inside the kernel");
@@ -124,9 +132,9 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   p.o = operandOf(out, p.batch, p.sq, p.dv);
   p.hasMask = a.numOperands() > 3;
   if (p.hasMask) {
-    p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
-    if (p.maskType == DType::F64)
+    if (a.operand(3)->type().dtype == DType::F64)
       return refuse(diags, kernel, "an f64 mask");
+    p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
     p.mask = operandOf(staticSizes(a.operand(3)->type().shape), p.batch, p.sq, p.sk);
   }
   p.causal = a.getBool("causal");
@@ -137,13 +145,11 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   // Two row blocks a warp (128 queries a block) read each K/V fragment for twice the rows; one
   // where there are few queries, or causal wide heads, whose blocks are many and uneven
   // (bench/RESULTS.md, 2026-11-27).
-  p.blocks = p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
-  p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64nNk16 wgmmas of the swizzled
   // tiles in place (Q and K K-major, V MN-major; rows of 64 or 128 bytes, wider ones in panels).
   p.wgmma = warpgroups;
-  if (p.wgmma)
-    p.blocks = 1;
+  p.blocks = p.wgmma || p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
+  p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   if (const Attribute *config = kernel.attrIfPresent("config")) {
     const std::string &text = config->get<std::string>();
     std::string problem = readConfig(text, p);

@@ -1,13 +1,15 @@
-// The attention template's plan and kir builder (FlashAttention-2's design on mma.sync).
+// The attention template's kir builder (FlashAttention-2's design; the plan is Plan.h).
 //
-// A block of 4 warps owns `br` query rows of one batch index: warp w the m16 row blocks
-// w * 16 * blocks + 16 i. Q goes to shared memory once (cp.async) and from there into registers as
-// A fragments; the keys go by in tiles of 64, K and V double-buffered through shared memory. Per
-// tile each warp computes its rows' scores S = Q·Kᵀ in f32 accumulators, folds them into the
-// online softmax (in log2 units: t = s · scale · log2 e + mask · log2 e, p = 2^(t - m)), rounds P
-// to the operand dtype where it lies (Note [Attention fragments]) and accumulates O += P·V. The
-// epilogue divides by the row sums and stores O. Shared tiles are rows of 16-byte chunks, swizzled
-// (TensorCore.h), one lane address per operand as in Note [Fragment addresses] of gemm/Gemm.cpp.
+// A block owns `br` query rows of one batch index: on sm_90a one warpgroup, whose wgmmas run
+// S = Q·Kᵀ from the swizzled shared tiles and O += P·V with P in registers; elsewhere 4 warps of
+// mma.sync, warp w owning the m16 row blocks w * 16 * blocks + 16 i. Q goes to shared memory once
+// (cp.async; mma.sync keeps its A fragments in registers where they fit); the keys go by in tiles
+// of `bc`, K and V through `stages` shared stages. Per tile each warp computes its rows' scores in
+// f32 accumulators, folds them into the online softmax (in log2 units: t = s · scale · log2 e +
+// mask · log2 e, p = 2^(t - m)), rounds P to the operand dtype where it lies (Note [Attention
+// fragments]) and accumulates O += P·V. The epilogue divides by the row sums and stores O. Shared
+// tiles are rows of 16-byte chunks, swizzled (TensorCore.h), one lane address per operand as in
+// Note [Fragment addresses] of gemm/Gemm.cpp; for wgmma, rows of at most 128 bytes in panels.
 //
 // Note [Attention fragments]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -17,6 +19,8 @@
 // the score tiles of keys 16t..16t+7 and 16t+8..16t+15, packed pairwise, are the A fragment of
 // P·V's k slice t with no data movement. The B operand of S = Q·Kᵀ pairs two dims of one key row:
 // ldmatrix of K's rows; that of P·V two keys of one column of V: ldmatrix.trans of V's rows.
+// wgmma m64nNk16 gives warp w of the warpgroup rows 16w..16w+15 in this same per-n8 layout, and
+// takes a register A in this same fragment: the softmax and the packing serve both schedules.
 //
 // Numerics (docs/ir.md, attention): max is max.NaN, so a NaN score makes its row NaN; m̂ = 0 when
 // the running max is -inf, so -inf - -inf never happens and a row with no visible key gives 0;
@@ -26,6 +30,7 @@
 #include "codegen/templates/TensorCore.h"
 #include "codegen/templates/attention/Plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -175,11 +180,14 @@ private:
       rest = op(IndexOp::Div, rest, size);
     }
     auto offset = [&](const Operand &x, const std::string &name) {
-      ValueId at = i64(0);
+      ValueId zero = i64(0);
+      ValueId at = zero;
       for (size_t i = 0; i < coords.size(); ++i)
         if (coords[i] != kir::kNoValue && x.batch[i] != 0)
           at = b.add(at, b.mul(coords[i], i64(x.batch[i])));
-      b.rename(at, name);
+      // Named only when it is a value of its own (not the constant 0 or a coordinate).
+      if (at != zero && std::find(coords.begin(), coords.end(), at) == coords.end())
+        b.rename(at, name);
       return at;
     };
     qBase = offset(p.q, "qBase");
@@ -330,7 +338,7 @@ private:
   void scores(ValueId stage) {
     s = registers(p.blocks * p.bc / 2, zero, "s");
     if (p.wgmma) {
-      b.wgmmaFence();
+      b.wgmmaFence({s});
       for (int kk = 0; kk < p.d / 16; ++kk) {
         ValueId qAt = i32(kSlice(kk, p.d, p.br()));
         ValueId kAt = b.add(stage, i32(kSlice(kk, p.d, p.bc)));
@@ -535,7 +543,7 @@ private:
         ValueId first = b.mul(kk, i64(8));
         packProbabilities(first, pf, b.mul(kk, i64(4)));
       });
-      b.wgmmaFence();
+      b.wgmmaFence({o, pf});
       for (int kk = 0; kk < p.bc / 16; ++kk) {
         ValueId a = b.load(pf, i64(4 * kk), 4);
         ValueId vAt = b.add(stage, i32(16 * kk * rowBytes(p.dv)));
