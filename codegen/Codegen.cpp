@@ -65,7 +65,8 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry
     return k;
   // The schedule is the template's; the rest is what the op computes.
   KernelFacts &f = k->facts;
-  f.templateName = op.kind() == OpKind::Kernel ? op.getString("template") : std::string(op.name());
+  f.generic = op.kind() != OpKind::Kernel;
+  f.templateName = f.generic ? std::string(op.name()) : op.getString("template");
   f.fuses = fusedOpNames(op);
   f.bytes = mustMoveBytes(op);
   f.flops = contractionFlops(op);

@@ -57,6 +57,8 @@ const char *backendName(Backend b);
 /// What a kernel computes, as data (ir/Cost.h), for reports and benchmarks.
 struct KernelFacts {
   std::string templateName; ///< the kernel op's template, or the plain op's name
+  bool generic = false;     ///< a plain op's generic kernel (the attention template's kernel
+                            ///< and the attention op's generic one share a name)
   std::string fuses;        ///< the ops it runs, '+'-joined ("matmul+add+gelu")
   uint64_t bytes = 0;       ///< what it must move; 0 while its shapes are symbolic
   uint64_t flops = 0;       ///< what its contractions must compute

@@ -264,8 +264,9 @@ bool hasSymbolicInput(const Module &m) {
 /// Whether a kernel of `kernels` is one whose template generates for sm_80 another kernel than
 /// for sm_90a (attention: mma.sync there, wgmma here).
 bool dependsOnTarget(const std::vector<GeneratedKernel> &kernels) {
-  return std::any_of(kernels.begin(), kernels.end(),
-                     [](const GeneratedKernel &k) { return k.facts.templateName == "attention"; });
+  return std::any_of(kernels.begin(), kernels.end(), [](const GeneratedKernel &k) {
+    return !k.facts.generic && k.facts.templateName == "attention";
+  });
 }
 
 void checkBackend(const Module &m, const GeneratedModule &gen, Backend backend,

@@ -212,8 +212,7 @@ std::string report(const std::vector<GeneratedKernel> &kernels) {
   for (const GeneratedKernel &k : kernels) {
     const KernelFacts &f = k.facts;
     bool sized = k.launch.has_value();
-    std::string what = f.templateName == f.fuses ? "generic " + f.fuses // a plain op
-                                                 : f.templateName + " fuses " + f.fuses;
+    std::string what = f.generic ? "generic " + f.fuses : f.templateName + " fuses " + f.fuses;
     os << k.name << ": " << launchStr(k) << "; " << what << "; moves "
        << (sized ? std::to_string(f.bytes) : "?") << " B, "
        << (sized ? std::to_string(f.flops) : "?") << " FLOP"
