@@ -223,19 +223,9 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
   case kir::MatrixOp::Wgmma: {
     unsigned n = unsigned(i.imm) / 2;
     bool sharedA = i.operands.size() == 7;
-    std::string type = i.dtype == DType::BF16 ? "bf16" : "f16";
-    std::string ptx = "{\\n.reg .pred p;\\nsetp.ne.b32 p, %" +
-                      std::to_string(n + (sharedA ? 2 : 5)) +
-                      ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(i.imm) +
-                      "k16.f32." + type + "." + type + " {";
-    for (unsigned r = 0; r < n; ++r)
-      ptx += (r ? ", %" : "%") + std::to_string(r);
-    ptx += "}, " + (sharedA ? "%" + std::to_string(n) + ", %" + std::to_string(n + 1)
-                            : "{%" + std::to_string(n) + ", %" + std::to_string(n + 1) + ", %" +
-                                  std::to_string(n + 2) + ", %" + std::to_string(n + 3) + "}, %" +
-                                  std::to_string(n + 4));
-    ptx +=
-        std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") + ";\\n}";
+    std::string ptx; // the PTX as a C string literal's contents
+    for (char c : kir::wgmmaPtx(i, '%'))
+      ptx += c == '\n' ? std::string("\\n") : std::string(1, c);
     std::string outputs;
     for (unsigned r = 0; r < n; ++r)
       outputs +=

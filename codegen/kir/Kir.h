@@ -318,4 +318,9 @@ std::string print(const Kernel &k);
 /// "i64", "f16x8", "ptr<global f16>".
 std::string typeName(Type t);
 
+/// The inline PTX of wgmma `i` (MatrixOp::Wgmma), its operands numbered as both renderers pass
+/// them and written `sigil` + number ('%' in CUDA C++, '$' in LLVM IR): the N/2 accumulators,
+/// then A (a descriptor, or 4 words), B's descriptor and a word that is 1 (scale-d).
+std::string wgmmaPtx(const Inst &i, char sigil);
+
 } // namespace fusec::kir

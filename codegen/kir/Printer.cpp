@@ -216,4 +216,23 @@ std::string Printer::run() {
 
 std::string print(const Kernel &k) { return Printer(k).run(); }
 
+std::string wgmmaPtx(const Inst &i, char sigil) {
+  unsigned n = unsigned(i.imm) / 2; // A's operands start at n
+  bool sharedA = i.operands.size() == 7;
+  auto operand = [&](unsigned at) { return sigil + std::to_string(at); };
+  std::string type = i.dtype == DType::BF16 ? "bf16" : "f16";
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(n + (sharedA ? 2 : 5)) +
+                    ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(i.imm) + "k16.f32." +
+                    type + "." + type + " {";
+  for (unsigned r = 0; r < n; ++r)
+    ptx += (r ? ", " : "") + operand(r);
+  ptx += "}, ";
+  if (sharedA)
+    ptx += operand(n) + ", " + operand(n + 1);
+  else
+    ptx += "{" + operand(n) + ", " + operand(n + 1) + ", " + operand(n + 2) + ", " +
+           operand(n + 3) + "}, " + operand(n + 4);
+  return ptx + ", p, 1, 1, " + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") + ";\n}";
+}
+
 } // namespace fusec::kir

@@ -308,23 +308,7 @@ void Renderer::warpgroup(const Inst &i) {
       args.push_back(b.CreateLoad(b.getFloatTy(), element(i.operands[0], r)));
       constraints += "," + std::to_string(r);
     }
-    unsigned first = n; // A's operands, then B's descriptor and the scale-d word
-    std::string type = i.dtype == DType::BF16 ? "bf16" : "f16";
-    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                      std::to_string(first + (sharedA ? 2 : 5)) +
-                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(i.imm) +
-                      "k16.f32." + type + "." + type + " {";
-    for (unsigned r = 0; r < n; ++r)
-      ptx += (r ? ", $" : "$") + std::to_string(r);
-    ptx += "}, ";
-    if (sharedA)
-      ptx += "$" + std::to_string(first) + ", $" + std::to_string(first + 1);
-    else
-      ptx += "{$" + std::to_string(first) + ", $" + std::to_string(first + 1) + ", $" +
-             std::to_string(first + 2) + ", $" + std::to_string(first + 3) + "}, $" +
-             std::to_string(first + 4);
-    ptx +=
-        std::string(", p, 1, 1, ") + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") + ";\n}";
+    std::string ptx = kir::wgmmaPtx(i, '$');
     std::vector<llvm::Type *> members(n, b.getFloatTy());
     llvm::Value *d =
         asmStatement(ptx, llvm::StructType::get(ctx, members), constraints, std::move(args));
