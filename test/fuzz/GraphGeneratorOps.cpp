@@ -178,8 +178,22 @@ bool Generator::addContraction(OpKind kind) {
       attrs.push_back({"transpose_b", tb});
     return make(kind, {a, leaf(a->dtype(), b)}, std::move(attrs));
   }
-  // attention(q, k, v, mask?): q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv].
-  DimPick sk = freshDim(), dv = freshDim();
+  // attention(q, k, v, mask?): q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv]. Sometimes with
+  // head dims the flash-attention template takes (f16/bf16, 32, 64, 128), so its plan and both
+  // schedules see odd lengths, broadcasts and masks too.
+  static constexpr int64_t kHeadDims[] = {32, 64, 128};
+  bool heads = chance(25);
+  if (heads) {
+    ShapePick q = freshShape(1, 3); // batch dims, then Sq
+    int64_t d = oneOf(kHeadDims);
+    q.push_back({Dim::fixed(d), d});
+    if (Item *fresh = leaf(chance(50) ? DType::F16 : DType::BF16, q)) {
+      a = fresh;
+      r = a->rank();
+    }
+  }
+  int64_t headDv = oneOf(kHeadDims);
+  DimPick sk = freshDim(), dv = heads ? DimPick{Dim::fixed(headDv), headDv} : freshDim();
   ShapePick k = batchPartner(*a, r - 2), v = batchPartner(*a, r - 2);
   k.push_back(sk);
   k.push_back(agreeingDim(a->dim(r - 1), a->sizes[r - 1]));
