@@ -72,9 +72,10 @@ private:
                             std::vector<llvm::Value *> args = {});
   /// The matrix descriptor of the shared tile whose layout is operand `at`.
   llvm::Value *descriptor(const Inst &i, size_t at);
-  /// Element `e` of local array `array` (of f32).
+  /// Element `e` of local array `array` (an alloca).
   llvm::Value *element(ValueId array, unsigned e) {
-    return b.CreateConstGEP1_32(b.getFloatTy(), get(array), e);
+    llvm::Type *t = llvm::cast<llvm::AllocaInst>(get(array))->getAllocatedType();
+    return b.CreateConstGEP1_32(t->getArrayElementType(), get(array), e);
   }
   llvm::Value *pack(const Inst &i);
   /// The vector of the members of an intrinsic's struct result.
@@ -266,7 +267,7 @@ void Renderer::warpgroup(const Inst &i) {
       auto *t = llvm::cast<llvm::AllocaInst>(get(array))->getAllocatedType();
       llvm::Type *e = t->getArrayElementType();
       for (unsigned r = 0; r < t->getArrayNumElements(); ++r) {
-        llvm::Value *at = b.CreateConstGEP1_32(e, get(array), r);
+        llvm::Value *at = element(array, r);
         llvm::Value *x = b.CreateLoad(e, at);
         b.CreateStore(asmStatement("", e, e->isFloatTy() ? "=f,0" : "=r,0", {x}), at);
       }

@@ -83,10 +83,7 @@ private:
     return b.arith(o, x, y, name);
   }
   ValueId math(OpKind kind, ValueId x, ValueId y, const std::string &name = "") {
-    return b.math({kind, DType::F32, isComparison(kind) ? DType::Bool : DType::F32}, {x, y}, name);
-  }
-  static bool isComparison(OpKind kind) {
-    return kind == OpKind::Eq || kind == OpKind::Lt || kind == OpKind::Gt;
+    return b.math({kind, DType::F32, kind == OpKind::Eq ? DType::Bool : DType::F32}, {x, y}, name);
   }
   ValueId f32(double v, const std::string &name = "") { return b.literal(DType::F32, v, name); }
   /// for (i = 0; i < n; ++i) body(i), unrolled: the register arrays stay registers.
