@@ -142,6 +142,8 @@ private:
                                         bool explaining) const;
   std::optional<Reason> epilogueProblem(const Group &grp, const Op &consumer, int &chain,
                                         bool explaining) const;
+  std::optional<Reason> viewEpilogueProblem(const Group &grp, const Op &view,
+                                            bool explaining) const;
   /// Whether putting `op` into `grp` would make a cycle between kernels.
   bool createsCycle(const Group &grp, const Op &op) const;
   /// The same question for explaining an edge, where `op` may be in a group

@@ -39,6 +39,40 @@ std::string_view reasonText(Reason r) {
 
 bool isFusiblePointwise(const Op &op) { return op.info().cls == OpClass::Pointwise; }
 
+// The attention template reads its operands and writes its result through
+// strides, so the reshapes and transposes that make its operands from the
+// kernel's (contiguous) inputs, and its result into the kernel's output, can
+// be read through in place (the head split and merge around attention:
+// [B,S,H·D] -> [B,H,S,D] and back). Two rules keep every view a set of
+// strides over a contiguous tensor with the last dim contiguous: a transpose
+// keeps the last axis, and reshapes sit next to the contiguous end (on the way
+// in before any transpose, on the way out after every one). The template
+// checks the strides again with the shapes known (and refuses what it cannot
+// read).
+static bool isView(const Op &op) {
+  return op.kind() == OpKind::Reshape || op.kind() == OpKind::Transpose;
+}
+
+/// Whether view `view` keeps the rules above next to `other`, its neighbour on
+/// the attention's side of the path between the kernel's contiguous end and
+/// the attention (its reader on the way in, its producer on the way out).
+static std::optional<Reason> viewProblem(const Op &view, const Op &other) {
+  if (view.kind() == OpKind::Transpose) {
+    const std::vector<int64_t> &perm = view.getInts("perm");
+    if (perm.empty() || perm.back() != int64_t(perm.size()) - 1)
+      return Reason::IndexSpaceMismatch;
+    // The op on the attention's side of a transpose is the attention or a transpose.
+    if (other.kind() != OpKind::Attention && other.kind() != OpKind::Transpose)
+      return Reason::CannotHold;
+    return std::nullopt;
+  }
+  // A reshape's neighbour on the attention's side is any op of the chain; the rule for
+  // transposes keeps one from the other side.
+  if (!isView(other) && other.kind() != OpKind::Attention)
+    return Reason::CannotHold;
+  return std::nullopt;
+}
+
 std::optional<KernelTemplate> anchorTemplate(const Op &op) {
   size_t rank = op.numOperands() ? op.operand(0)->type().rank() : 0;
   switch (op.kind()) {
@@ -186,7 +220,7 @@ void Plan::build() {
 
 // Row reduction: producers of the anchor's input, then of those producers'
 // operands. Gemm and attention: casts of the anchors' operands, and casts
-// of those casts.
+// of those casts; attention also the views its operands are (viewProblem).
 void Plan::growPrologue(Group &grp) {
   std::vector<std::pair<Value *, Op *>> work; // (value, the member reading it)
   for (Op *anchor : grp.anchors)
@@ -210,7 +244,8 @@ std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer
   const Member *m = memberOf(&producer);
   if (m && m->group->hasAnchor()) // another kernel's input is shared; its output is past a boundary
     return m->role == Role::Prologue ? Reason::SeveralUsers : Reason::ReductionBoundary;
-  if (!isFusiblePointwise(producer))
+  bool view = grp.tmpl == KernelTemplate::Attention && isView(producer);
+  if (!isFusiblePointwise(producer) && !view)
     return Reason::CannotHold;
   if (m && !explaining)
     return Reason::SeveralUsers;
@@ -221,7 +256,7 @@ std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer
     if (!feedsInput || producer.result()->type().shape != x.shape)
       return Reason::IndexSpaceMismatch;
   } else {
-    if (producer.kind() != OpKind::Cast)
+    if (producer.kind() != OpKind::Cast && !(view && !viewProblem(producer, consumer)))
       return Reason::CannotHold;
     for (const Use &u : producer.result()->uses()) {
       const Member *user = u.user ? memberOf(u.user) : nullptr;
@@ -311,6 +346,8 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
   const Member *m = memberOf(&consumer);
   if (m && m->group->hasAnchor() && grp.hasAnchor())
     return Reason::ReductionBoundary;
+  if (grp.tmpl == KernelTemplate::Attention && isView(consumer))
+    return viewEpilogueProblem(grp, consumer, explaining);
   if (!isFusiblePointwise(consumer) || (m && !explaining))
     return Reason::CannotHold;
   bool reads = false;
@@ -334,6 +371,28 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     return Reason::IndexSpaceMismatch;
   bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&consumer)})
                           : createsCycle(grp, consumer);
+  if (cycle)
+    return Reason::SeveralUsers;
+  return std::nullopt;
+}
+
+// A view of the attention's result (or of a view of it) that nothing else
+// reads joins as the epilogue.
+std::optional<Reason> Plan::viewEpilogueProblem(const Group &grp, const Op &view,
+                                                bool explaining) const {
+  const Value *x = view.operand(0);
+  const Member *p = x->definingOp() ? memberOf(x->definingOp()) : nullptr;
+  if (!p || p->group != &grp || p->role == Role::Prologue)
+    return Reason::CannotHold;
+  if (x->uses().size() != 1)
+    return Reason::SeveralUsers;
+  if (std::optional<Reason> r = viewProblem(view, *x->definingOp()))
+    return r;
+  const Member *m = memberOf(&view);
+  if (m && !explaining)
+    return Reason::CannotHold;
+  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&view)})
+                          : createsCycle(grp, view);
   if (cycle)
     return Reason::SeveralUsers;
   return std::nullopt;

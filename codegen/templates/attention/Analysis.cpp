@@ -3,31 +3,132 @@
 #include "codegen/templates/Template.h"
 #include "codegen/templates/attention/Plan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace fusec::attention {
 
 namespace {
 
-/// `shape` ([..., rows, cols], or any shape that broadcasts to batch + [rows, cols]) read as a
-/// row-major tensor broadcast to the output's batch dims `batch` and matrices of rows x cols.
-Operand operandOf(const Sizes &shape, const Sizes &batch, int64_t rows, int64_t cols) {
+Sizes contiguous(const Sizes &shape) {
+  Sizes strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+/// The strides of a tensor of `shape` with `strides` reshaped to `to` without moving an element
+/// (NumPy's rule: each run of dims that the reshape regroups must be contiguous in itself); nullopt
+/// when it cannot be.
+std::optional<Sizes> reshapedStrides(const Sizes &shape, const Sizes &strides, const Sizes &to) {
+  Sizes out(to.size(), 0);
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return contiguous(to); // no element to address
+  size_t i = 0, j = 0;
+  while (i < shape.size() || j < to.size()) {
+    // Skip dims of size 1: they move nothing.
+    if (i < shape.size() && shape[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < to.size() && to[j] == 1) {
+      ++j;
+      continue;
+    }
+    if (i == shape.size() || j == to.size())
+      return std::nullopt;
+    // The smallest runs shape[i..ie) and to[j..je) of equal products.
+    size_t ie = i + 1, je = j + 1;
+    int64_t a = shape[i], b = to[j];
+    while (a != b) {
+      if (a < b && ie < shape.size())
+        a *= shape[ie++];
+      else if (b < a && je < to.size())
+        b *= to[je++];
+      else
+        return std::nullopt;
+    }
+    for (size_t x = i; x + 1 < ie; ++x)
+      if (shape[x + 1] != 1 && strides[x] != strides[x + 1] * shape[x + 1])
+        return std::nullopt; // the run is not contiguous in itself
+    int64_t stride = strides[ie - 1];
+    for (size_t y = je; y-- > j;) {
+      out[y] = stride;
+      stride *= to[y];
+    }
+    i = ie;
+    j = je;
+  }
+  return out;
+}
+
+bool isView(const Op *op) {
+  return op && (op->kind() == OpKind::Reshape || op->kind() == OpKind::Transpose);
+}
+
+/// The strides of `v` in the body input it views through reshapes and transposes (contiguous),
+/// `source` set to that input; nullopt when a reshape cannot be read in place.
+std::optional<Sizes> viewedStrides(const Value *v, const Value *&source) {
+  Sizes shape = staticSizes(v->type().shape);
+  const Op *def = v->definingOp();
+  if (!isView(def)) {
+    source = v;
+    return contiguous(shape);
+  }
+  const Value *x = def->operand(0);
+  std::optional<Sizes> in = viewedStrides(x, source);
+  if (!in)
+    return std::nullopt;
+  if (def->kind() == OpKind::Reshape)
+    return reshapedStrides(staticSizes(x->type().shape), *in, shape);
+  const std::vector<int64_t> &perm = def->getInts("perm");
+  Sizes out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    out[i] = (*in)[size_t(perm[i])];
+  return out;
+}
+
+/// The strides of `v` in the tensor the views that read it make: `v`'s only use, then that
+/// view's only use, and so on, up to `last` (contiguous); nullopt when a reshape cannot be
+/// written in place.
+std::optional<Sizes> writtenStrides(const Value *v, const Value *&last) {
+  const Op *user = v->uses().size() == 1 ? v->uses().begin()->user : nullptr;
+  if (!isView(user)) {
+    last = v;
+    return contiguous(staticSizes(v->type().shape));
+  }
+  const Value *y = user->result();
+  std::optional<Sizes> out = writtenStrides(y, last);
+  Sizes shape = staticSizes(v->type().shape);
+  if (!out)
+    return std::nullopt;
+  if (user->kind() == OpKind::Reshape)
+    return reshapedStrides(staticSizes(y->type().shape), *out, shape);
+  const std::vector<int64_t> &perm = user->getInts("perm");
+  Sizes in(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    in[size_t(perm[i])] = (*out)[i];
+  return in;
+}
+
+/// A tensor of `shape` and `strides` ([..., rows, cols], or any shape that broadcasts to batch +
+/// [rows, cols]) read broadcast to the output's batch dims `batch` and matrices of rows x cols.
+Operand operandOf(const Sizes &shape, const Sizes &strides, const Sizes &batch, int64_t rows,
+                  int64_t cols) {
   Sizes full = batch;
   full.push_back(rows);
   full.push_back(cols);
-  Sizes strides(full.size(), 0);
-  int64_t stride = 1;
+  Sizes broadcast(full.size(), 0);
   for (size_t i = 0; i < shape.size(); ++i) { // from the last dim of both
-    size_t at = full.size() - 1 - i;
-    int64_t size = shape[shape.size() - 1 - i];
-    if (size != 1 || full[at] == 1)
-      strides[at] = size == 1 ? 0 : stride;
-    stride *= size;
+    size_t at = full.size() - 1 - i, own = shape.size() - 1 - i;
+    if (shape[own] != 1 || full[at] == 1)
+      broadcast[at] = shape[own] == 1 ? 0 : strides[own];
   }
   Operand x;
-  x.batch.assign(strides.begin(), strides.end() - 2);
-  x.row = strides.end()[-2];
-  x.col = strides.back();
+  x.batch.assign(broadcast.begin(), broadcast.end() - 2);
+  x.row = broadcast.end()[-2];
+  x.col = broadcast.back();
   return x;
 }
 
@@ -76,24 +177,26 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   p.kernel = &kernel;
   p.entry = entry;
   for (const auto &op : body.ops()) {
-    if (op->kind() == OpKind::Const)
+    if (op->kind() == OpKind::Const || isView(op.get()))
       continue;
     if (p.attention || op->kind() != OpKind::Attention)
       return refuse(diags, kernel,
-                    "the template takes one attention op (casts and epilogues "
-                    "around it are not fused yet)");
+                    "the template takes one attention op and the reshapes and transposes around "
+                    "it (casts and epilogues are not fused yet)");
     p.attention = op.get();
   }
   if (!p.attention)
     return refuse(diags, kernel, "it holds no attention");
+  if (!kernel.hasStaticShapes())
+    return refuse(diags, kernel, "its shapes are symbolic");
   const Op &a = *p.attention;
+  std::vector<std::optional<Sizes>> strides(a.numOperands());
+  std::vector<const Value *> sources(a.numOperands());
   for (unsigned i = 0; i < a.numOperands(); ++i) {
     const Value *x = a.operand(i);
-    if (x->isGraphInput())
-      continue;
     // A constant mask becomes a table of the kernel's (f32 elements), when it is small enough
     // to spell out.
-    if (i == 3 && x->definingOp()->kind() == OpKind::Const) {
+    if (i == 3 && x->definingOp() && x->definingOp()->kind() == OpKind::Const) {
       const DenseData &d = x->definingOp()->getDense("value");
       if (d.numElements() == 0 || d.numElements() > kMaxMaskTable || d.dtype == DType::F64)
         return refuse(diags, kernel,
@@ -101,14 +204,21 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
                           std::string(dtypeName(d.dtype)) + " elements (it holds 1 to " +
                           std::to_string(kMaxMaskTable) + " f16, bf16 or f32)");
       p.maskTable = &d;
+      strides[i] = contiguous(staticSizes(x->type().shape));
       continue;
     }
-    return refuse(diags, kernel, "an operand is computed inside the kernel");
+    strides[i] = viewedStrides(x, sources[i]);
+    if (!sources[i]->isGraphInput())
+      return refuse(diags, kernel, "an operand is computed inside the kernel");
+    if (!strides[i])
+      return refuse(diags, kernel, "a reshape of a transposed operand needs a copy");
   }
-  if (body.outputs().size() != 1 || body.outputs()[0] != a.result())
+  const Value *last = nullptr;
+  std::optional<Sizes> written = writtenStrides(a.result(), last);
+  if (body.outputs().size() != 1 || body.outputs()[0] != last)
     return refuse(diags, kernel, "the kernel returns something else than the attention");
-  if (!kernel.hasStaticShapes())
-    return refuse(diags, kernel, "its shapes are symbolic");
+  if (!written)
+    return refuse(diags, kernel, "a reshape of the transposed result needs a copy");
   p.dtype = a.result()->type().dtype;
   for (unsigned i = 0; i < 3; ++i)
     if (a.operand(i)->type().dtype != p.dtype || !isNarrowFloat(p.dtype))
@@ -126,17 +236,32 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
                   "head dims " + std::to_string(p.d) + " and " + std::to_string(p.dv) +
                       " (it takes 32, 64 and 128)");
   p.batch.assign(out.begin(), out.end() - 2);
-  p.q = operandOf(staticSizes(a.operand(0)->type().shape), p.batch, p.sq, p.d);
-  p.k = operandOf(key, p.batch, p.sk, p.d);
-  p.v = operandOf(staticSizes(a.operand(2)->type().shape), p.batch, p.sk, p.dv);
-  p.o = operandOf(out, p.batch, p.sq, p.dv);
+  p.q = operandOf(staticSizes(a.operand(0)->type().shape), *strides[0], p.batch, p.sq, p.d);
+  p.k = operandOf(key, *strides[1], p.batch, p.sk, p.d);
+  p.v = operandOf(staticSizes(a.operand(2)->type().shape), *strides[2], p.batch, p.sk, p.dv);
+  p.o = operandOf(out, *written, p.batch, p.sq, p.dv);
+  // Q, K and V go by 16-byte copies of 8 elements and O by pairs: the head dim contiguous, every
+  // other stride whole chunks (pairs).
+  for (const Operand *x : {&p.q, &p.k, &p.v, &p.o}) {
+    int64_t unit = x == &p.o ? 2 : 8;
+    bool aligned = x->row % unit == 0;
+    for (int64_t stride : x->batch)
+      aligned = aligned && stride % unit == 0;
+    if (x->col != 1 || !aligned)
+      return refuse(diags, kernel,
+                    "q, k, v and the result are read and written with the head dim contiguous and "
+                    "rows 16-byte aligned");
+  }
   p.hasMask = a.numOperands() > 3;
   if (p.hasMask) {
     if (a.operand(3)->type().dtype == DType::F64)
       return refuse(diags, kernel, "an f64 mask");
     p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
-    p.mask = operandOf(staticSizes(a.operand(3)->type().shape), p.batch, p.sq, p.sk);
+    p.mask = operandOf(staticSizes(a.operand(3)->type().shape), *strides[3], p.batch, p.sq, p.sk);
   }
+  for (unsigned i = 0; i < a.numOperands(); ++i)
+    if (sources[i])
+      (i == 0 ? p.q : i == 1 ? p.k : i == 2 ? p.v : p.mask).input = sources[i]->index();
   p.causal = a.getBool("causal");
   const Attribute *scale = a.attrIfPresent("scale");
   p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));

@@ -53,14 +53,13 @@ public:
     k.comment = {p.entry + ": attention kernel, " + p.attention->result()->type().str(), how};
     k.maxThreads = kThreads;
     std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.args);
-    const Op &a = *p.attention; // its operands are body inputs, kernel operand for operand
-    q = params[a.operand(0)->index()];
-    key = params[a.operand(1)->index()];
-    value = params[a.operand(2)->index()];
+    q = params[p.q.input];
+    key = params[p.k.input];
+    value = params[p.v.input];
     if (p.maskTable) // its elements in f32 (kir::Table)
       mask = b.tableAddress(b.table(p.entry + "_mask", *p.maskTable));
     else if (p.hasMask)
-      mask = params[a.operand(3)->index()];
+      mask = params[p.mask.input];
     out = params.back();
     setUp();
     int64_t tiles = p.queryTiles() * p.batchCount();
@@ -195,10 +194,10 @@ private:
       maskBase = offset(p.mask, "maskBase");
   }
 
-  /// cp.async of `rows` rows of `width` elements, from row `first` (i64) of `ptr` + `base`, into
-  /// the swizzled tile at byte `dst` (i32); rows at or past `limit` are zeros.
-  void copyTile(ValueId ptr, ValueId base, int64_t width, int rows, ValueId first, int64_t limit,
-                ValueId dst) {
+  /// cp.async of `rows` rows of `width` elements, `stride` apart, from row `first` (i64) of
+  /// `ptr` + `base`, into the swizzled tile at byte `dst` (i32); rows at or past `limit` are zeros.
+  void copyTile(ValueId ptr, ValueId base, int64_t width, int64_t stride, int rows, ValueId first,
+                int64_t limit, ValueId dst) {
     int chunks = int(width / 8), step = kThreads / chunks;
     ValueId chunk = op(IndexOp::Rem, tid, i32(chunks));
     ValueId row0 = op(IndexOp::Div, tid, i32(chunks));
@@ -208,7 +207,7 @@ private:
       ValueId row = b.add(row0, b.mul(j32, i32(step)));
       ValueId at = b.add(first, to64(row));
       ValueId inside = b.less(at, i64(limit));
-      ValueId rowStart = b.add(base, b.mul(at, i64(width)));
+      ValueId rowStart = b.add(base, b.mul(at, i64(stride)));
       ValueId src = b.add(rowStart, column);
       ValueId to = b.add(dst, tileOffset(row, chunk, width, rows));
       b.copyAsync(smem, to, ptr, src, inside);
@@ -246,9 +245,9 @@ private:
     ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(p.stages)));
     ValueId stage = stageAt(slot);
     ValueId first = b.mul(t, i64(p.bc));
-    copyTile(key, kBase, p.d, p.bc, first, p.sk, stage);
+    copyTile(key, kBase, p.d, p.k.row, p.bc, first, p.sk, stage);
     ValueId vStage = b.add(stage, i32(kBytes));
-    copyTile(value, vBase, p.dv, p.bc, first, p.sk, vStage);
+    copyTile(value, vBase, p.dv, p.v.row, p.bc, first, p.sk, vStage);
   }
 
   void queryTile(ValueId tile) {
@@ -261,7 +260,7 @@ private:
     q0 = b.mul(qt, i64(p.br()), "q0");
     batchOffsets(z);
     ValueId qRegion = i32(0);
-    copyTile(q, qBase, p.d, p.br(), q0, p.sq, qRegion);
+    copyTile(q, qBase, p.d, p.q.row, p.br(), q0, p.sq, qRegion);
     b.commitAsync();
     ValueId keys = i64(p.sk);
     if (p.causal) { // keys past the tile's last query are never visible
