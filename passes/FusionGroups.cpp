@@ -5,11 +5,12 @@
 // weight type and attributes with an earlier gemm anchor joins that group
 // instead (one grouped GEMM reading A once, like a fused QKV projection).
 // Each group then grows, in seeding order: a prologue (the pointwise
-// producers of a row reduction's input in the same index space; for gemm and
-// attention, casts of operands used nowhere else), then an epilogue (every
-// later pointwise op that reads the group and computes in one of its index
-// spaces: the anchors' result shapes, and for a row reduction also its rows'
-// shape). A row reduction also takes later reductions over the same rows that
+// producers of a row reduction's input in the same index space; for gemm,
+// casts of operands used nowhere else; for attention, the reshapes and
+// transposes its operands are), then an epilogue (every later pointwise op
+// that reads the group and computes in one of its index spaces: the anchors'
+// result shapes, and for a row reduction also its rows' shape; for attention,
+// the reshapes and transposes of its result). A row reduction also takes later reductions over the same rows that
 // read it, so a LayerNorm or softmax that no pattern recognised is still one
 // kernel. Left-over pointwise ops form pointwise groups of one index space,
 // joined along producer→consumer edges. A merge never makes a cycle between
@@ -219,8 +220,8 @@ void Plan::build() {
 }
 
 // Row reduction: producers of the anchor's input, then of those producers'
-// operands. Gemm and attention: casts of the anchors' operands, and casts
-// of those casts; attention also the views its operands are (viewProblem).
+// operands. Gemm: casts of the anchors' operands, and casts of those casts.
+// Attention: the views its operands are (viewProblem).
 void Plan::growPrologue(Group &grp) {
   std::vector<std::pair<Value *, Op *>> work; // (value, the member reading it)
   for (Op *anchor : grp.anchors)
@@ -256,7 +257,10 @@ std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer
     if (!feedsInput || producer.result()->type().shape != x.shape)
       return Reason::IndexSpaceMismatch;
   } else {
-    if (producer.kind() != OpKind::Cast && !(view && !viewProblem(producer, consumer)))
+    // The attention template reads no cast: one stays with its producer (a pointwise kernel
+    // then writes the narrow type, half the bytes).
+    bool cast = producer.kind() == OpKind::Cast && grp.tmpl != KernelTemplate::Attention;
+    if (!cast && !(view && !viewProblem(producer, consumer)))
       return Reason::CannotHold;
     for (const Use &u : producer.result()->uses()) {
       const Member *user = u.user ? memberOf(u.user) : nullptr;
