@@ -179,9 +179,10 @@ bool Generator::addContraction(OpKind kind) {
     return make(kind, {a, leaf(a->dtype(), b)}, std::move(attrs));
   }
   // attention(q, k, v, mask?): q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv]. Sometimes with
-  // head dims the flash-attention template takes (f16/bf16, 32, 64, 128), so its plan and both
-  // schedules see odd lengths, broadcasts and masks too.
-  static constexpr int64_t kHeadDims[] = {32, 64, 128};
+  // head dims the flash-attention template takes (f16/bf16, multiples of 8 from 32 to 256: powers
+  // of two, panels, a k16 step half filled), so its plan and both schedules see odd lengths,
+  // broadcasts and masks too.
+  static constexpr int64_t kHeadDims[] = {32, 40, 64, 80, 128, 136, 256};
   bool heads = chance(25);
   if (heads) {
     ShapePick q = freshShape(1, 3); // batch dims, then Sq

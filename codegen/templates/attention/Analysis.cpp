@@ -138,7 +138,10 @@ bool refuse(Diagnostics &diags, const Op &kernel, const std::string &why) {
   return false;
 }
 
-bool isHeadDim(int64_t d) { return d == 32 || d == 64 || d == 128; }
+bool isHeadDim(int64_t d) { return d % 8 == 0 && d >= 32 && d <= 256; }
+
+/// Shared memory a block may have: 227 KiB on Hopper, 163 KiB on sm_80 (99 KiB on sm_86/89).
+int64_t sharedLimit(const Plan &p) { return (p.wgmma ? 227 : 163) * 1024; }
 
 /// Applies a `config` attribute ("bc=128 stages=3 blocks=1"; blocks only for mma.sync) to `p`;
 /// what is wrong with it, or "".
@@ -158,11 +161,9 @@ std::string readConfig(const std::string &text, Plan &p) {
       });
   if (!problem.empty())
     return problem;
-  // Shared memory a block may have: 227 KiB on Hopper, 163 KiB on sm_80 (99 KiB on sm_86/89).
-  int64_t limit = (p.wgmma ? 227 : 163) * 1024;
-  int64_t shared = p.br() * p.d * 2 + p.stages * p.bc * (p.d + p.dv) * 2;
+  int64_t limit = sharedLimit(p);
   if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || p.blocks > 2 ||
-      shared > limit)
+      p.sharedBytes() > limit)
     return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, and the tiles "
            "fit in " +
            std::to_string(limit / 1024) + " KiB";
@@ -234,7 +235,7 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   if (!isHeadDim(p.d) || !isHeadDim(p.dv))
     return refuse(diags, kernel,
                   "head dims " + std::to_string(p.d) + " and " + std::to_string(p.dv) +
-                      " (it takes 32, 64 and 128)");
+                      " (it takes multiples of 8 from 32 to 256)");
   p.batch.assign(out.begin(), out.end() - 2);
   p.q = operandOf(staticSizes(a.operand(0)->type().shape), *strides[0], p.batch, p.sq, p.d);
   p.k = operandOf(key, *strides[1], p.batch, p.sk, p.d);
@@ -272,16 +273,19 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   // (bench/RESULTS.md, 2026-11-27).
   // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64nNk16 wgmmas of the swizzled
   // tiles in place (Q and K K-major, V MN-major; rows of 64 or 128 bytes, wider ones in panels).
+  // Values wider than 128 keep one row block a warp (O alone holds dv / 2 registers a block).
   p.wgmma = warpgroups;
-  p.blocks = p.wgmma || p.sq <= 64 || (p.causal && p.dv > 64) ? 1 : 2;
+  p.blocks = p.wgmma || p.sq <= 64 || (p.causal && p.dv > 64) || p.dvk() > 128 ? 1 : 2;
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
+  if (p.sharedBytes() > sharedLimit(p))
+    p.bc = 32;
   if (const Attribute *config = kernel.attrIfPresent("config")) {
     const std::string &text = config->get<std::string>();
     std::string problem = readConfig(text, p);
     if (!problem.empty())
       return refuse(diags, kernel, "config \"" + text + "\": " + problem);
   }
-  p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dv / 2 + p.d / 4) <= 176;
+  p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dvk() / 2 + p.dk() / 4) <= 176;
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
     p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,

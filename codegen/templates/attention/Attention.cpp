@@ -122,12 +122,12 @@ private:
 
   /// The thread's place and the lane offsets of its fragments, the literals of the softmax.
   void setUp() {
-    qBytes = p.br() * int(p.d) * 2;
-    kBytes = p.bc * int(p.d) * 2;
-    stageBytes = kBytes + p.bc * int(p.dv) * 2;
+    qBytes = p.br() * int(p.qkWidth()) * 2;
+    kBytes = p.bc * int(p.qkWidth()) * 2;
+    stageBytes = kBytes + p.bc * int(p.vWidth()) * 2;
     smem = b.dynamicShared(DType::I8, "smem", p.wgmma ? 1024 : 128);
     if (p.wgmma) { // rows swizzled over their bytes, 8-row groups 8 rows apart; V's panels
-      int qk = rowBytes(p.d), v = rowBytes(p.dv);
+      int qk = rowBytes(p.qkWidth()), v = rowBytes(p.vWidth());
       rowMajor = b.index(kir::Builder::wgmmaLayout(qk, 8 * qk, 16));
       columnMajor = b.index(kir::Builder::wgmmaLayout(v, 8 * v, p.bc * v));
       b.rename(rowMajor, "kMajor");
@@ -145,11 +145,11 @@ private:
     // Q (A): rows warpRow + lane % 16, chunk lane / 16; K (B, non-trans): keys lane % 8 + 8 *
     // (lane / 16), chunk bit 3; V (B, trans): keys lane % 8 + 8 * bit 3, chunk lane / 16.
     ValueId qRow = b.add(warpRow, op(IndexOp::And, lane, i32(15)));
-    qLane = templates::swizzledChunk(b, qRow, high, int(p.d / 8));
+    qLane = templates::swizzledChunk(b, qRow, high, int(p.qkWidth() / 8));
     ValueId kRow = b.add(low7, b.mul(high, i32(8)));
-    kLane = templates::swizzledChunk(b, kRow, bit3, int(p.d / 8));
+    kLane = templates::swizzledChunk(b, kRow, bit3, int(p.qkWidth() / 8));
     ValueId vRow = b.add(low7, b.mul(bit3, i32(8)));
-    vLane = templates::swizzledChunk(b, vRow, high, int(p.dv / 8));
+    vLane = templates::swizzledChunk(b, vRow, high, int(p.vWidth() / 8));
     b.rename(qLane, "qLane");
     b.rename(kLane, "kLane");
     b.rename(vLane, "vLane");
@@ -195,23 +195,68 @@ private:
   }
 
   /// cp.async of `rows` rows of `width` elements, `stride` apart, from row `first` (i64) of
-  /// `ptr` + `base`, into the swizzled tile at byte `dst` (i32); rows at or past `limit` are zeros.
-  void copyTile(ValueId ptr, ValueId base, int64_t width, int64_t stride, int rows, ValueId first,
-                int64_t limit, ValueId dst) {
-    int chunks = int(width / 8), step = kThreads / chunks;
-    ValueId chunk = op(IndexOp::Rem, tid, i32(chunks));
-    ValueId row0 = op(IndexOp::Div, tid, i32(chunks));
-    ValueId column = to64(b.mul(chunk, i32(8)));
-    unrolled(rows / step, "j", [&](ValueId j) {
+  /// `ptr` + `base`, into the swizzled tile of rows of `tileWidth` at byte `dst` (i32); rows at or
+  /// past `limit`, and a row's columns from `width` up to a multiple of 16, are zeros.
+  void copyTile(ValueId ptr, ValueId base, int64_t width, int64_t tileWidth, int64_t stride,
+                int rows, ValueId first, int64_t limit, ValueId dst) {
+    int chunks = int((width + 15) / 16 * 2), filled = int(width / 8);
+    if (kThreads % chunks == 0) { // whole rows a pass: the chunk is the thread's throughout
+      int step = kThreads / chunks;
+      ValueId chunk = op(IndexOp::Rem, tid, i32(chunks));
+      ValueId row0 = op(IndexOp::Div, tid, i32(chunks));
+      ValueId column = to64(b.mul(chunk, i32(8)));
+      unrolled(rows / step, "j", [&](ValueId j) {
+        ValueId j32 = b.convert(DType::I32, j);
+        ValueId row = b.add(row0, b.mul(j32, i32(step)));
+        copyChunk(ptr, base, row, chunk, column, filled, tileWidth, stride, rows, first, limit,
+                  dst);
+      });
+      return;
+    }
+    int64_t total = int64_t(rows) * chunks, passes = (total + kThreads - 1) / kThreads;
+    unrolled(passes, "j", [&](ValueId j) {
       ValueId j32 = b.convert(DType::I32, j);
-      ValueId row = b.add(row0, b.mul(j32, i32(step)));
-      ValueId at = b.add(first, to64(row));
-      ValueId inside = b.less(at, i64(limit));
-      ValueId rowStart = b.add(base, b.mul(at, i64(stride)));
-      ValueId src = b.add(rowStart, column);
-      ValueId to = b.add(dst, tileOffset(row, chunk, width, rows));
-      b.copyAsync(smem, to, ptr, src, inside);
+      ValueId flat = b.add(tid, b.mul(j32, i32(kThreads)));
+      auto copy = [&] {
+        ValueId row = op(IndexOp::Div, flat, i32(chunks));
+        ValueId chunk = op(IndexOp::Rem, flat, i32(chunks));
+        ValueId column = to64(b.mul(chunk, i32(8)));
+        copyChunk(ptr, base, row, chunk, column, filled, tileWidth, stride, rows, first, limit,
+                  dst);
+      };
+      if (total % kThreads == 0)
+        copy();
+      else
+        b.ifThenElse(b.less(flat, i32(total)), copy);
     });
+  }
+
+  /// One 16-byte chunk of copyTile: chunk `chunk` (i32; its first element `column`, i64) of tile
+  /// row `row` (i32); past `filled` chunks of data, or a row at or past `limit`, zeros.
+  void copyChunk(ValueId ptr, ValueId base, ValueId row, ValueId chunk, ValueId column,
+                 int filled, int64_t tileWidth, int64_t stride, int rows, ValueId first,
+                 int64_t limit, ValueId dst) {
+    ValueId at = b.add(first, to64(row));
+    ValueId inside = b.less(at, i64(limit));
+    if (filled % 2 != 0) // the head dim ends in the middle of a k16 step
+      inside = op(IndexOp::And, inside, b.less(chunk, i32(filled)));
+    ValueId rowStart = b.add(base, b.mul(at, i64(stride)));
+    ValueId src = b.add(rowStart, column);
+    ValueId to = b.add(dst, tileOffset(row, chunk, tileWidth, rows));
+    b.copyAsync(smem, to, ptr, src, inside);
+  }
+
+  /// The byte offset of fragment lane address `lane` moved `slice` k16 (or n16) steps along a
+  /// swizzled row of `width` elements: 32 bytes a step, the swizzle XORed within 128-byte
+  /// groups (and rows of a power of two chunks XOR the step in whole).
+  ValueId alongRow(ValueId lane, ValueId slice, int64_t width) {
+    ValueId s32 = b.convert(DType::I32, slice);
+    if ((width & (width - 1)) == 0)
+      return op(IndexOp::Xor, lane, b.mul(s32, i32(32)));
+    ValueId inGroup = op(IndexOp::And, s32, i32(3));
+    ValueId swizzled = op(IndexOp::Xor, lane, b.mul(inGroup, i32(32)));
+    ValueId group = op(IndexOp::Shr, s32, i32(2));
+    return b.add(swizzled, b.mul(group, i32(128)));
   }
 
   /// The bytes of a shared tile's row of `width` elements: wgmma reads rows of at most 128 bytes,
@@ -245,9 +290,9 @@ private:
     ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(p.stages)));
     ValueId stage = stageAt(slot);
     ValueId first = b.mul(t, i64(p.bc));
-    copyTile(key, kBase, p.d, p.k.row, p.bc, first, p.sk, stage);
+    copyTile(key, kBase, p.d, p.qkWidth(), p.k.row, p.bc, first, p.sk, stage);
     ValueId vStage = b.add(stage, i32(kBytes));
-    copyTile(value, vBase, p.dv, p.v.row, p.bc, first, p.sk, vStage);
+    copyTile(value, vBase, p.dv, p.vWidth(), p.v.row, p.bc, first, p.sk, vStage);
   }
 
   void queryTile(ValueId tile) {
@@ -260,7 +305,7 @@ private:
     q0 = b.mul(qt, i64(p.br()), "q0");
     batchOffsets(z);
     ValueId qRegion = i32(0);
-    copyTile(q, qBase, p.d, p.q.row, p.br(), q0, p.sq, qRegion);
+    copyTile(q, qBase, p.d, p.qkWidth(), p.q.row, p.br(), q0, p.sq, qRegion);
     b.commitAsync();
     ValueId keys = i64(p.sk);
     if (p.causal) { // keys past the tile's last query are never visible
@@ -277,7 +322,7 @@ private:
     }
     arrived();
     loadQueryFragments();
-    o = registers(p.blocks * p.dv / 2, zero, "o");
+    o = registers(p.blocks * p.dvk() / 2, zero, "o");
     rowMax = registers(2 * p.blocks, minusInf, "rowMax");
     rowSum = registers(2 * p.blocks, zero, "rowSum");
     ValueId one = i64(1);
@@ -309,10 +354,9 @@ private:
 
   /// Q's A fragment of row block `mb`, k slice `kk` (i64 counters), from shared memory.
   ValueId queryFragment(ValueId mb, ValueId kk) {
-    ValueId kk32 = b.convert(DType::I32, kk);
-    ValueId swizzled = op(IndexOp::Xor, qLane, b.mul(kk32, i32(32)));
+    ValueId swizzled = alongRow(qLane, kk, p.qkWidth());
     ValueId mb32 = b.convert(DType::I32, mb);
-    ValueId at = b.add(swizzled, b.mul(mb32, i32(16 * p.d * 2)));
+    ValueId at = b.add(swizzled, b.mul(mb32, i32(16 * int(p.qkWidth()) * 2)));
     return b.loadMatrix(smem, at, false, "qf");
   }
 
@@ -320,11 +364,11 @@ private:
   void loadQueryFragments() {
     if (!p.qInRegisters)
       return;
-    qf = b.localArray(DType::I32, unsigned(p.blocks * p.d / 4), "qf");
+    qf = b.localArray(DType::I32, unsigned(p.blocks * p.dk() / 4), "qf");
     unrolled(p.blocks, "mb", [&](ValueId mb) {
-      unrolled(p.d / 16, "kk", [&](ValueId kk) {
+      unrolled(p.dk() / 16, "kk", [&](ValueId kk) {
         ValueId frag = queryFragment(mb, kk);
-        ValueId slot = fragment(mb, p.d / 16, kk);
+        ValueId slot = fragment(mb, p.dk() / 16, kk);
         b.store(qf, slot, frag, 4);
       });
     });
@@ -335,20 +379,20 @@ private:
     s = registers(p.blocks * p.bc / 2, zero, "s");
     if (p.wgmma) {
       b.wgmmaFence({s});
-      for (int kk = 0; kk < p.d / 16; ++kk) {
-        ValueId qAt = i32(kSlice(kk, p.d, p.br()));
-        ValueId kAt = b.add(stage, i32(kSlice(kk, p.d, p.bc)));
+      for (int kk = 0; kk < p.dk() / 16; ++kk) {
+        ValueId qAt = i32(kSlice(kk, p.qkWidth(), p.br()));
+        ValueId kAt = b.add(stage, i32(kSlice(kk, p.qkWidth(), p.bc)));
         b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
       }
       b.wgmmaCommit();
       b.wgmmaWait(0, {s});
       return;
     }
-    unrolled(p.d / 16, "kk", [&](ValueId kk) {
+    unrolled(p.dk() / 16, "kk", [&](ValueId kk) {
       // This k slice's Q fragments: in registers, or read now (blocks x 4 words).
       ValueId qk = qf;
       std::function<ValueId(ValueId)> qSlot = [&](ValueId mb) {
-        return fragment(mb, p.d / 16, kk);
+        return fragment(mb, p.dk() / 16, kk);
       };
       if (!p.qInRegisters) {
         qk = b.localArray(DType::I32, unsigned(4 * p.blocks), "qk");
@@ -359,10 +403,9 @@ private:
         qSlot = [&](ValueId mb) { return b.mul(mb, i64(4)); };
       }
       unrolled(p.bc / 16, "nj", [&](ValueId nj) {
-        ValueId kk32 = b.convert(DType::I32, kk);
-        ValueId swizzled = op(IndexOp::Xor, kLane, b.mul(kk32, i32(32)));
+        ValueId swizzled = alongRow(kLane, kk, p.qkWidth());
         ValueId nj32 = b.convert(DType::I32, nj);
-        ValueId rows = b.mul(nj32, i32(16 * p.d * 2));
+        ValueId rows = b.mul(nj32, i32(16 * int(p.qkWidth()) * 2));
         ValueId at = b.add(b.add(stage, swizzled), rows);
         ValueId frag = b.loadMatrix(smem, at, false, "kf");
         mmaTilePair(frag, "kfs", s, p.bc / 8, nj,
@@ -505,9 +548,9 @@ private:
     ValueId oldSum = b.load(rowSum, rowSlot);
     ValueId scaledSum = math(OpKind::Mul, oldSum, alpha);
     b.store(rowSum, rowSlot, scaledSum);
-    unrolled(p.dv / 8, "n", [&](ValueId n) {
+    unrolled(p.dvk() / 8, "n", [&](ValueId n) {
       unrolled(2, "e", [&](ValueId e) {
-        ValueId tileSlot = fragment(mb, p.dv / 8, n);
+        ValueId tileSlot = fragment(mb, p.dvk() / 8, n);
         ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
         ValueId x = b.load(o, slot);
         ValueId y = math(OpKind::Mul, x, alpha);
@@ -542,8 +585,8 @@ private:
       b.wgmmaFence({o, pf});
       for (int kk = 0; kk < p.bc / 16; ++kk) {
         ValueId a = b.load(pf, i64(4 * kk), 4);
-        ValueId vAt = b.add(stage, i32(16 * kk * rowBytes(p.dv)));
-        b.wgmma(p.dtype, unsigned(p.dv), o, a, {smem, vAt, columnMajor}, true);
+        ValueId vAt = b.add(stage, i32(16 * kk * rowBytes(p.vWidth())));
+        b.wgmma(p.dtype, unsigned(p.dvk()), o, a, {smem, vAt, columnMajor}, true);
       }
       b.wgmmaCommit();
       b.wgmmaWait(0, {o});
@@ -556,14 +599,13 @@ private:
         ValueId first = fragment(mb, p.bc / 8, pairOfTiles);
         packProbabilities(first, pf, b.mul(mb, i64(4)));
       });
-      unrolled(p.dv / 16, "nj", [&](ValueId nj) {
+      unrolled(p.dvk() / 16, "nj", [&](ValueId nj) {
         ValueId kk32 = b.convert(DType::I32, kk);
-        ValueId nj32 = b.convert(DType::I32, nj);
-        ValueId swizzled = op(IndexOp::Xor, vLane, b.mul(nj32, i32(32)));
-        ValueId rows = b.mul(kk32, i32(16 * p.dv * 2));
+        ValueId swizzled = alongRow(vLane, nj, p.vWidth());
+        ValueId rows = b.mul(kk32, i32(16 * int(p.vWidth()) * 2));
         ValueId at = b.add(b.add(stage, swizzled), rows);
         ValueId frag = b.loadMatrix(smem, at, true, "vf");
-        mmaTilePair(frag, "vfs", o, p.dv / 8, nj, [&](ValueId mb) {
+        mmaTilePair(frag, "vfs", o, p.dvk() / 8, nj, [&](ValueId mb) {
           ValueId first = b.mul(mb, i64(4));
           return b.load(pf, first, 4);
         });
@@ -621,7 +663,7 @@ private:
         b.ifThenElse(b.less(row, i64(p.sq)), [&] {
           ValueId rowStart = b.add(oBase, b.mul(row, i64(p.o.row)), "oRow");
           unrolled(p.dv / 8, "n", [&](ValueId n) {
-            ValueId tileSlot = fragment(mb, p.dv / 8, n);
+            ValueId tileSlot = fragment(mb, p.dvk() / 8, n);
             ValueId slot = b.add(tileSlot, b.mul(h, i64(2)));
             ValueId pair = b.localArray(DType::F32, 2, "pair");
             unrolled(2, "e", [&](ValueId e) {

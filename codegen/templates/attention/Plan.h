@@ -46,6 +46,18 @@ struct Plan {
   std::vector<KernelArg> args;
 
   int br() const { return 16 * kWarps * blocks; }
+  /// The head dims as the tensor cores step through them (k16 slices of Q·Kᵀ, n16 pairs of P·V):
+  /// d and dv rounded up to 16, the columns past them zeros.
+  int64_t dk() const { return roundUp16(d); }
+  int64_t dvk() const { return roundUp16(dv); }
+  /// Elements of a row of the shared Q and K tiles, and of V's: a power of two up to 64 (the
+  /// swizzle spans the row), whole 64-element (128-byte) panels above.
+  int64_t qkWidth() const { return tileWidth(d); }
+  int64_t vWidth() const { return tileWidth(dv); }
+  /// Shared memory a block uses: Q's tile and `stages` K/V stages.
+  int64_t sharedBytes() const {
+    return 2 * (br() * qkWidth() + stages * bc * (qkWidth() + vWidth()));
+  }
   int64_t batchCount() const {
     int64_t n = 1;
     for (int64_t x : batch)
@@ -53,6 +65,10 @@ struct Plan {
     return n;
   }
   int64_t queryTiles() const { return (sq + br() - 1) / br(); }
+
+private:
+  static int64_t roundUp16(int64_t x) { return (x + 15) / 16 * 16; }
+  static int64_t tileWidth(int64_t x) { return x <= 32 ? 32 : x <= 64 ? 64 : (x + 63) / 64 * 64; }
 };
 
 /// The plan of `kernel` (template "attention"), entry point `entry`, for a target that has
