@@ -133,8 +133,7 @@ bool inferTranspose(const InferContext &ctx, std::vector<TensorType> &results,
 // Python's slice length for a dim of static size n: bounds count from the
 // end when negative, then clamp to [0, n].
 static int64_t sliceLength(int64_t n, int64_t start, int64_t end, int64_t step) {
-  auto clampBound = [n](int64_t b) { return std::clamp(b < 0 ? b + n : b, int64_t(0), n); };
-  int64_t s = clampBound(start), e = clampBound(end);
+  int64_t s = sliceBound(start, n), e = sliceBound(end, n);
   if (e <= s)
     return 0;
   return (e - s) / step + ((e - s) % step != 0);

@@ -3,6 +3,7 @@
 
 #include "ir/Assert.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -143,6 +144,10 @@ std::optional<unsigned> normalizeAxis(int64_t axis, size_t rank) {
   if (axis < -r || axis >= r)
     return std::nullopt;
   return unsigned(axis < 0 ? axis + r : axis);
+}
+
+int64_t sliceBound(int64_t bound, int64_t n) {
+  return std::clamp(bound < 0 ? bound + n : bound, int64_t(0), n);
 }
 
 } // namespace fusec

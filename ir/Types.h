@@ -80,4 +80,8 @@ struct TensorType {
 /// Resolves a possibly negative axis against a rank; nullopt if out of range.
 std::optional<unsigned> normalizeAxis(int64_t axis, size_t rank);
 
+/// Python's slice bound in a dim of size n: counted from the end when negative, then clamped to
+/// [0, n].
+int64_t sliceBound(int64_t bound, int64_t n);
+
 } // namespace fusec

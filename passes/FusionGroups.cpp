@@ -41,35 +41,71 @@ std::string_view reasonText(Reason r) {
 bool isFusiblePointwise(const Op &op) { return op.info().cls == OpClass::Pointwise; }
 
 // The attention template reads its operands and writes its result through
-// strides, so the reshapes and transposes that make its operands from the
-// kernel's (contiguous) inputs, and its result into the kernel's output, can
-// be read through in place (the head split and merge around attention:
-// [B,S,H·D] -> [B,H,S,D] and back). Two rules keep every view a set of
-// strides over a contiguous tensor with the last dim contiguous: a transpose
-// keeps the last axis, and reshapes sit next to the contiguous end (on the way
-// in before any transpose, on the way out after every one). The template
-// checks the strides again with the shapes known (and refuses what it cannot
-// read).
+// strides, so the views that make its operands from the kernel's
+// (contiguous) inputs, and its result into the kernel's output, can be read
+// through in place: the head split and merge around attention ([B,S,H·D] ->
+// [B,H,S,D] and back), q, k and v sliced from one projection. The rules keep
+// every view a set of strides over a contiguous tensor with the last dim
+// contiguous: a transpose keeps the last axis; a reshape that regroups dims
+// (more than adding or dropping dims of size 1) sits at the contiguous end,
+// on the way in with only reshapes before it, on the way out with only
+// reshapes after it; slices only on the way in (the result is written whole).
+// The template checks the strides again with the shapes known (and refuses
+// what it cannot read).
 static bool isView(const Op &op) {
-  return op.kind() == OpKind::Reshape || op.kind() == OpKind::Transpose;
+  return op.kind() == OpKind::Reshape || op.kind() == OpKind::Transpose ||
+         op.kind() == OpKind::Slice;
+}
+
+/// Whether reshape `r` regroups dims: more than adding or dropping dims of size 1.
+static bool regroups(const Op &r) {
+  auto squeezed = [](const Shape &s) {
+    Shape out;
+    for (const Dim &d : s)
+      if (!d.isStaticValue(1))
+        out.push_back(d);
+    return out;
+  };
+  return squeezed(r.operand(0)->type().shape) != squeezed(r.result()->type().shape);
+}
+
+/// On the way in: whether reshape `r` needs its operand contiguous (it regroups, or a reshape
+/// reading it does).
+static bool needsContiguous(const Op &r) {
+  if (r.kind() != OpKind::Reshape)
+    return false;
+  if (regroups(r))
+    return true;
+  for (const Use &u : r.result()->uses())
+    if (u.user && needsContiguous(*u.user))
+      return true;
+  return false;
+}
+
+/// On the way out: whether `op`'s result has been regrouped by a reshape since the attention.
+static bool regrouped(const Op &op) {
+  if (op.kind() != OpKind::Reshape)
+    return false;
+  const Op *before = op.operand(0)->definingOp();
+  return regroups(op) || (before && regrouped(*before));
 }
 
 /// Whether view `view` keeps the rules above next to `other`, its neighbour on
 /// the attention's side of the path between the kernel's contiguous end and
-/// the attention (its reader on the way in, its producer on the way out).
-static std::optional<Reason> viewProblem(const Op &view, const Op &other) {
+/// the attention: its reader on the way `in`, else its producer.
+static std::optional<Reason> viewProblem(const Op &view, const Op &other, bool in) {
+  if (!isView(other) && other.kind() != OpKind::Attention)
+    return Reason::CannotHold;
   if (view.kind() == OpKind::Transpose) {
     const std::vector<int64_t> &perm = view.getInts("perm");
     if (perm.empty() || perm.back() != int64_t(perm.size()) - 1)
       return Reason::IndexSpaceMismatch;
-    // The op on the attention's side of a transpose is the attention or a transpose.
-    if (other.kind() != OpKind::Attention && other.kind() != OpKind::Transpose)
-      return Reason::CannotHold;
-    return std::nullopt;
   }
-  // A reshape's neighbour on the attention's side is any op of the chain; the rule for
-  // transposes keeps one from the other side.
-  if (!isView(other) && other.kind() != OpKind::Attention)
+  if (view.kind() == OpKind::Slice && !in)
+    return Reason::CannotHold;
+  // Only reshapes between a regrouping reshape and the contiguous end.
+  bool contiguousSide = in ? needsContiguous(other) : regrouped(other);
+  if (contiguousSide && view.kind() != OpKind::Reshape)
     return Reason::CannotHold;
   return std::nullopt;
 }
@@ -260,7 +296,7 @@ std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer
     // The attention template reads no cast: one stays with its producer (a pointwise kernel
     // then writes the narrow type, half the bytes).
     bool cast = producer.kind() == OpKind::Cast && grp.tmpl != KernelTemplate::Attention;
-    if (!cast && !(view && !viewProblem(producer, consumer)))
+    if (!cast && !(view && !viewProblem(producer, consumer, true)))
       return Reason::CannotHold;
     for (const Use &u : producer.result()->uses()) {
       const Member *user = u.user ? memberOf(u.user) : nullptr;
@@ -390,7 +426,7 @@ std::optional<Reason> Plan::viewEpilogueProblem(const Group &grp, const Op &view
     return Reason::CannotHold;
   if (x->uses().size() != 1)
     return Reason::SeveralUsers;
-  if (std::optional<Reason> r = viewProblem(view, *x->definingOp()))
+  if (std::optional<Reason> r = viewProblem(view, *x->definingOp(), false))
     return r;
   const Member *m = memberOf(&view);
   if (m && !explaining)

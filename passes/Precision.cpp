@@ -200,16 +200,23 @@ private:
     return copy;
   }
 
-  // cast(reshape|transpose(x)) → reshape|transpose(cast(x)), exact: when
-  // the movement op only feeds the contraction `at`, the data moves in the low type
-  // and the cast lands beside x's producer, where fusion can take it into an
-  // epilogue (the q, k, v of attention: a gemm then reshapes and
-  // transposes). The f32 movement op is left unused; eraseLeftovers erases it.
+  // cast(reshape|transpose|slice(x)) → reshape|transpose|slice(cast(x)),
+  // exact: when the movement op only feeds the contraction `at`, the data
+  // moves in the low type and the cast lands beside x's producer, where fusion
+  // can take it into an epilogue (the q, k, v of attention: a gemm then
+  // reshapes and transposes). A tensor that `at` slices may have other
+  // slices beside it (q, k and v sliced from one projection: each goes the
+  // same way, and the tensor's low copy is made once). The f32 movement op is
+  // left unused; eraseLeftovers erases it.
   Value *lowThroughMovement(const Value &v, Op *at) {
     Op *m = v.definingOp();
-    bool onlyHere =
-        std::all_of(v.uses().begin(), v.uses().end(), [&](const Use &u) { return u.user == at; });
-    if (!m || (m->kind() != OpKind::Reshape && m->kind() != OpKind::Transpose) || !onlyHere)
+    bool onlyHere = std::all_of(v.uses().begin(), v.uses().end(), [&](const Use &u) {
+      return u.user == at ||
+             (u.user && u.user->kind() == OpKind::Slice && at->kind() == OpKind::Slice);
+    });
+    if (!m || !onlyHere ||
+        (m->kind() != OpKind::Reshape && m->kind() != OpKind::Transpose &&
+         m->kind() != OpKind::Slice))
       return nullptr;
     Value *x = toLow(m->operand(0), m);
     TensorType type = v.type();
@@ -302,8 +309,8 @@ void eraseLeftovers(Graph &g, std::unordered_set<const Value *> &replaced) {
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     Op *op = *it;
     OpKind k = op->kind();
-    bool ours =
-        k == OpKind::Cast || k == OpKind::Const || k == OpKind::Reshape || k == OpKind::Transpose;
+    bool ours = k == OpKind::Cast || k == OpKind::Const || k == OpKind::Reshape ||
+                k == OpKind::Transpose || k == OpKind::Slice;
     if (!ours || op->result()->hasUses() || !replaced.count(op->result()))
       continue;
     if (k != OpKind::Const)

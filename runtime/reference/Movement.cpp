@@ -82,8 +82,8 @@ bool runSlice(const OpContext &ctx, Tensor &out) {
   size_t axis = *normalizeAxis(ctx.op.getInt("axis"), x.shape.size());
   int64_t dim = x.shape[axis], step = ctx.op.getInt("step");
   FUSEC_ASSERT(step >= 1, "the verifier rejects slice steps below 1");
-  auto clampIndex = [dim](int64_t i) { return std::clamp(i < 0 ? i + dim : i, int64_t(0), dim); };
-  int64_t start = clampIndex(ctx.op.getInt("start")), end = clampIndex(ctx.op.getInt("end"));
+  int64_t start = sliceBound(ctx.op.getInt("start"), dim);
+  int64_t end = sliceBound(ctx.op.getInt("end"), dim);
   int64_t count = end > start ? (end - start - 1) / step + 1 : 0;
   Sizes strides = contiguousStrides(x.shape), shape = x.shape;
   int64_t base = start * strides[axis];

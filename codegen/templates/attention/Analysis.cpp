@@ -64,24 +64,34 @@ std::optional<Sizes> reshapedStrides(const Sizes &shape, const Sizes &strides, c
 }
 
 bool isView(const Op *op) {
-  return op && (op->kind() == OpKind::Reshape || op->kind() == OpKind::Transpose);
+  return op && (op->kind() == OpKind::Reshape || op->kind() == OpKind::Transpose ||
+                op->kind() == OpKind::Slice);
 }
 
-/// The strides of `v` in the body input it views through reshapes and transposes (contiguous),
-/// `source` set to that input; nullopt when a reshape cannot be read in place.
-std::optional<Sizes> viewedStrides(const Value *v, const Value *&source) {
+/// The strides of `v` in the body input it views through reshapes, transposes and slices
+/// (contiguous), `source` set to that input and `offset` to the element `v`'s first is; nullopt
+/// when a reshape cannot be read in place.
+std::optional<Sizes> viewedStrides(const Value *v, const Value *&source, int64_t &offset) {
   Sizes shape = staticSizes(v->type().shape);
   const Op *def = v->definingOp();
   if (!isView(def)) {
     source = v;
+    offset = 0;
     return contiguous(shape);
   }
   const Value *x = def->operand(0);
-  std::optional<Sizes> in = viewedStrides(x, source);
+  std::optional<Sizes> in = viewedStrides(x, source, offset);
   if (!in)
     return std::nullopt;
   if (def->kind() == OpKind::Reshape)
     return reshapedStrides(staticSizes(x->type().shape), *in, shape);
+  if (def->kind() == OpKind::Slice) { // the first element moves; the axis steps further
+    unsigned axis = *normalizeAxis(def->getInt("axis"), shape.size());
+    int64_t start = sliceBound(def->getInt("start"), staticSizes(x->type().shape)[axis]);
+    offset += start * (*in)[axis];
+    (*in)[axis] *= def->getInt("step");
+    return in;
+  }
   const std::vector<int64_t> &perm = def->getInts("perm");
   Sizes out(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
@@ -193,6 +203,7 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   const Op &a = *p.attention;
   std::vector<std::optional<Sizes>> strides(a.numOperands());
   std::vector<const Value *> sources(a.numOperands());
+  std::vector<int64_t> offsets(a.numOperands(), 0);
   for (unsigned i = 0; i < a.numOperands(); ++i) {
     const Value *x = a.operand(i);
     // A constant mask becomes a table of the kernel's (f32 elements), when it is small enough
@@ -208,7 +219,7 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
       strides[i] = contiguous(staticSizes(x->type().shape));
       continue;
     }
-    strides[i] = viewedStrides(x, sources[i]);
+    strides[i] = viewedStrides(x, sources[i], offsets[i]);
     if (!sources[i]->isGraphInput())
       return refuse(diags, kernel, "an operand is computed inside the kernel");
     if (!strides[i])
@@ -241,11 +252,14 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   p.k = operandOf(key, *strides[1], p.batch, p.sk, p.d);
   p.v = operandOf(staticSizes(a.operand(2)->type().shape), *strides[2], p.batch, p.sk, p.dv);
   p.o = operandOf(out, *written, p.batch, p.sq, p.dv);
+  p.q.offset = offsets[0];
+  p.k.offset = offsets[1];
+  p.v.offset = offsets[2];
   // Q, K and V go by 16-byte copies of 8 elements and O by pairs: the head dim contiguous, every
-  // other stride whole chunks (pairs).
+  // other stride and the first element whole chunks (pairs).
   for (const Operand *x : {&p.q, &p.k, &p.v, &p.o}) {
     int64_t unit = x == &p.o ? 2 : 8;
-    bool aligned = x->row % unit == 0;
+    bool aligned = x->row % unit == 0 && x->offset % unit == 0;
     for (int64_t stride : x->batch)
       aligned = aligned && stride % unit == 0;
     if (x->col != 1 || !aligned)
@@ -260,6 +274,8 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
     p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
     p.mask = operandOf(staticSizes(a.operand(3)->type().shape), *strides[3], p.batch, p.sq, p.sk);
   }
+  if (p.hasMask)
+    p.mask.offset = offsets[3];
   for (unsigned i = 0; i < a.numOperands(); ++i)
     if (sources[i])
       (i == 0 ? p.q : i == 1 ? p.k : i == 2 ? p.v : p.mask).input = sources[i]->index();

@@ -181,6 +181,8 @@ private:
       for (size_t i = 0; i < coords.size(); ++i)
         if (coords[i] != kir::kNoValue && x.batch[i] != 0)
           at = b.add(at, b.mul(coords[i], i64(x.batch[i])));
+      if (x.offset != 0) // q, k and v sliced from one tensor
+        at = b.add(at, i64(x.offset));
       // Named only when it is a value of its own (not the constant 0 or a coordinate).
       if (at != zero && std::find(coords.begin(), coords.end(), at) == coords.end())
         b.rename(at, name);

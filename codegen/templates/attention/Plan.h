@@ -18,13 +18,14 @@ constexpr int kWarps = 4, kThreads = 32 * kWarps;
 constexpr size_t kMaxMaskTable = 1 << 16;
 
 /// One operand as the kernel reads it (or the result as it writes it), in place through the
-/// reshapes and transposes around the attention: elements between the matrices of consecutive
-/// indices of each batch dim (0 where it broadcasts), and between rows and columns of a matrix;
-/// the kernel operand it reads.
+/// reshapes, transposes and slices around the attention: elements between the matrices of
+/// consecutive indices of each batch dim (0 where it broadcasts), and between rows and columns of
+/// a matrix; the kernel operand it reads and the element its first is.
 struct Operand {
   Sizes batch;
   int64_t row = 0, col = 1;
   unsigned input = 0;
+  int64_t offset = 0;
 };
 
 struct Plan {
