@@ -101,6 +101,11 @@ public:
   bool addWindow(OpKind kind);
   bool addKernel();
   bool addReshape(Item &x);
+  /// A value of `shape`: sometimes a view of a new leaf the way attention's operands are (a
+  /// transpose, a slice of a stack, a head split), else a leaf.
+  Item *viewedLeaf(DType dtype, const ShapePick &shape);
+  /// Sometimes the head merge after attention: heads and rows swapped, the heads' dims merged.
+  void mergeHeads(Item &o);
   bool addBroadcast(Item &x);
   bool addSlice(Item &x);
   bool addConcat(Item &x, size_t extra);

@@ -188,7 +188,7 @@ bool Generator::addContraction(OpKind kind) {
     ShapePick q = freshShape(1, 3); // batch dims, then Sq
     int64_t d = oneOf(kHeadDims);
     q.push_back({Dim::fixed(d), d});
-    if (Item *fresh = leaf(chance(50) ? DType::F16 : DType::BF16, q)) {
+    if (Item *fresh = viewedLeaf(chance(50) ? DType::F16 : DType::BF16, q)) {
       a = fresh;
       r = a->rank();
     }
@@ -200,7 +200,9 @@ bool Generator::addContraction(OpKind kind) {
   k.push_back(agreeingDim(a->dim(r - 1), a->sizes[r - 1]));
   v.push_back(agreeingDim(sk.dim, sk.size));
   v.push_back(dv);
-  std::vector<Item *> operands{a, leaf(a->dtype(), k), leaf(a->dtype(), v)};
+  Item *key = heads ? viewedLeaf(a->dtype(), k) : leaf(a->dtype(), k);
+  Item *value = heads ? viewedLeaf(a->dtype(), v) : leaf(a->dtype(), v);
+  std::vector<Item *> operands{a, key, value};
   if (chance(40)) {
     ShapePick mask{chance(30) ? DimPick{Dim::fixed(1), 1}
                               : agreeingDim(a->dim(r - 2), a->sizes[r - 2]),
@@ -211,7 +213,99 @@ bool Generator::addContraction(OpKind kind) {
     attrs.push_back({"causal", chance(70)});
   if (chance(30))
     attrs.push_back({"scale", oneOf(kEpsilons) * 4});
-  return make(kind, operands, std::move(attrs));
+  Item *o = make(kind, operands, std::move(attrs));
+  if (o && heads)
+    mergeHeads(*o);
+  return o;
+}
+
+static Shape symbolic(const ShapePick &s) {
+  Shape out;
+  for (const DimPick &d : s)
+    out.push_back(d.dim);
+  return out;
+}
+
+static Shape concrete(const ShapePick &s) {
+  Shape out;
+  for (const DimPick &d : s)
+    out.push_back(Dim::fixed(d.size));
+  return out;
+}
+
+Item *Generator::viewedLeaf(DType dtype, const ShapePick &shape) {
+  size_t r = shape.size();
+  Item *view = nullptr;
+  switch (chance(40) ? range(0, 2) : -1) {
+  case 0: { // a transpose, usually keeping the last axis
+    std::vector<int64_t> perm(r);
+    std::iota(perm.begin(), perm.end(), 0);
+    size_t moving = chance(80) ? r - 1 : r;
+    for (size_t i = moving; i > 1; --i)
+      std::swap(perm[i - 1], perm[size_t(range(0, int64_t(i) - 1))]);
+    ShapePick source(r, shape[0]);
+    for (size_t i = 0; i < r; ++i)
+      source[size_t(perm[i])] = shape[i];
+    if (Item *x = leaf(dtype, source))
+      view = make(OpKind::Transpose, {x}, {{"perm", perm}});
+    break;
+  }
+  case 1: { // one of three stacked, the unit dim dropped
+    ShapePick source = shape;
+    source.insert(source.begin(), {Dim::fixed(3), 3});
+    int64_t start = range(0, 2);
+    Item *x = leaf(dtype, source);
+    Item *one = x ? make(OpKind::Slice, {x}, {{"axis", int64_t(0)}, {"start", start},
+                                              {"end", start + 1}})
+                  : nullptr;
+    if (one)
+      view = make(OpKind::Reshape, {one}, {{"shape", symbolic(shape)}},
+                  {{"shape", concrete(shape)}});
+    break;
+  }
+  case 2: { // heads split from [..., S, H·D]: reshaped to [..., S, H, D], H and S swapped
+    if (r < 3 || !shape[r - 3].dim.isStatic() || !shape[r - 1].dim.isStatic())
+      break;
+    ShapePick merged(shape.begin(), shape.end() - 3), split;
+    int64_t width = shape[r - 3].size * shape[r - 1].size;
+    merged.push_back(shape[r - 2]);
+    split = merged;
+    merged.push_back({Dim::fixed(width), width});
+    split.push_back(shape[r - 3]);
+    split.push_back(shape[r - 1]);
+    std::vector<int64_t> perm(r);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[r - 3], perm[r - 2]);
+    Item *x = leaf(dtype, merged);
+    Item *heads = x ? make(OpKind::Reshape, {x}, {{"shape", symbolic(split)}},
+                           {{"shape", concrete(split)}})
+                    : nullptr;
+    if (heads)
+      view = make(OpKind::Transpose, {heads}, {{"perm", perm}});
+    break;
+  }
+  default:
+    break;
+  }
+  return view ? view : leaf(dtype, shape);
+}
+
+void Generator::mergeHeads(Item &o) {
+  size_t r = o.rank();
+  if (r < 3 || !chance(30))
+    return;
+  std::vector<int64_t> perm(r);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[r - 3], perm[r - 2]);
+  Item *t = make(OpKind::Transpose, {&o}, {{"perm", perm}});
+  if (!t || !t->dim(r - 2).isStatic() || !t->dim(r - 1).isStatic() || chance(20))
+    return;
+  ShapePick merged;
+  for (size_t i = 0; i + 2 < r; ++i)
+    merged.push_back({t->dim(i), t->sizes[i]});
+  int64_t width = t->sizes[r - 2] * t->sizes[r - 1];
+  merged.push_back({Dim::fixed(width), width});
+  make(OpKind::Reshape, {t}, {{"shape", symbolic(merged)}}, {{"shape", concrete(merged)}});
 }
 
 bool Generator::addMovement(OpKind kind) {
