@@ -1,7 +1,66 @@
 // Index math shared by the kir builders (see Index.h).
 #include "codegen/templates/Index.h"
 
+#include <algorithm>
+
 namespace fusec::templates {
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t k = shape.size(); k-- > 0; s *= shape[k])
+    strides[k] = s;
+  return strides;
+}
+
+std::optional<std::vector<int64_t>> reshapedStrides(const std::vector<int64_t> &shape,
+                                                    const std::vector<int64_t> &strides,
+                                                    const std::vector<int64_t> &to) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return contiguousStrides(to); // no element to address
+  std::vector<int64_t> out(to.size(), 0);
+  size_t i = 0, j = 0;
+  while (i < shape.size() || j < to.size()) {
+    if (i < shape.size() && shape[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < to.size() && to[j] == 1) {
+      ++j;
+      continue;
+    }
+    if (i == shape.size() || j == to.size())
+      return std::nullopt;
+    // The shortest runs shape[i, ie) and to[j, je) of equal products (each ends in a dim > 1).
+    size_t ie = i + 1, je = j + 1;
+    int64_t a = shape[i], b = to[j];
+    while (a != b) {
+      if (a < b && ie < shape.size())
+        a *= shape[ie++];
+      else if (b < a && je < to.size())
+        b *= to[je++];
+      else
+        return std::nullopt;
+    }
+    // From the innermost, each dim > 1 of the run the size of the next one's span apart.
+    int64_t span = -1;
+    for (size_t x = ie; x-- > i;) {
+      if (shape[x] == 1)
+        continue;
+      if (span >= 0 && strides[x] != span)
+        return std::nullopt;
+      span = strides[x] * shape[x];
+    }
+    int64_t stride = strides[ie - 1];
+    for (size_t y = je; y-- > j;) {
+      out[y] = stride;
+      stride *= to[y];
+    }
+    i = ie;
+    j = je;
+  }
+  return out;
+}
 
 using kir::ValueId;
 

@@ -6,11 +6,22 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 namespace fusec::templates {
+
+/// The strides (in elements) of a row-major tensor of `shape`.
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
+
+/// The strides of a tensor of `shape` laid out with `strides` and reshaped to `to` without moving
+/// an element (NumPy's rule: each run of dims the reshape regroups is contiguous in itself; dims of
+/// size 1 take no part); nullopt when it cannot be.
+std::optional<std::vector<int64_t>> reshapedStrides(const std::vector<int64_t> &shape,
+                                                    const std::vector<int64_t> &strides,
+                                                    const std::vector<int64_t> &to);
 
 /// The coordinates of `flat` in a row-major space of `rank` axes, at least along the axes in
 /// `needed`: peeled off from the last axis down to the first needed one, `extent(a)` giving axis

@@ -1,5 +1,6 @@
 // The attention template's analysis (Plan.h): which bodies it takes, how each operand is laid
 // out, and the tiles: the block's rows, keys a tile, mma.sync or wgmma.
+#include "codegen/templates/Index.h"
 #include "codegen/templates/Template.h"
 #include "codegen/templates/attention/Plan.h"
 
@@ -10,58 +11,6 @@
 namespace fusec::attention {
 
 namespace {
-
-Sizes contiguous(const Sizes &shape) {
-  Sizes strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
-/// The strides of a tensor of `shape` with `strides` reshaped to `to` without moving an element
-/// (NumPy's rule: each run of dims that the reshape regroups must be contiguous in itself); nullopt
-/// when it cannot be.
-std::optional<Sizes> reshapedStrides(const Sizes &shape, const Sizes &strides, const Sizes &to) {
-  Sizes out(to.size(), 0);
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
-    return contiguous(to); // no element to address
-  size_t i = 0, j = 0;
-  while (i < shape.size() || j < to.size()) {
-    // Skip dims of size 1: they move nothing.
-    if (i < shape.size() && shape[i] == 1) {
-      ++i;
-      continue;
-    }
-    if (j < to.size() && to[j] == 1) {
-      ++j;
-      continue;
-    }
-    if (i == shape.size() || j == to.size())
-      return std::nullopt;
-    // The smallest runs shape[i..ie) and to[j..je) of equal products.
-    size_t ie = i + 1, je = j + 1;
-    int64_t a = shape[i], b = to[j];
-    while (a != b) {
-      if (a < b && ie < shape.size())
-        a *= shape[ie++];
-      else if (b < a && je < to.size())
-        b *= to[je++];
-      else
-        return std::nullopt;
-    }
-    for (size_t x = i; x + 1 < ie; ++x)
-      if (shape[x + 1] != 1 && strides[x] != strides[x + 1] * shape[x + 1])
-        return std::nullopt; // the run is not contiguous in itself
-    int64_t stride = strides[ie - 1];
-    for (size_t y = je; y-- > j;) {
-      out[y] = stride;
-      stride *= to[y];
-    }
-    i = ie;
-    j = je;
-  }
-  return out;
-}
 
 bool isView(const Op *op) {
   return op && (op->kind() == OpKind::Reshape || op->kind() == OpKind::Transpose ||
@@ -77,14 +26,14 @@ std::optional<Sizes> viewedStrides(const Value *v, const Value *&source, int64_t
   if (!isView(def)) {
     source = v;
     offset = 0;
-    return contiguous(shape);
+    return templates::contiguousStrides(shape);
   }
   const Value *x = def->operand(0);
   std::optional<Sizes> in = viewedStrides(x, source, offset);
   if (!in)
     return std::nullopt;
   if (def->kind() == OpKind::Reshape)
-    return reshapedStrides(staticSizes(x->type().shape), *in, shape);
+    return templates::reshapedStrides(staticSizes(x->type().shape), *in, shape);
   if (def->kind() == OpKind::Slice) { // the first element moves; the axis steps further
     unsigned axis = *normalizeAxis(def->getInt("axis"), shape.size());
     int64_t start = sliceBound(def->getInt("start"), staticSizes(x->type().shape)[axis]);
@@ -99,14 +48,14 @@ std::optional<Sizes> viewedStrides(const Value *v, const Value *&source, int64_t
   return out;
 }
 
-/// The strides of `v` in the tensor the views that read it make: `v`'s only use, then that
-/// view's only use, and so on, up to `last` (contiguous); nullopt when a reshape cannot be
-/// written in place.
+/// The strides of `v` in the tensor the reshapes and transposes that read it make: `v`'s only
+/// use, then that view's only use, and so on, up to `last` (contiguous; a slice is no way out:
+/// it would leave elements unwritten); nullopt when a reshape cannot be written in place.
 std::optional<Sizes> writtenStrides(const Value *v, const Value *&last) {
   const Op *user = v->uses().size() == 1 ? v->uses().begin()->user : nullptr;
-  if (!isView(user)) {
+  if (!user || (user->kind() != OpKind::Reshape && user->kind() != OpKind::Transpose)) {
     last = v;
-    return contiguous(staticSizes(v->type().shape));
+    return templates::contiguousStrides(staticSizes(v->type().shape));
   }
   const Value *y = user->result();
   std::optional<Sizes> out = writtenStrides(y, last);
@@ -114,7 +63,7 @@ std::optional<Sizes> writtenStrides(const Value *v, const Value *&last) {
   if (!out)
     return std::nullopt;
   if (user->kind() == OpKind::Reshape)
-    return reshapedStrides(staticSizes(y->type().shape), *out, shape);
+    return templates::reshapedStrides(staticSizes(y->type().shape), *out, shape);
   const std::vector<int64_t> &perm = user->getInts("perm");
   Sizes in(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
@@ -216,7 +165,7 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
                           std::string(dtypeName(d.dtype)) + " elements (it holds 1 to " +
                           std::to_string(kMaxMaskTable) + " f16, bf16 or f32)");
       p.maskTable = &d;
-      strides[i] = contiguous(staticSizes(x->type().shape));
+      strides[i] = templates::contiguousStrides(staticSizes(x->type().shape));
       continue;
     }
     strides[i] = viewedStrides(x, sources[i], offsets[i]);

@@ -18,14 +18,6 @@ int64_t product(const Sizes &sizes, size_t begin, size_t end) {
   return n;
 }
 
-Sizes contiguousStrides(const Sizes &shape) {
-  Sizes strides(shape.size());
-  int64_t s = 1;
-  for (size_t k = shape.size(); k-- > 0; s *= shape[k])
-    strides[k] = s;
-  return strides;
-}
-
 Sizes broadcastStrides(const Sizes &shape, const Sizes &target) {
   FUSEC_ASSERT(shape.size() <= target.size(), "broadcast to a lower rank");
   Sizes own = contiguousStrides(shape), strides(target.size(), 0);

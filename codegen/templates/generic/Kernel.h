@@ -29,8 +29,7 @@ inline constexpr int64_t kBlock = 256;
 inline Sizes sizesOf(const Value &v) { return staticSizes(v.type().shape); }
 /// Product of sizes[begin, end).
 int64_t product(const Sizes &sizes, size_t begin = 0, size_t end = SIZE_MAX);
-/// Row-major element strides.
-Sizes contiguousStrides(const Sizes &shape);
+using templates::contiguousStrides;
 /// Strides that read `shape` as broadcast to `target` (right-aligned, 0
 /// along broadcast axes and along axes the operand lacks).
 Sizes broadcastStrides(const Sizes &shape, const Sizes &target);
