@@ -114,6 +114,8 @@ std::string readConfig(const std::string &text, Plan &p) {
           p.stages = x;
         else if (key == "blocks") // a warpgroup's rows are fixed: wgmma ignores it
           p.blocks = p.wgmma ? 1 : x;
+        else if (key == "warps")
+          p.warps = x;
         else
           return false;
         return x > 0;
@@ -122,9 +124,9 @@ std::string readConfig(const std::string &text, Plan &p) {
     return problem;
   int64_t limit = sharedLimit(p);
   if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || p.blocks > 2 ||
-      p.sharedBytes() > limit)
-    return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, and the tiles "
-           "fit in " +
+      (p.warps != 4 && p.warps != 8) || p.sharedBytes() > limit)
+    return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, warps 4 or 8, "
+           "and the tiles fit in " +
            std::to_string(limit / 1024) + " KiB";
   return "";
 }
@@ -239,7 +241,9 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64nNk16 wgmmas of the swizzled
   // tiles in place (Q and K K-major, V MN-major; rows of 64 or 128 bytes, wider ones in panels).
   // Values wider than 128 keep one row block a warp (O alone holds dv / 2 registers a block).
+  // On sm_90a two warpgroups share each K/V tile where there are more than 64 queries.
   p.wgmma = warpgroups;
+  p.warps = p.wgmma && p.sq > 64 ? 8 : 4;
   p.blocks = p.wgmma || p.sq <= 64 || (p.causal && p.dv > 64) || p.dvk() > 128 ? 1 : 2;
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   if (p.sharedBytes() > sharedLimit(p))

@@ -51,7 +51,7 @@ public:
     k.name = p.entry;
     std::string how = schedule();
     k.comment = {p.entry + ": attention kernel, " + p.attention->result()->type().str(), how};
-    k.maxThreads = kThreads;
+    k.maxThreads = unsigned(p.threads());
     std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.args);
     q = params[p.q.input];
     key = params[p.k.input];
@@ -69,7 +69,7 @@ public:
     b.forLoop(first, count, step, "tile", 0, [&](ValueId tile) { queryTile(tile); });
     int sharedBytes = qBytes + p.stages * stageBytes;
     LaunchConfig launch{{unsigned(std::clamp<int64_t>(tiles, 1, 0x7fffffff)), 1, 1},
-                        {unsigned(kThreads), 1, 1},
+                        {unsigned(p.threads()), 1, 1},
                         unsigned(sharedBytes)};
     return templates::KirKernel{std::move(k), p.args, launch, how};
   }
@@ -114,7 +114,7 @@ private:
     std::ostringstream how;
     how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
         << dtypeName(p.dtype) << ", f32 softmax); " << p.br() << " queries x " << p.bc
-        << " keys a tile, " << kWarps << " warps of " << 16 * p.blocks << " rows, Q in "
+        << " keys a tile, " << p.warps << " warps of " << 16 * p.blocks << " rows, Q in "
         << (p.qInRegisters ? "registers" : "shared memory") << ", K/V in " << p.stages << " stages"
         << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
     return how.str();
@@ -138,6 +138,10 @@ private:
     lane = op(IndexOp::And, tid, i32(31), "lane");
     ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
     warpRow = b.mul(warp, i32(16 * p.blocks), "warpRow");
+    if (p.wgmma && p.warps > 4) { // warpgroup g's A rows start 64 g rows into Q's tile (panels)
+      ValueId group = op(IndexOp::Shr, warp, i32(2));
+      qGroup = b.mul(group, i32(64 * rowBytes(p.qkWidth())), "qGroup");
+    }
     ValueId low7 = op(IndexOp::And, lane, i32(7));
     ValueId high = op(IndexOp::Shr, lane, i32(4));
     ValueId bit3 = op(IndexOp::Shr, lane, i32(3));
@@ -202,8 +206,10 @@ private:
   void copyTile(ValueId ptr, ValueId base, int64_t width, int64_t tileWidth, int64_t stride,
                 int rows, ValueId first, int64_t limit, ValueId dst) {
     int chunks = int((width + 15) / 16 * 2), filled = int(width / 8);
-    if (kThreads % chunks == 0) { // whole rows a pass: the chunk is the thread's throughout
-      int step = kThreads / chunks;
+    int threads = p.threads();
+    if (threads % chunks == 0 && rows % (threads / chunks) == 0) {
+      // Whole rows a pass: the chunk is the thread's throughout.
+      int step = threads / chunks;
       ValueId chunk = op(IndexOp::Rem, tid, i32(chunks));
       ValueId row0 = op(IndexOp::Div, tid, i32(chunks));
       ValueId column = to64(b.mul(chunk, i32(8)));
@@ -215,10 +221,10 @@ private:
       });
       return;
     }
-    int64_t total = int64_t(rows) * chunks, passes = (total + kThreads - 1) / kThreads;
+    int64_t total = int64_t(rows) * chunks, passes = (total + threads - 1) / threads;
     unrolled(passes, "j", [&](ValueId j) {
       ValueId j32 = b.convert(DType::I32, j);
-      ValueId flat = b.add(tid, b.mul(j32, i32(kThreads)));
+      ValueId flat = b.add(tid, b.mul(j32, i32(threads)));
       auto copy = [&] {
         ValueId row = op(IndexOp::Div, flat, i32(chunks));
         ValueId chunk = op(IndexOp::Rem, flat, i32(chunks));
@@ -226,7 +232,7 @@ private:
         copyChunk(ptr, base, row, chunk, column, filled, tileWidth, stride, rows, first, limit,
                   dst);
       };
-      if (total % kThreads == 0)
+      if (total % threads == 0)
         copy();
       else
         b.ifThenElse(b.less(flat, i32(total)), copy);
@@ -383,6 +389,8 @@ private:
       b.wgmmaFence({s});
       for (int kk = 0; kk < p.dk() / 16; ++kk) {
         ValueId qAt = i32(kSlice(kk, p.qkWidth(), p.br()));
+        if (qGroup != kir::kNoValue)
+          qAt = b.add(qAt, qGroup);
         ValueId kAt = b.add(stage, i32(kSlice(kk, p.qkWidth(), p.bc)));
         b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
       }
@@ -692,6 +700,7 @@ private:
   ValueId tid, lane, warpRow, laneRow, laneCol, qLane, kLane, vLane;
   ValueId scaleLog2, log2e, minusInf, lowest, zero;
   ValueId rowMajor, columnMajor; // wgmma: the layouts of the K-major and MN-major tiles
+  ValueId qGroup = kir::kNoValue; // wgmma, two warpgroups: the byte offset of this one's Q rows
   ValueId q0, qBase, kBase, vBase, oBase, maskBase = kir::kNoValue;
   ValueId qf, s, o, rowMax, rowSum;
 };

@@ -13,7 +13,6 @@ namespace fusec::attention {
 
 using Sizes = std::vector<int64_t>;
 
-constexpr int kWarps = 4, kThreads = 32 * kWarps;
 /// Elements of the largest constant mask the kernel holds as a table.
 constexpr size_t kMaxMaskTable = 1 << 16;
 
@@ -39,6 +38,7 @@ struct Plan {
   DType maskType = DType::F32;          ///< as the kernel reads it
   const DenseData *maskTable = nullptr; ///< a constant mask, read from a table of f32
   double scale = 1;
+  int warps = 4;            ///< a block's warps (on sm_90a: 4 a warpgroup)
   int blocks = 1;           ///< m16 row blocks a warp owns
   int bc = 64;              ///< keys a tile
   int stages = 2;           ///< K/V tiles in flight (shared-memory stages)
@@ -46,7 +46,8 @@ struct Plan {
   bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
   std::vector<KernelArg> args;
 
-  int br() const { return 16 * kWarps * blocks; }
+  int threads() const { return 32 * warps; }
+  int br() const { return 16 * warps * blocks; }
   /// The head dims as the tensor cores step through them (k16 slices of Q·Kᵀ, n16 pairs of P·V):
   /// d and dv rounded up to 16, the columns past them zeros.
   int64_t dk() const { return roundUp16(d); }
