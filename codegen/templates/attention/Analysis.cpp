@@ -241,9 +241,10 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   // On Hopper a block of one warpgroup: S = Q·Kᵀ and O += P·V as m64nNk16 wgmmas of the swizzled
   // tiles in place (Q and K K-major, V MN-major; rows of 64 or 128 bytes, wider ones in panels).
   // Values wider than 128 keep one row block a warp (O alone holds dv / 2 registers a block).
-  // On sm_90a two warpgroups share each K/V tile where there are more than 64 queries.
+  // Four warps (one warpgroup) a block: two warpgroups sharing each K/V tile (config warps=8)
+  // were slower at every long row on the H100 (d 128: 1423 against 1297 us; 170 registers a
+  // thread leave one block an SM; bench/RESULTS.md, 2026-11-27).
   p.wgmma = warpgroups;
-  p.warps = p.wgmma && p.sq > 64 ? 8 : 4;
   p.blocks = p.wgmma || p.sq <= 64 || (p.causal && p.dv > 64) || p.dvk() > 128 ? 1 : 2;
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   if (p.sharedBytes() > sharedLimit(p))
