@@ -146,6 +146,9 @@ private:
                                             bool explaining) const;
   /// Whether putting `op` into `grp` would make a cycle between kernels.
   bool createsCycle(const Group &grp, const Op &op) const;
+  /// SeveralUsers when putting `op` into `grp` would make a cycle (asked afresh when
+  /// `explaining`), else nothing: the last question of each join.
+  std::optional<Reason> cycleProblem(const Group &grp, const Op &op, bool explaining) const;
   /// The same question for explaining an edge, where `op` may be in a group
   /// already: a path from one to the other through an op outside both (whole
   /// groups as one node), walked afresh.

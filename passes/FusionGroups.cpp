@@ -304,11 +304,7 @@ std::optional<Reason> Plan::prologueProblem(const Group &grp, const Op &producer
         return Reason::SeveralUsers;
     }
   }
-  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&producer)})
-                          : createsCycle(grp, producer);
-  if (cycle)
-    return Reason::SeveralUsers;
-  return std::nullopt;
+  return cycleProblem(grp, producer, explaining);
 }
 
 // The ops after the group's first, in program order, that may join it: only
@@ -409,11 +405,7 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     return Reason::CannotHold;
   if (!grp.computesIn(consumer.result()->type().shape))
     return Reason::IndexSpaceMismatch;
-  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&consumer)})
-                          : createsCycle(grp, consumer);
-  if (cycle)
-    return Reason::SeveralUsers;
-  return std::nullopt;
+  return cycleProblem(grp, consumer, explaining);
 }
 
 // A view of the attention's result (or of a view of it) that nothing else
@@ -431,8 +423,12 @@ std::optional<Reason> Plan::viewEpilogueProblem(const Group &grp, const Op &view
   const Member *m = memberOf(&view);
   if (m && !explaining)
     return Reason::CannotHold;
-  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&view)})
-                          : createsCycle(grp, view);
+  return cycleProblem(grp, view, explaining);
+}
+
+std::optional<Reason> Plan::cycleProblem(const Group &grp, const Op &op, bool explaining) const {
+  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&op)})
+                          : createsCycle(grp, op);
   if (cycle)
     return Reason::SeveralUsers;
   return std::nullopt;

@@ -203,9 +203,19 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   p.k = operandOf(key, *strides[1], p.batch, p.sk, p.d);
   p.v = operandOf(staticSizes(a.operand(2)->type().shape), *strides[2], p.batch, p.sk, p.dv);
   p.o = operandOf(out, *written, p.batch, p.sq, p.dv);
-  p.q.offset = offsets[0];
-  p.k.offset = offsets[1];
-  p.v.offset = offsets[2];
+  p.hasMask = a.numOperands() > 3;
+  if (p.hasMask) {
+    if (a.operand(3)->type().dtype == DType::F64)
+      return refuse(diags, kernel, "an f64 mask");
+    p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
+    p.mask = operandOf(staticSizes(a.operand(3)->type().shape), *strides[3], p.batch, p.sq, p.sk);
+  }
+  Operand *read[] = {&p.q, &p.k, &p.v, &p.mask};
+  for (unsigned i = 0; i < a.numOperands(); ++i) { // the kernel operand each views, from where
+    read[i]->offset = offsets[i];
+    if (sources[i])
+      read[i]->input = sources[i]->index();
+  }
   // Q, K and V go by 16-byte copies of 8 elements and O by pairs: the head dim contiguous, every
   // other stride and the first element whole chunks (pairs).
   for (const Operand *x : {&p.q, &p.k, &p.v, &p.o}) {
@@ -218,18 +228,6 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
                     "q, k, v and the result are read and written with the head dim contiguous and "
                     "rows 16-byte aligned");
   }
-  p.hasMask = a.numOperands() > 3;
-  if (p.hasMask) {
-    if (a.operand(3)->type().dtype == DType::F64)
-      return refuse(diags, kernel, "an f64 mask");
-    p.maskType = p.maskTable ? DType::F32 : a.operand(3)->type().dtype;
-    p.mask = operandOf(staticSizes(a.operand(3)->type().shape), *strides[3], p.batch, p.sq, p.sk);
-  }
-  if (p.hasMask)
-    p.mask.offset = offsets[3];
-  for (unsigned i = 0; i < a.numOperands(); ++i)
-    if (sources[i])
-      (i == 0 ? p.q : i == 1 ? p.k : i == 2 ? p.v : p.mask).input = sources[i]->index();
   p.causal = a.getBool("causal");
   const Attribute *scale = a.attrIfPresent("scale");
   p.scale = scale ? scale->get<double>() : 1.0 / std::sqrt(double(p.d));
