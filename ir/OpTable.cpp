@@ -32,6 +32,10 @@ std::string_view opClassName(OpClass c) {
   return kNames[unsigned(c)];
 }
 
+bool isStridedView(OpKind k) {
+  return k == OpKind::Reshape || k == OpKind::Transpose || k == OpKind::Slice;
+}
+
 const OpInfo &opInfo(OpKind k) {
   const OpInfo &info = table()[unsigned(k)];
   FUSEC_ASSERT(info.kind == k, "op table out of order");

@@ -87,6 +87,11 @@ struct OpInfo {
 const OpInfo &opInfo(OpKind k);
 std::optional<OpKind> lookupOp(std::string_view spelling);
 
+/// Whether ops of kind `k` may show their operand's elements through new strides and a first
+/// element, moving none (reshape where the layout allows, transpose, slice): the views a kernel
+/// can read or write in place.
+bool isStridedView(OpKind k);
+
 /// Every op, in table order.
 std::span<const OpInfo> allOps();
 

@@ -6,14 +6,15 @@
 // instead (one grouped GEMM reading A once, like a fused QKV projection).
 // Each group then grows, in seeding order: a prologue (the pointwise
 // producers of a row reduction's input in the same index space; for gemm,
-// casts of operands used nowhere else; for attention, the reshapes and
-// transposes its operands are), then an epilogue (every later pointwise op
-// that reads the group and computes in one of its index spaces: the anchors'
-// result shapes, and for a row reduction also its rows' shape; for attention,
-// the reshapes and transposes of its result). A row reduction also takes later reductions over the same rows that
-// read it, so a LayerNorm or softmax that no pattern recognised is still one
-// kernel. Left-over pointwise ops form pointwise groups of one index space,
-// joined along producer→consumer edges. A merge never makes a cycle between
+// casts of operands used nowhere else; for attention, the reshapes,
+// transposes and slices its operands are), then an epilogue (every later
+// pointwise op that reads the group and computes in one of its index spaces:
+// the anchors' result shapes, and for a row reduction also its rows' shape;
+// for attention, the reshapes and transposes of its result). A row reduction
+// also takes later reductions over the same rows that read it, so a LayerNorm
+// or softmax that no pattern recognised is still one kernel. Left-over
+// pointwise ops form pointwise groups of one index space, joined along
+// producer→consumer edges. A merge never makes a cycle between
 // kernels; a producer never joins two groups: its other users read it as a
 // kernel result. An epilogue op reads one accumulator of a grouped GEMM.
 #include "passes/Fusion.h"
@@ -52,10 +53,7 @@ bool isFusiblePointwise(const Op &op) { return op.info().cls == OpClass::Pointwi
 // reshapes after it; slices only on the way in (the result is written whole).
 // The template checks the strides again with the shapes known (and refuses
 // what it cannot read).
-static bool isView(const Op &op) {
-  return op.kind() == OpKind::Reshape || op.kind() == OpKind::Transpose ||
-         op.kind() == OpKind::Slice;
-}
+static bool isView(const Op &op) { return isStridedView(op.kind()); }
 
 /// Whether reshape `r` regroups dims: more than adding or dropping dims of size 1.
 static bool regroups(const Op &r) {

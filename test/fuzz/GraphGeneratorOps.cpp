@@ -34,6 +34,21 @@ Want wantFor(OpKind kind) {
   return infer == inferCompare ? Want::Any : Want::Numeric;
 }
 
+/// The symbolic and the concrete form of a picked shape (a reshape's or broadcast's target).
+Shape symbolic(const ShapePick &s) {
+  Shape out;
+  for (const DimPick &d : s)
+    out.push_back(d.dim);
+  return out;
+}
+
+Shape concrete(const ShapePick &s) {
+  Shape out;
+  for (const DimPick &d : s)
+    out.push_back(Dim::fixed(d.size));
+  return out;
+}
+
 /// An axis of a rank-`rank` value, negative half the time.
 int64_t axisOf(Generator &gen, size_t rank) {
   int64_t r = int64_t(rank);
@@ -219,20 +234,6 @@ bool Generator::addContraction(OpKind kind) {
   return o;
 }
 
-static Shape symbolic(const ShapePick &s) {
-  Shape out;
-  for (const DimPick &d : s)
-    out.push_back(d.dim);
-  return out;
-}
-
-static Shape concrete(const ShapePick &s) {
-  Shape out;
-  for (const DimPick &d : s)
-    out.push_back(Dim::fixed(d.size));
-  return out;
-}
-
 Item *Generator::viewedLeaf(DType dtype, const ShapePick &shape) {
   size_t r = shape.size();
   Item *view = nullptr;
@@ -358,12 +359,7 @@ bool Generator::addReshape(Item &x) {
     pieces.push_back({Dim::fixed(1), 1});
   for (size_t i = pieces.size(); i > 1 && chance(50); --i)
     std::swap(pieces[i - 1], pieces[size_t(range(0, int64_t(i) - 1))]);
-  Shape target, concrete;
-  for (const DimPick &d : pieces) {
-    target.push_back(d.dim);
-    concrete.push_back(Dim::fixed(d.size));
-  }
-  return make(OpKind::Reshape, {&x}, {{"shape", target}}, {{"shape", concrete}});
+  return make(OpKind::Reshape, {&x}, {{"shape", symbolic(pieces)}}, {{"shape", concrete(pieces)}});
 }
 
 // A new target dim must be known when the graph runs: static, or named by
@@ -381,12 +377,8 @@ bool Generator::addBroadcast(Item &x) {
     DimPick same{chance(15) ? Dim::anonymous() : x.dim(i), x.sizes[i]};
     target.push_back(x.dim(i).isStaticValue(1) && chance(40) ? known(freshDim()) : same);
   }
-  Shape shape, concrete;
-  for (const DimPick &d : target) {
-    shape.push_back(d.dim);
-    concrete.push_back(Dim::fixed(d.size));
-  }
-  return make(OpKind::Broadcast, {&x}, {{"shape", shape}}, {{"shape", concrete}});
+  return make(OpKind::Broadcast, {&x}, {{"shape", symbolic(target)}},
+              {{"shape", concrete(target)}});
 }
 
 bool Generator::addSlice(Item &x) {

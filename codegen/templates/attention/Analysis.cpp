@@ -12,10 +12,7 @@ namespace fusec::attention {
 
 namespace {
 
-bool isView(const Op *op) {
-  return op && (op->kind() == OpKind::Reshape || op->kind() == OpKind::Transpose ||
-                op->kind() == OpKind::Slice);
-}
+bool isView(const Op *op) { return op && isStridedView(op->kind()); }
 
 /// The strides of `v` in the body input it views through reshapes, transposes and slices
 /// (contiguous), `source` set to that input and `offset` to the element `v`'s first is; nullopt

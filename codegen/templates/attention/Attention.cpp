@@ -206,6 +206,17 @@ private:
   void copyTile(ValueId ptr, ValueId base, int64_t width, int64_t tileWidth, int64_t stride,
                 int rows, ValueId first, int64_t limit, ValueId dst) {
     int chunks = int((width + 15) / 16 * 2), filled = int(width / 8);
+    // Chunk `chunk` (i32; its first element `column`, i64) of tile row `row` (i32).
+    auto copyChunk = [&](ValueId row, ValueId chunk, ValueId column) {
+      ValueId at = b.add(first, to64(row));
+      ValueId inside = b.less(at, i64(limit));
+      if (filled % 2 != 0) // the head dim ends in the middle of a k16 step
+        inside = op(IndexOp::And, inside, b.less(chunk, i32(filled)));
+      ValueId rowStart = b.add(base, b.mul(at, i64(stride)));
+      ValueId src = b.add(rowStart, column);
+      ValueId to = b.add(dst, tileOffset(row, chunk, tileWidth, rows));
+      b.copyAsync(smem, to, ptr, src, inside);
+    };
     int threads = p.threads();
     if (threads % chunks == 0 && rows % (threads / chunks) == 0) {
       // Whole rows a pass: the chunk is the thread's throughout.
@@ -215,9 +226,7 @@ private:
       ValueId column = to64(b.mul(chunk, i32(8)));
       unrolled(rows / step, "j", [&](ValueId j) {
         ValueId j32 = b.convert(DType::I32, j);
-        ValueId row = b.add(row0, b.mul(j32, i32(step)));
-        copyChunk(ptr, base, row, chunk, column, filled, tileWidth, stride, rows, first, limit,
-                  dst);
+        copyChunk(b.add(row0, b.mul(j32, i32(step))), chunk, column);
       });
       return;
     }
@@ -228,30 +237,13 @@ private:
       auto copy = [&] {
         ValueId row = op(IndexOp::Div, flat, i32(chunks));
         ValueId chunk = op(IndexOp::Rem, flat, i32(chunks));
-        ValueId column = to64(b.mul(chunk, i32(8)));
-        copyChunk(ptr, base, row, chunk, column, filled, tileWidth, stride, rows, first, limit,
-                  dst);
+        copyChunk(row, chunk, to64(b.mul(chunk, i32(8))));
       };
       if (total % threads == 0)
         copy();
       else
         b.ifThenElse(b.less(flat, i32(total)), copy);
     });
-  }
-
-  /// One 16-byte chunk of copyTile: chunk `chunk` (i32; its first element `column`, i64) of tile
-  /// row `row` (i32); past `filled` chunks of data, or a row at or past `limit`, zeros.
-  void copyChunk(ValueId ptr, ValueId base, ValueId row, ValueId chunk, ValueId column,
-                 int filled, int64_t tileWidth, int64_t stride, int rows, ValueId first,
-                 int64_t limit, ValueId dst) {
-    ValueId at = b.add(first, to64(row));
-    ValueId inside = b.less(at, i64(limit));
-    if (filled % 2 != 0) // the head dim ends in the middle of a k16 step
-      inside = op(IndexOp::And, inside, b.less(chunk, i32(filled)));
-    ValueId rowStart = b.add(base, b.mul(at, i64(stride)));
-    ValueId src = b.add(rowStart, column);
-    ValueId to = b.add(dst, tileOffset(row, chunk, tileWidth, rows));
-    b.copyAsync(smem, to, ptr, src, inside);
   }
 
   /// The byte offset of fragment lane address `lane` moved `slice` k16 (or n16) steps along a
