@@ -23,7 +23,7 @@ struct Kernel;
 } // namespace kir
 
 /// One parameter of a generated kernel, in signature order. Pointers
-/// (Input, Output) are device addresses; every other kind is a `long long`.
+/// (Input, Output, Scratch) are device addresses; every other kind is a `long long`.
 struct KernelArg {
   enum class Kind {
     Input,       ///< const pointer to kernel operand `index`
@@ -32,6 +32,8 @@ struct KernelArg {
     Dim,         ///< size of output axis `axis` (a symbolic dim)
     Stride,      ///< stride in elements of operand `index` along output axis `axis`
     NumRows,     ///< rows of a row-reduction kernel
+    Scratch,     ///< f32 workspace of GeneratedKernel::scratchBytes, which the phases of one op
+                 ///< share (written by one, read by the next) and nothing else reads
   };
   Kind kind;
   std::string name;   ///< the C identifier in the source
@@ -41,7 +43,9 @@ struct KernelArg {
   /// runtime passes it as is. Unset for pointers and for symbolic shapes.
   std::optional<int64_t> value;
 
-  bool isPointer() const { return kind == Kind::Input || kind == Kind::Output; }
+  bool isPointer() const {
+    return kind == Kind::Input || kind == Kind::Output || kind == Kind::Scratch;
+  }
 };
 
 /// Grid and block of a launch, and its dynamic shared memory.
@@ -68,7 +72,9 @@ struct KernelFacts {
 };
 
 /// CUDA C++ for one kernel op (or one plain op run by a generic kernel), or
-/// for the LLVM back end a textual LLVM IR module holding its kernel.
+/// for the LLVM back end a textual LLVM IR module holding its kernel. A
+/// template may run one op as several kernels launched in order (its
+/// phases: split-KV attention's split and combine kernels).
 struct GeneratedKernel {
   std::string name;   ///< the extern "C" entry point
   std::string source; ///< CUDA C++: the kernel alone (cuda::translationUnit adds the
@@ -76,6 +82,8 @@ struct GeneratedKernel {
   std::vector<KernelArg> args;
   /// Set when every shape the kernel sees is static.
   std::optional<LaunchConfig> launch;
+  /// Bytes of its Scratch argument (0: it has none); every phase of one op names the same.
+  int64_t scratchBytes = 0;
   Backend backend = Backend::Nvrtc;
   KernelFacts facts = {};
   /// The kernel in kir (codegen/kir/), printed only when asked
@@ -118,6 +126,10 @@ private:
 class EntryNamer {
 public:
   std::string operator()(const Op &kernel, std::string_view graphName);
+  /// The entry point of a later phase of the op named `entry`: "<entry>_<phase>", made unique.
+  std::string phase(const std::string &entry, std::string_view phase) {
+    return names.fresh(entry + "_", phase);
+  }
   /// Gives back the name of a kernel that was not generated after all.
   void release(const std::string &name) { names.release(name); }
 

@@ -56,7 +56,7 @@ std::optional<Artifact> compileArtifact(const Graph &g,
                          std::move(code[i]->ptx), std::move(code[i]->cubin)});
   }
   if (std::optional<MemoryPlan> plan = planMemory(lowered, DimBindings{}))
-    a.arenaBytes = plan->peakBytes;
+    a.arenaBytes = arenaBytes(*plan, steps);
   return a;
 }
 

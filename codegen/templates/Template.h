@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fusec::templates {
@@ -19,18 +20,27 @@ struct KirKernel {
   kir::Kernel kernel;
   std::vector<KernelArg> args; ///< one per kir parameter, in order
   std::optional<LaunchConfig> launch;
-  std::string schedule; ///< KernelFacts::schedule
+  std::string schedule;     ///< KernelFacts::schedule
+  int64_t scratchBytes = 0; ///< GeneratedKernel::scratchBytes
 };
 
-/// One kir parameter per entry of `args`, in order: an index for a scalar,
-/// else a global pointer to the storage type of `kernel`'s operand or result
-/// it names, read-only for an operand.
+/// The entry point of a later phase of the kernel being built, "<entry>_<phase>" made unique
+/// (EntryNamer::phase).
+using PhaseNamer = std::function<std::string(std::string_view phase)>;
+
+/// One kir parameter per entry of `args`, in order: an index for a scalar, an f32 global pointer
+/// for the scratch, else a global pointer to the storage type of `kernel`'s operand or result it
+/// names, read-only for an operand.
 inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel,
                                                const std::vector<KernelArg> &args) {
   std::vector<kir::ValueId> params;
   for (const KernelArg &a : args) {
     if (!a.isPointer()) {
       params.push_back(b.param(a.name, kir::Type::index()));
+      continue;
+    }
+    if (a.kind == KernelArg::Kind::Scratch) {
+      params.push_back(b.param(a.name, kir::Type::pointer(DType::F32, kir::Space::Global)));
       continue;
     }
     bool in = a.kind == KernelArg::Kind::Input;

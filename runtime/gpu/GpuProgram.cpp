@@ -89,11 +89,11 @@ std::unique_ptr<GpuProgram> GpuProgram::create(LoweredProgram program, const Gpu
     return nullptr;
   }
   p->lowered = std::move(program.graph);
+  p->indexConstants();
+  if (!p->planArena(program.steps, diags))
+    return nullptr;
   p->pending = std::move(program.steps.steps);
   p->fallbackNotes = std::move(program.steps.fallbacks);
-  p->indexConstants();
-  if (!p->planArena(diags))
-    return nullptr;
   p->dropInPlaceReshapes(p->pending);
   return p;
 }
@@ -137,14 +137,15 @@ GpuProgram::~GpuProgram() {
   gpu::release(arena);
 }
 
-bool GpuProgram::planArena(Diagnostics &diags) {
+bool GpuProgram::planArena(const LoweredGraph &steps, Diagnostics &diags) {
   const Value *unsized = nullptr;
   std::optional<MemoryPlan> planned = planMemory(*lowered, DimBindings{}, &unsized);
   FUSEC_ASSERT(planned, "a specialized graph has a value without a static size");
   plan = std::move(*planned);
-  if (plan.peakBytes == 0)
+  totalBytes = fusec::arenaBytes(plan, steps);
+  if (totalBytes == 0)
     return true;
-  std::optional<gpu::DevicePtr> a = gpu::allocate(size_t(plan.peakBytes), diags, "the arena");
+  std::optional<gpu::DevicePtr> a = gpu::allocate(size_t(totalBytes), diags, "the arena");
   arena = a.value_or(0);
   return a.has_value();
 }
@@ -229,6 +230,10 @@ bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<
       return false;
     Step step{*f, *k.launch, {}, k.name};
     for (const KernelArg &a : k.args) {
+      if (a.kind == KernelArg::Kind::Scratch) {
+        step.args.push_back({ArgSource::Kind::Arena, uint64_t(scratchOffset(plan))});
+        continue;
+      }
       if (a.isPointer()) {
         const Op &op = *lowered[i].op;
         step.args.push_back(

@@ -69,7 +69,8 @@ public:
   const std::vector<GpuKernelReport> &kernels() const { return reports; }
   /// Kernels that run op by op, and why.
   const std::vector<Diagnostic> &fallbacks() const { return fallbackNotes; }
-  int64_t arenaBytes() const { return plan.peakBytes; }
+  /// The arena: the intermediate values, then the scratch of the kernels that have one.
+  int64_t arenaBytes() const { return totalBytes; }
 
   /// Enqueues one run on `stream`. `inputs` and `outputs` are device
   /// addresses, one per graph input and output, 16-byte aligned, holding
@@ -122,7 +123,7 @@ private:
   void indexConstants();
   void dropInPlaceReshapes(std::vector<LoweredStep> &steps) const;
   bool uploadConstants(Diagnostics &diags);
-  bool planArena(Diagnostics &diags);
+  bool planArena(const LoweredGraph &steps, Diagnostics &diags);
   /// The compile stage: every step's kernel through the cache.
   std::optional<std::vector<CompiledCuda>> compileSteps(const std::vector<LoweredStep> &steps,
                                                         const GpuBuildOptions &opts,
@@ -153,6 +154,7 @@ private:
   std::vector<LoweredStep> pending;   // create to load
   std::vector<CompiledCuda> compiled; // compile to load
   MemoryPlan plan;
+  int64_t totalBytes = 0; // the arena's: plan.peakBytes, then the scratch
   gpu::DevicePtr arena = 0;
   std::vector<gpu::DevicePtr> weights;
   std::unordered_map<const Value *, unsigned> weightIndex; // constant -> weights[] index

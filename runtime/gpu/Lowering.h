@@ -1,5 +1,5 @@
 // Lowering a shape-specialized graph to launches: every top-level op becomes
-// one generated kernel. A `kernel` op whose template emitter refuses it (a
+// one generated kernel (or a template's phases, launched in order). A `kernel` op whose template emitter refuses it (a
 // broadcast or dtype the template does not take, or a template without an
 // emitter, such as attention today) is inlined: its body's ops take its
 // place in the graph and each gets a generic kernel, so every graph that
@@ -9,6 +9,7 @@
 #include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
+#include "ir/MemoryPlan.h"
 
 #include <memory>
 #include <string>
@@ -16,7 +17,8 @@
 
 namespace fusec {
 
-/// One launch: the op it runs (in the lowered graph) and its kernel.
+/// One launch: the op it runs (in the lowered graph) and its kernel. The phases of one op are
+/// consecutive steps of that op.
 struct LoweredStep {
   const Op *op = nullptr;
   GeneratedKernel kernel;
@@ -27,7 +29,21 @@ struct LoweredGraph {
   /// One note per inlined kernel, at the kernel op:
   /// "kernel '%x' (template attention) runs op by op: <why>".
   std::vector<Diagnostic> fallbacks;
+
+  /// The scratch the steps need: the largest of one op's (its phases share it, and the ops run one
+  /// after the other, so one region after the arena's values serves them all).
+  int64_t scratchBytes() const;
 };
+
+/// The arena of a lowered graph: its values where `plan` puts them, then from scratchOffset the
+/// steps' scratch.
+inline int64_t scratchOffset(const MemoryPlan &plan) {
+  return (plan.peakBytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+inline int64_t arenaBytes(const MemoryPlan &plan, const LoweredGraph &steps) {
+  int64_t scratch = steps.scratchBytes();
+  return scratch ? scratchOffset(plan) + scratch : plan.peakBytes;
+}
 
 /// What specialize and lower make of a graph for one set of input shapes.
 struct LoweredProgram {

@@ -23,6 +23,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -123,11 +124,10 @@ bool generateGeneric(const Graph &g, EntryNamer &names, std::vector<GeneratedKer
   for (const auto &op : g.ops()) {
     if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
       continue;
-    std::optional<GeneratedKernel> k =
-        emitKernel(*op, names(*op, g.name()), diags, backendKind(), targetName());
-    if (k)
-      kernels.push_back(std::move(*k));
-    ok &= k.has_value();
+    std::vector<GeneratedKernel> ks =
+        emitKernels(*op, names(*op, g.name()), names, diags, backendKind(), targetName());
+    std::move(ks.begin(), ks.end(), std::back_inserter(kernels));
+    ok &= !ks.empty();
   }
   return ok;
 }
@@ -180,11 +180,11 @@ bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
       continue;
     Diagnostics trial;
     std::string entry = names(*op, g.name());
-    if (std::optional<GeneratedKernel> k =
-            emitKernel(*op, entry, trial, backendKind(), targetName())) {
-      kernels.push_back(std::move(*k));
+    std::vector<GeneratedKernel> ks =
+        emitKernels(*op, entry, names, trial, backendKind(), targetName());
+    std::move(ks.begin(), ks.end(), std::back_inserter(kernels));
+    if (!ks.empty())
       continue;
-    }
     names.release(entry);
     if (noFallback)
       diags.append(trial);

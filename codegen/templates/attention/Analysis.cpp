@@ -99,8 +99,53 @@ bool isHeadDim(int64_t d) { return d % 8 == 0 && d >= 32 && d <= 256; }
 /// Shared memory a block may have: 227 KiB on Hopper, 163 KiB on sm_80 (99 KiB on sm_86/89).
 int64_t sharedLimit(const Plan &p) { return (p.wgmma ? 227 : 163) * 1024; }
 
-/// Applies a `config` attribute ("bc=128 stages=3 blocks=1"; blocks only for mma.sync) to `p`;
-/// what is wrong with it, or "".
+/// Streaming multiprocessors of the target's largest part (H100 SXM, A100): what a decode's splits
+/// aim to fill. The kernel is generated without a device (ahead of time too), so from the target.
+int64_t targetSMs(std::string_view target) { return target.starts_with("sm_90") ? 132 : 108; }
+
+/// Decode (Sq at most 16): a block's rows are the queries of every head that reads its K/V, when
+/// their O fits a warp's registers (blocks x dv up to 128: 64 registers; more spills), else
+/// those of one head. Four warps
+/// split each tile of 64 keys; three K/V stages, two where they would not fit.
+void planDecode(Plan &p) {
+  p.decode = true;
+  p.wgmma = false; // a handful of rows: mma.sync's m16 wastes less than wgmma's m64
+  p.grouped.assign(p.batch.size(), false);
+  p.group = 1;
+  for (size_t i = 0; i < p.batch.size(); ++i)
+    if (p.batch[i] > 1 && p.k.batch[i] == 0 && p.v.batch[i] == 0)
+      p.grouped[i] = true, p.group *= p.batch[i];
+  if ((p.rows() + 15) / 16 * p.dvk() > 128)
+    p.grouped.assign(p.batch.size(), false), p.group = 1;
+  p.blocks = int(std::max<int64_t>((p.rows() + 15) / 16, 1));
+  p.bc = 64;
+  p.stages = 3;
+  if (p.sharedBytes() > sharedLimit(p) || p.keys() <= p.bc) // no third stage for one tile
+    p.stages = 2;
+}
+
+/// The splits of a decode's keys (FlashAttention-2's num_splits_heuristic): the fewest whose
+/// blocks fill their waves of the target nearly as well as the best count does, each split at
+/// least 256 keys, at most 64 splits.
+int chooseSplits(const Plan &p, std::string_view target) {
+  int64_t perSM = std::clamp<int64_t>(227 * 1024 / (p.sharedBytes() + 1024), 1, 4);
+  double slots = double(targetSMs(target) * perSM);
+  int most = int(std::clamp<int64_t>((p.keys() + 255) / 256, 1, 64));
+  auto efficiency = [&](int s) {
+    double waves = double(p.units() * s) / slots;
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (int s = 1; s <= most; ++s)
+    best = std::max(best, efficiency(s));
+  int s = 1;
+  while (efficiency(s) < 0.85 * best)
+    ++s;
+  return s;
+}
+
+/// Applies a `config` attribute ("bc=128 stages=3 blocks=1"; blocks only for mma.sync, splits only
+/// for decode, whose tiles are rounded up to 16 keys a warp) to `p`; what is wrong with it, or "".
 std::string readConfig(const std::string &text, Plan &p) {
   std::string problem =
       templates::readConfig(text, [&](const std::string &key, const std::string &value) {
@@ -109,28 +154,36 @@ std::string readConfig(const std::string &text, Plan &p) {
           p.bc = x;
         else if (key == "stages")
           p.stages = x;
-        else if (key == "blocks") // a warpgroup's rows are fixed: wgmma ignores it
-          p.blocks = p.wgmma ? 1 : x;
+        else if (key == "blocks") // a warpgroup's rows are fixed, a decode's its unit's
+          p.blocks = p.wgmma || p.decode ? p.blocks : x;
         else if (key == "warps")
           p.warps = x;
+        else if (key == "splits" && p.decode)
+          p.splits = x;
         else
           return false;
         return x > 0;
       });
   if (!problem.empty())
     return problem;
+  if (p.decode) { // every warp takes 16 keys of a tile or more
+    int step = 16 * p.warps;
+    p.bc = (p.bc + step - 1) / step * step;
+  }
   int64_t limit = sharedLimit(p);
   if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || p.blocks > 2 ||
       (p.warps != 4 && p.warps != 8) || p.sharedBytes() > limit)
     return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, warps 4 or 8, "
            "and the tiles fit in " +
            std::to_string(limit / 1024) + " KiB";
+  if (p.decode && p.splits > 64)
+    return "a decode's splits are 1 to 64";
   return "";
 }
 
 } // namespace
 
-bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &p,
+bool analyze(const Op &kernel, const std::string &entry, std::string_view target, Plan &p,
              Diagnostics &diags) {
   const Graph &body = *kernel.body();
   p.kernel = &kernel;
@@ -239,24 +292,40 @@ bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &
   // Four warps (one warpgroup) a block: two warpgroups sharing each K/V tile (config warps=8)
   // were slower at every long row on the H100 (d 128: 1423 against 1297 us; 170 registers a
   // thread leave one block an SM; bench/RESULTS.md, 2026-11-27).
-  p.wgmma = warpgroups;
+  p.wgmma = target == "sm_90a";
   p.blocks = p.wgmma || p.sq <= 64 || (p.causal && p.dv > 64) || p.dvk() > 128 ? 1 : 2;
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   if (p.sharedBytes() > sharedLimit(p))
     p.bc = 32;
-  if (const Attribute *config = kernel.attrIfPresent("config")) {
-    const std::string &text = config->get<std::string>();
-    std::string problem = readConfig(text, p);
-    if (!problem.empty())
-      return refuse(diags, kernel, "config \"" + text + "\": " + problem);
+  if (p.sq <= 16)
+    planDecode(p);
+  const Attribute *config = kernel.attrIfPresent("config");
+  std::string text = config ? config->get<std::string>() : "";
+  if (p.decode && text.find("splits=") == std::string::npos)
+    p.splits = chooseSplits(p, target);
+  if (std::string problem = config ? readConfig(text, p) : ""; !problem.empty())
+    return refuse(diags, kernel, "config \"" + text + "\": " + problem);
+  if (p.decode) { // whole tiles a split, and no split without keys
+    int64_t perSplit = (p.keys() + p.splits - 1) / p.splits;
+    p.splitKeys = std::max<int64_t>((perSplit + p.bc - 1) / p.bc * p.bc, p.bc);
+    p.splits = int(std::max<int64_t>((p.keys() + p.splitKeys - 1) / p.splitKeys, 1));
   }
-  p.qInRegisters = !p.wgmma && p.blocks * (p.bc / 2 + p.dvk() / 2 + p.dk() / 4) <= 176;
+  // A decode reads Q's fragments from shared memory each tile: its warps wait on memory, and
+  // the registers go to more blocks an SM.
+  p.qInRegisters = !p.wgmma && !p.decode && p.blocks * (p.bc / 2 + p.dvk() / 2 + p.dk() / 4) <= 176;
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
     p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
                       std::nullopt});
-  p.args.push_back(
-      {KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0, std::nullopt});
+  KernelArg result{KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0,
+                   std::nullopt};
+  if (p.splits == 1) {
+    p.args.push_back(result);
+    return true;
+  }
+  KernelArg scratch{KernelArg::Kind::Scratch, names.fresh("", "scratch"), 0, 0, std::nullopt};
+  p.args.push_back(scratch);
+  p.combineArgs = {scratch, result};
   return true;
 }
 

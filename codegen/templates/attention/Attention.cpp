@@ -52,6 +52,10 @@ public:
     std::string how = schedule();
     k.comment = {p.entry + ": attention kernel, " + p.attention->result()->type().str(), how};
     k.maxThreads = unsigned(p.threads());
+    // Two decode blocks an SM at least: without the bound ptxas spills a few registers of the
+    // one-tile kernels (Sk up to 64) to fit more.
+    if (p.decode)
+      k.minBlocks = 2;
     std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.args);
     q = params[p.q.input];
     key = params[p.k.input];
@@ -60,18 +64,90 @@ public:
       mask = b.tableAddress(b.table(p.entry + "_mask", *p.maskTable));
     else if (p.hasMask)
       mask = params[p.mask.input];
-    out = params.back();
+    out = params.back(); // the scratch when a decode's splits are combined later
     setUp();
-    int64_t tiles = p.queryTiles() * p.batchCount();
+    int64_t tiles = p.decode ? p.units() * p.splits : p.queryTiles() * p.batchCount();
     ValueId first = b.special(kir::Special::CtaidX);
     ValueId step = b.special(kir::Special::NctaidX);
     ValueId count = b.index(tiles);
     b.forLoop(first, count, step, "tile", 0, [&](ValueId tile) { queryTile(tile); });
-    int sharedBytes = qBytes + p.stages * stageBytes;
     LaunchConfig launch{{unsigned(std::clamp<int64_t>(tiles, 1, 0x7fffffff)), 1, 1},
                         {unsigned(p.threads()), 1, 1},
-                        unsigned(sharedBytes)};
-    return templates::KirKernel{std::move(k), p.args, launch, how};
+                        unsigned(p.sharedBytes())};
+    return templates::KirKernel{std::move(k), p.args, launch, how, p.scratchBytes()};
+  }
+
+  /// The combine kernel of a decode with splits, entry point `entry`: one warp a row of a unit,
+  /// O = Σ w_s·O_s / Σ w_s over the splits' parts with w_s = 2^(lse_s - max lse), 0 for a row no
+  /// split saw a key of (docs/ir.md, attention).
+  templates::KirKernel combine(const std::string &entry) {
+    k.name = entry;
+    std::string how = "flash-decoding combine: one warp a row, " + std::to_string(p.splits) +
+                      " splits of " + std::to_string(p.splitKeys) + " keys";
+    k.comment = {entry + ": combines " + p.entry + "'s splits, " +
+                     p.attention->result()->type().str(),
+                 how};
+    k.maxThreads = 128;
+    std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.combineArgs);
+    ValueId scratch = params[0];
+    out = params[1];
+    constants();
+    ValueId tidWide = b.special(kir::Special::TidX);
+    tid = b.convert(DType::I32, tidWide, "tid");
+    lane = op(IndexOp::And, tid, i32(31), "lane");
+    ValueId warp = to64(op(IndexOp::Shr, tid, i32(5)));
+    ValueId block = b.special(kir::Special::CtaidX);
+    ValueId blocks = b.special(kir::Special::NctaidX);
+    ValueId first = b.add(b.mul(block, i64(4)), warp);
+    ValueId step = b.mul(blocks, i64(4));
+    int64_t rows = p.units() * p.rows(), columns = (p.dv + 31) / 32, width = p.dv + 1;
+    b.forLoop(first, i64(rows), step, "row", 0, [&](ValueId row) {
+      ValueId unit = op(IndexOp::Div, row, i64(p.rows()), "unit");
+      ValueId r = op(IndexOp::Rem, row, i64(p.rows()), "r");
+      batchOffsets(unit, true);
+      ValueId parts = b.mul(row, i64(p.splits * width), "parts");
+      auto logSum = [&](ValueId split) {
+        ValueId part = b.add(parts, b.mul(split, i64(width)));
+        return b.load(scratch, b.add(part, i64(p.dv)), 1, "lse");
+      };
+      ValueId most = b.localArray(DType::F32, 1, "most");
+      ValueId zeroIndex = i64(0);
+      ValueId splits = i64(p.splits);
+      ValueId one = i64(1);
+      b.store(most, zeroIndex, minusInf);
+      b.forLoop(zeroIndex, splits, one, "s", 0, [&](ValueId split) {
+        ValueId lse = logSum(split);
+        ValueId larger = math(OpKind::Max, b.load(most, zeroIndex), lse);
+        b.store(most, zeroIndex, larger);
+      });
+      ValueId m = b.load(most, zeroIndex, 1, "m");
+      ValueId acc = registers(columns + 1, zero, "acc"); // the columns, then the weights' sum
+      b.forLoop(zeroIndex, splits, one, "s", 0, [&](ValueId split) {
+        ValueId lse = logSum(split);
+        ValueId none = math(OpKind::Eq, lse, minusInf);
+        ValueId weight = b.exp2(math(OpKind::Sub, lse, m));
+        ValueId w = b.select(none, zero, weight, "w");
+        ValueId sum = math(OpKind::Add, b.load(acc, i64(columns)), w);
+        b.store(acc, i64(columns), sum);
+        ValueId part = b.add(parts, b.mul(split, i64(width)));
+        eachColumn(columns, [&](ValueId j, ValueId column) {
+          ValueId x = b.load(scratch, b.add(part, column));
+          ValueId term = math(OpKind::Mul, w, x);
+          ValueId more = math(OpKind::Add, b.load(acc, j), term);
+          b.store(acc, j, more);
+        });
+      });
+      ValueId inv = reciprocal(b.load(acc, i64(columns)));
+      ValueId rowStart = b.add(oBase, rowOffset(p.o, r), "oRow");
+      eachColumn(columns, [&](ValueId j, ValueId column) {
+        ValueId y = math(OpKind::Mul, b.load(acc, j), inv);
+        ValueId narrow = b.narrow(p.dtype, y);
+        b.store(out, b.add(rowStart, column), narrow);
+      });
+    });
+    unsigned grid = unsigned(std::clamp<int64_t>((rows + 3) / 4, 1, 0x7fffffff));
+    LaunchConfig launch{{grid, 1, 1}, {128, 1, 1}, 0};
+    return templates::KirKernel{std::move(k), p.combineArgs, launch, how, p.scratchBytes()};
   }
 
 private:
@@ -112,6 +188,15 @@ private:
 
   std::string schedule() const {
     std::ostringstream how;
+    if (p.decode) {
+      how << "flash decoding (mma.sync m16n8k16 " << dtypeName(p.dtype) << ", f32 softmax); "
+          << p.rows() << " rows (" << p.group << " heads x " << p.sq << " queries) x " << p.bc
+          << " keys a tile, " << p.warps << " warps of " << p.keysPerWarp() << " keys, K/V in "
+          << p.stages << " stages, " << p.splits << " split" << (p.splits > 1 ? "s" : "") << " of "
+          << p.splitKeys << " keys" << (p.causal ? ", causal" : "")
+          << (p.hasMask ? ", additive mask" : "");
+      return how.str();
+    }
     how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
         << dtypeName(p.dtype) << ", f32 softmax); " << p.br() << " queries x " << p.bc
         << " keys a tile, " << p.warps << " warps of " << 16 * p.blocks << " rows, Q in "
@@ -137,7 +222,12 @@ private:
     tid = b.convert(DType::I32, tidWide, "tid");
     lane = op(IndexOp::And, tid, i32(31), "lane");
     ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
-    warpRow = b.mul(warp, i32(16 * p.blocks), "warpRow");
+    if (p.decode) { // every warp has all the rows, and its own keys of each tile
+      warpRow = i32(0);
+      warpKey = b.mul(warp, i32(p.keysPerWarp()), "warpKey");
+    } else {
+      warpRow = b.mul(warp, i32(16 * p.blocks), "warpRow");
+    }
     if (p.wgmma && p.warps > 4) { // warpgroup g's A rows start 64 g rows into Q's tile (panels)
       ValueId group = op(IndexOp::Shr, warp, i32(2));
       qGroup = b.mul(group, i32(64 * rowBytes(p.qkWidth())), "qGroup");
@@ -158,8 +248,13 @@ private:
     b.rename(kLane, "kLane");
     b.rename(vLane, "vLane");
     laneRow = op(IndexOp::Shr, lane, i32(2), "laneRow");
-    ValueId quadLane = op(IndexOp::And, lane, i32(3));
+    quadLane = op(IndexOp::And, lane, i32(3));
     laneCol = b.mul(quadLane, i32(2), "laneCol");
+    constants();
+  }
+
+  /// The literals of the softmax.
+  void constants() {
     double c = p.scale * std::numbers::log2e;
     scaleLog2 = f32(c, "scaleLog2");
     log2e = f32(std::numbers::log2e, "log2e");
@@ -168,12 +263,33 @@ private:
     zero = f32(0, "zero");
   }
 
-  /// The i64 element offsets of the current batch index `z` in q, k, v, o and the mask.
-  void batchOffsets(ValueId z) {
+  /// 1 / l, or 0 for a row with no visible key (l == 0).
+  ValueId reciprocal(ValueId l) {
+    ValueId one = f32(1);
+    ValueId inverse = math(OpKind::Div, one, l);
+    ValueId none = math(OpKind::Eq, l, zero);
+    return b.select(none, zero, inverse, "inv");
+  }
+
+  /// body(j, column) for the lane's columns of a row of dv: lane + 32 j (i64), j < `columns`.
+  void eachColumn(int64_t columns, const std::function<void(ValueId, ValueId)> &body) {
+    unrolled(columns, "j", [&](ValueId j) {
+      ValueId along = b.mul(j, i64(32));
+      ValueId column = b.add(to64(lane), along, "column");
+      if (p.dv % 32 == 0)
+        body(j, column);
+      else
+        b.ifThenElse(b.less(column, i64(p.dv)), [&] { body(j, column); });
+    });
+  }
+
+  /// The i64 element offsets of the current batch index `z` (decode: unit, the grouped dims left
+  /// out) in q, k, v, o and the mask; in o alone when `onlyOut`.
+  void batchOffsets(ValueId z, bool onlyOut = false) {
     std::vector<ValueId> coords(p.batch.size(), kir::kNoValue);
     ValueId rest = z;
     for (size_t i = p.batch.size(); i-- > 0;) {
-      if (p.batch[i] == 1)
+      if (p.batch[i] == 1 || (p.decode && p.grouped[i]))
         continue;
       ValueId size = i64(p.batch[i]);
       coords[i] = op(IndexOp::Rem, rest, size);
@@ -192,19 +308,57 @@ private:
         b.rename(at, name);
       return at;
     };
-    qBase = offset(p.q, "qBase");
-    kBase = offset(p.k, "kBase");
-    vBase = offset(p.v, "vBase");
+    if (!onlyOut) {
+      qBase = offset(p.q, "qBase");
+      kBase = offset(p.k, "kBase");
+      vBase = offset(p.v, "vBase");
+    }
     oBase = offset(p.o, "oBase");
-    if (p.hasMask)
+    if (p.hasMask && !onlyOut)
       maskBase = offset(p.mask, "maskBase");
   }
 
-  /// cp.async of `rows` rows of `width` elements, `stride` apart, from row `first` (i64) of
-  /// `ptr` + `base`, into the swizzled tile of rows of `tileWidth` at byte `dst` (i32); rows at or
-  /// past `limit`, and a row's columns from `width` up to a multiple of 16, are zeros.
-  void copyTile(ValueId ptr, ValueId base, int64_t width, int64_t tileWidth, int64_t stride,
-                int rows, ValueId first, int64_t limit, ValueId dst) {
+  /// The element offset of row `row` (i64) of a unit in `x`, past the unit's first: a query's for
+  /// one head, for decode query row % Sq of the grouped head row / Sq (the grouped dims
+  /// row-major).
+  ValueId rowOffset(const Operand &x, ValueId row) {
+    if (!p.decode)
+      return b.mul(row, i64(x.row));
+    ValueId query = queryIndex(row);
+    ValueId at = b.mul(query, i64(x.row));
+    ValueId rest = p.sq == 1 ? row : op(IndexOp::Div, row, i64(p.sq));
+    for (size_t i = p.batch.size(); i-- > 0;) {
+      if (!p.grouped[i])
+        continue;
+      ValueId size = i64(p.batch[i]);
+      ValueId coord = op(IndexOp::Rem, rest, size);
+      rest = op(IndexOp::Div, rest, size);
+      if (x.batch[i] != 0)
+        at = b.add(at, b.mul(coord, i64(x.batch[i])));
+    }
+    return at;
+  }
+
+  /// The query (i64) of row `row` of a unit.
+  ValueId queryIndex(ValueId row) {
+    if (!p.decode || p.group == 1)
+      return row;
+    return p.sq == 1 ? i64(0) : op(IndexOp::Rem, row, i64(p.sq));
+  }
+
+  /// Whether the mask's terms change from one row of a unit to the next.
+  bool maskAlongRows() const {
+    bool along = p.mask.row != 0;
+    for (size_t i = 0; p.decode && i < p.batch.size(); ++i)
+      along = along || (p.grouped[i] && p.mask.batch[i] != 0);
+    return along;
+  }
+
+  /// cp.async of `rows` rows of `width` elements from row `first` (i64) of `ptr`, row `at` from
+  /// element `rowStart(at)`, into the swizzled tile of rows of `tileWidth` at byte `dst` (i32);
+  /// rows at or past `limit`, and a row's columns from `width` up to a multiple of 16, are zeros.
+  void copyTile(ValueId ptr, const std::function<ValueId(ValueId)> &rowStart, int64_t width,
+                int64_t tileWidth, int rows, ValueId first, int64_t limit, ValueId dst) {
     int chunks = int((width + 15) / 16 * 2), filled = int(width / 8);
     // Chunk `chunk` (i32; its first element `column`, i64) of tile row `row` (i32).
     auto copyChunk = [&](ValueId row, ValueId chunk, ValueId column) {
@@ -212,8 +366,7 @@ private:
       ValueId inside = b.less(at, i64(limit));
       if (filled % 2 != 0) // the head dim ends in the middle of a k16 step
         inside = op(IndexOp::And, inside, b.less(chunk, i32(filled)));
-      ValueId rowStart = b.add(base, b.mul(at, i64(stride)));
-      ValueId src = b.add(rowStart, column);
+      ValueId src = b.add(rowStart(at), column);
       ValueId to = b.add(dst, tileOffset(row, chunk, tileWidth, rows));
       b.copyAsync(smem, to, ptr, src, inside);
     };
@@ -259,6 +412,14 @@ private:
     return b.add(swizzled, b.mul(group, i32(128)));
   }
 
+  /// `rows`, a byte offset into a tile of rows of `width` elements, moved to this warp's keys
+  /// (decode).
+  ValueId warpRows(ValueId rows, int64_t width) {
+    if (warpKey == kir::kNoValue)
+      return rows;
+    return b.add(rows, b.mul(warpKey, i32(int(width) * 2)));
+  }
+
   /// The bytes of a shared tile's row of `width` elements: wgmma reads rows of at most 128 bytes,
   /// so a wider one is split into 128-byte panels, one tile of `rows` rows after the other.
   int rowBytes(int64_t width) const {
@@ -290,25 +451,44 @@ private:
     ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, t, i64(p.stages)));
     ValueId stage = stageAt(slot);
     ValueId first = b.mul(t, i64(p.bc));
-    copyTile(key, kBase, p.d, p.qkWidth(), p.k.row, p.bc, first, p.sk, stage);
+    if (keyStart != kir::kNoValue) // a decode's split
+      first = b.add(keyStart, first);
+    auto keyRow = [&](ValueId base, int64_t stride) {
+      return [=, this](ValueId at) { return b.add(base, b.mul(at, i64(stride))); };
+    };
+    copyTile(key, keyRow(kBase, p.k.row), p.d, p.qkWidth(), p.bc, first, p.sk, stage);
     ValueId vStage = b.add(stage, i32(kBytes));
-    copyTile(value, vBase, p.dv, p.vWidth(), p.v.row, p.bc, first, p.sk, vStage);
+    copyTile(value, keyRow(vBase, p.v.row), p.dv, p.vWidth(), p.bc, first, p.sk, vStage);
   }
 
   void queryTile(ValueId tile) {
-    ValueId qt = op(IndexOp::Rem, tile, i64(p.queryTiles()));
-    if (p.causal) { // the longest rows first: the last wave runs the short ones
-      ValueId last = i64(p.queryTiles() - 1);
-      qt = op(IndexOp::Sub, last, qt);
+    ValueId keys = kir::kNoValue;
+    if (p.decode) { // unit tile / splits, keys from split·splitKeys
+      split = op(IndexOp::Rem, tile, i64(p.splits), "split");
+      unit = op(IndexOp::Div, tile, i64(p.splits), "unit");
+      keyStart = b.mul(split, i64(p.splitKeys), "keyStart");
+      q0 = i64(0);
+      batchOffsets(unit);
+      ValueId end = b.add(keyStart, i64(p.splitKeys));
+      keys = b.math({OpKind::Min, DType::I64, DType::I64}, {end, i64(p.keys())}, "");
+      keys = b.arith(IndexOp::Sub, keys, keyStart, "keys");
+    } else {
+      ValueId qt = op(IndexOp::Rem, tile, i64(p.queryTiles()));
+      if (p.causal) { // the longest rows first: the last wave runs the short ones
+        ValueId last = i64(p.queryTiles() - 1);
+        qt = op(IndexOp::Sub, last, qt);
+      }
+      ValueId z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
+      q0 = b.mul(qt, i64(p.br()), "q0");
+      batchOffsets(z);
     }
-    ValueId z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
-    q0 = b.mul(qt, i64(p.br()), "q0");
-    batchOffsets(z);
     ValueId qRegion = i32(0);
-    copyTile(q, qBase, p.d, p.qkWidth(), p.q.row, p.br(), q0, p.sq, qRegion);
+    auto queryRowStart = [&](ValueId at) { return b.add(qBase, rowOffset(p.q, at)); };
+    copyTile(q, queryRowStart, p.d, p.qkWidth(), p.br(), q0, p.rows(), qRegion);
     b.commitAsync();
-    ValueId keys = i64(p.sk);
-    if (p.causal) { // keys past the tile's last query are never visible
+    if (!p.decode)
+      keys = i64(p.sk);
+    if (p.causal && !p.decode) { // keys past the tile's last query are never visible
       ValueId last = b.add(q0, i64(p.br()));
       keys = b.math({OpKind::Min, DType::I64, DType::I64}, {last, keys}, "keys");
     }
@@ -338,7 +518,10 @@ private:
       accumulate(b.add(stage, i32(kBytes)));
       b.barrier(); // the next tile's copy reuses this stage
     });
-    store();
+    if (p.decode)
+      merge();
+    else
+      store();
     b.waitAsync(0);
     b.barrier(); // the next query tile reuses the shared memory
   }
@@ -376,7 +559,7 @@ private:
 
   /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32.
   void scores(ValueId stage) {
-    s = registers(p.blocks * p.bc / 2, zero, "s");
+    s = registers(p.blocks * p.keysPerWarp() / 2, zero, "s");
     if (p.wgmma) {
       b.wgmmaFence({s});
       for (int kk = 0; kk < p.dk() / 16; ++kk) {
@@ -404,13 +587,13 @@ private:
         });
         qSlot = [&](ValueId mb) { return b.mul(mb, i64(4)); };
       }
-      unrolled(p.bc / 16, "nj", [&](ValueId nj) {
+      unrolled(p.keysPerWarp() / 16, "nj", [&](ValueId nj) {
         ValueId swizzled = alongRow(kLane, kk, p.qkWidth());
         ValueId nj32 = b.convert(DType::I32, nj);
-        ValueId rows = b.mul(nj32, i32(16 * int(p.qkWidth()) * 2));
+        ValueId rows = warpRows(b.mul(nj32, i32(16 * int(p.qkWidth()) * 2)), p.qkWidth());
         ValueId at = b.add(b.add(stage, swizzled), rows);
         ValueId frag = b.loadMatrix(smem, at, false, "kf");
-        mmaTilePair(frag, "kfs", s, p.bc / 8, nj,
+        mmaTilePair(frag, "kfs", s, p.keysPerWarp() / 8, nj,
                     [&](ValueId mb) { return b.load(qk, qSlot(mb), 4); });
       });
     });
@@ -430,13 +613,15 @@ private:
   ValueId maskTerm(ValueId row, ValueId key) {
     kir::MathOp min{OpKind::Min, DType::I64, DType::I64};
     ValueId at = maskBase;
-    for (auto [x, last, stride] :
-         {std::tuple(row, p.sq - 1, p.mask.row), std::tuple(key, p.sk - 1, p.mask.col)}) {
-      if (x == kir::kNoValue || stride == 0)
-        continue;
-      ValueId end = i64(last);
-      ValueId clamped = b.math(min, {x, end}, "");
-      at = b.add(at, b.mul(clamped, i64(stride)));
+    if (row != kir::kNoValue && maskAlongRows()) {
+      ValueId end = i64(p.rows() - 1);
+      ValueId clamped = b.math(min, {row, end}, "");
+      at = b.add(at, rowOffset(p.mask, clamped));
+    }
+    if (key != kir::kNoValue && p.mask.col != 0) {
+      ValueId end = i64(p.sk - 1);
+      ValueId clamped = b.math(min, {key, end}, "");
+      at = b.add(at, b.mul(clamped, i64(p.mask.col)));
     }
     ValueId raw = b.load(mask, at);
     ValueId m = b.widen(p.maskType, raw, "m");
@@ -450,12 +635,14 @@ private:
   /// tile from k0: columns n * 2 + e of its bc / 8 n8 tiles.
   void eachScore(ValueId mb, ValueId h, ValueId k0,
                  const std::function<void(ValueId, ValueId, ValueId)> &body) {
-    unrolled(p.bc / 8, "n", [&](ValueId n) {
+    unrolled(p.keysPerWarp() / 8, "n", [&](ValueId n) {
       unrolled(2, "e", [&](ValueId e) {
-        ValueId tileSlot = fragment(mb, p.bc / 8, n);
+        ValueId tileSlot = fragment(mb, p.keysPerWarp() / 8, n);
         ValueId slot = b.add(b.add(tileSlot, b.mul(h, i64(2))), e);
         ValueId inTile = b.add(b.mul(n, i64(8)), e);
         ValueId col = b.add(to64(laneCol), inTile);
+        if (warpKey != kir::kNoValue)
+          col = b.add(col, to64(warpKey));
         ValueId key = b.add(k0, col, "key");
         ValueId column = b.add(b.mul(n, i64(2)), e);
         body(slot, key, column);
@@ -468,6 +655,8 @@ private:
   /// rescaling of O and of the row sums, and P = 2^(t - max) in place of S.
   void softmax(ValueId kt) {
     ValueId k0 = b.mul(kt, i64(p.bc), "k0");
+    if (keyStart != kir::kNoValue)
+      k0 = b.add(keyStart, k0, "k0");
     ValueId tileEnd = b.add(k0, i64(p.bc));
     // A key past Sk, or (causal) after the tile's first query, is in the tile.
     ValueId firstHidden = i64(p.sk);
@@ -478,8 +667,8 @@ private:
     ValueId needsMask = b.less(firstHidden, tileEnd);
     // A mask that does not vary along the queries (a padding mask): its terms once a tile.
     ValueId keyTerms = kir::kNoValue;
-    if (p.hasMask && p.mask.row == 0) {
-      keyTerms = b.localArray(DType::F32, p.bc / 4, "mu");
+    if (p.hasMask && !maskAlongRows()) {
+      keyTerms = b.localArray(DType::F32, p.keysPerWarp() / 4, "mu");
       ValueId zeroIndex = i64(0);
       eachScore(zeroIndex, zeroIndex, k0, [&](ValueId, ValueId key, ValueId column) {
         ValueId mu = maskTerm(kir::kNoValue, key);
@@ -490,7 +679,7 @@ private:
       unrolled(2, "h", [&](ValueId h) {
         ValueId row = queryRow(mb, h);
         ValueId rowTerm = kir::kNoValue; // a mask that does not vary along the keys
-        if (p.hasMask && p.mask.row != 0 && p.mask.col == 0)
+        if (p.hasMask && maskAlongRows() && p.mask.col == 0)
           rowTerm = maskTerm(row, kir::kNoValue);
         eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId column) {
           ValueId x = b.load(s, slot);
@@ -507,7 +696,8 @@ private:
           eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId) {
             ValueId visible = b.less(key, i64(p.sk));
             if (p.causal) {
-              ValueId notAfter = b.less(key, b.add(row, i64(1)));
+              ValueId query = queryIndex(row);
+              ValueId notAfter = b.less(key, b.add(query, i64(1)));
               visible = op(IndexOp::And, visible, notAfter);
             }
             ValueId t = b.load(s, slot);
@@ -594,17 +784,17 @@ private:
       b.wgmmaWait(0, {o});
       return;
     }
-    unrolled(p.bc / 16, "kk", [&](ValueId kk) {
+    unrolled(p.keysPerWarp() / 16, "kk", [&](ValueId kk) {
       ValueId pf = b.localArray(DType::I32, unsigned(4 * p.blocks), "pf");
       unrolled(p.blocks, "mb", [&](ValueId mb) {
         ValueId pairOfTiles = b.mul(kk, i64(2));
-        ValueId first = fragment(mb, p.bc / 8, pairOfTiles);
+        ValueId first = fragment(mb, p.keysPerWarp() / 8, pairOfTiles);
         packProbabilities(first, pf, b.mul(mb, i64(4)));
       });
       unrolled(p.dvk() / 16, "nj", [&](ValueId nj) {
         ValueId kk32 = b.convert(DType::I32, kk);
         ValueId swizzled = alongRow(vLane, nj, p.vWidth());
-        ValueId rows = b.mul(kk32, i32(16 * int(p.vWidth()) * 2));
+        ValueId rows = warpRows(b.mul(kk32, i32(16 * int(p.vWidth()) * 2)), p.vWidth());
         ValueId at = b.add(b.add(stage, swizzled), rows);
         ValueId frag = b.loadMatrix(smem, at, true, "vf");
         mmaTilePair(frag, "vfs", o, p.dvk() / 8, nj, [&](ValueId mb) {
@@ -657,13 +847,10 @@ private:
           ValueId other = b.shuffle(kir::ShuffleMode::Xor, l, i64(d));
           l = math(OpKind::Add, l, other, "l");
         }
-        ValueId one = f32(1);
-        ValueId reciprocal = math(OpKind::Div, one, l);
-        ValueId none = math(OpKind::Eq, l, zero);
-        ValueId inv = b.select(none, zero, reciprocal, "inv");
+        ValueId inv = reciprocal(l);
         ValueId row = queryRow(mb, h);
         b.ifThenElse(b.less(row, i64(p.sq)), [&] {
-          ValueId rowStart = b.add(oBase, b.mul(row, i64(p.o.row)), "oRow");
+          ValueId rowStart = b.add(oBase, rowOffset(p.o, row), "oRow");
           unrolled(p.dv / 8, "n", [&](ValueId n) {
             ValueId tileSlot = fragment(mb, p.dvk() / 8, n);
             ValueId slot = b.add(tileSlot, b.mul(h, i64(2)));
@@ -684,12 +871,106 @@ private:
     });
   }
 
+  /// Decode's epilogue: the warps' states (each saw its own keys of every tile) merged through
+  /// shared memory. M is the largest of the warps' maxima; a warp's row sum and O count 2^(m_w -
+  /// M) times (not at all for a warp that saw no key); then O / l goes to the output, or with
+  /// splits O / l and the log-sum M + log2 l (-inf for none) to the scratch for the combine.
+  void merge() {
+    b.barrier(); // the states overwrite Q's tile, which a warp may still read
+    ValueId states = b.dynamicShared(DType::F32, "states", 128);
+    int64_t rows = p.br(), perRow = p.dv / 2;
+    ValueId warp = to64(op(IndexOp::Shr, tid, i32(5)));
+    int64_t maxima = p.warps * rows * p.dv, sums = maxima + p.warps * rows;
+    unrolled(p.blocks, "mb", [&](ValueId mb) {
+      unrolled(2, "h", [&](ValueId h) {
+        ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
+        ValueId l = b.load(rowSum, rowSlot);
+        for (int64_t d : {1, 2}) {
+          ValueId other = b.shuffle(kir::ShuffleMode::Xor, l, i64(d));
+          l = math(OpKind::Add, l, other, "l");
+        }
+        ValueId warpFirst = b.mul(warp, i64(rows));
+        ValueId slot = b.add(warpFirst, queryRow(mb, h), "slot");
+        b.ifThenElse(b.less(quadLane, i32(1)), [&] {
+          ValueId m = b.load(rowMax, rowSlot);
+          b.store(states, b.add(slot, i64(maxima)), m);
+          b.store(states, b.add(slot, i64(sums)), l);
+        });
+        ValueId rowStart = b.mul(slot, i64(p.dv));
+        unrolled(p.dv / 8, "n", [&](ValueId n) {
+          ValueId tileSlot = fragment(mb, p.dvk() / 8, n);
+          ValueId first = b.add(tileSlot, b.mul(h, i64(2)));
+          ValueId tileCol = b.mul(n, i64(8));
+          ValueId col = b.add(tileCol, to64(laneCol));
+          ValueId pair = b.load(o, first, 2);
+          b.store(states, b.add(rowStart, col), pair, 2);
+        });
+      });
+    });
+    b.barrier();
+    int64_t pairs = p.rows() * perRow, passes = (pairs + p.threads() - 1) / p.threads();
+    unrolled(passes, "j", [&](ValueId j) {
+      ValueId pass = b.mul(j, i64(p.threads()));
+      ValueId flat = b.add(to64(tid), pass, "flat");
+      b.ifThenElse(b.less(flat, i64(pairs)), [&] {
+        ValueId r = op(IndexOp::Div, flat, i64(perRow), "r");
+        ValueId pairIndex = op(IndexOp::Rem, flat, i64(perRow));
+        ValueId c = b.mul(pairIndex, i64(2), "c");
+        std::vector<ValueId> m;
+        ValueId most = minusInf;
+        for (int w = 0; w < p.warps; ++w) {
+          m.push_back(b.load(states, b.add(r, i64(maxima + w * rows))));
+          most = math(OpKind::Max, most, m.back());
+        }
+        ValueId l = zero, o0 = zero, o1 = zero;
+        for (int w = 0; w < p.warps; ++w) {
+          ValueId none = math(OpKind::Eq, m[w], minusInf);
+          ValueId scale = b.select(none, zero, b.exp2(math(OpKind::Sub, m[w], most)), "scale");
+          ValueId sum = b.load(states, b.add(r, i64(sums + w * rows)));
+          l = math(OpKind::Add, l, math(OpKind::Mul, scale, sum), "l");
+          ValueId warpSlot = b.add(r, i64(w * rows));
+          ValueId at = b.add(b.mul(warpSlot, i64(p.dv)), c);
+          ValueId x0 = b.load(states, at), x1 = b.load(states, b.add(at, i64(1)));
+          o0 = math(OpKind::Add, o0, math(OpKind::Mul, scale, x0));
+          o1 = math(OpKind::Add, o1, math(OpKind::Mul, scale, x1));
+        }
+        ValueId inv = reciprocal(l);
+        ValueId y0 = math(OpKind::Mul, o0, inv), y1 = math(OpKind::Mul, o1, inv);
+        if (p.splits == 1) {
+          ValueId pair = b.localArray(DType::F32, 2, "pair");
+          b.store(pair, i64(0), y0);
+          b.store(pair, i64(1), y1);
+          ValueId narrow = b.narrow(p.dtype, b.load(pair, i64(0), 2));
+          ValueId rowStart = b.add(oBase, rowOffset(p.o, r), "oRow");
+          b.store(out, b.add(rowStart, c), narrow, 2);
+          return;
+        }
+        ValueId unitRow = b.add(b.mul(unit, i64(p.rows())), r);
+        ValueId part = b.add(b.mul(unitRow, i64(p.splits)), split);
+        ValueId at = b.add(b.mul(part, i64(p.dv + 1)), c, "at");
+        b.store(out, at, y0);
+        b.store(out, b.add(at, i64(1)), y1);
+        b.ifThenElse(b.less(c, i64(1)), [&] {
+          ValueId log = b.math({OpKind::Log, DType::F32, DType::F32}, {l}, "");
+          ValueId lse = math(OpKind::Add, most, math(OpKind::Mul, log, log2e));
+          ValueId none = math(OpKind::Eq, l, zero);
+          ValueId logSum = b.select(none, minusInf, lse, "lse");
+          b.store(out, b.add(at, i64(p.dv)), logSum);
+        });
+      });
+    });
+  }
+
   const Plan &p;
   kir::Kernel k;
   kir::Builder b;
   int qBytes = 0, kBytes = 0, stageBytes = 0;
   ValueId q, key, value, mask, out, smem;
-  ValueId tid, lane, warpRow, laneRow, laneCol, qLane, kLane, vLane;
+  ValueId tid, lane, warpRow, laneRow, quadLane, laneCol, qLane, kLane, vLane;
+  ValueId warpKey = kir::kNoValue;  // decode: the warp's first key of a tile (i32)
+  ValueId unit = kir::kNoValue;     // decode: the block's unit
+  ValueId split = kir::kNoValue;    // decode: the block's split of its unit's keys
+  ValueId keyStart = kir::kNoValue; // decode: the split's first key
   ValueId scaleLog2, log2e, minusInf, lowest, zero;
   ValueId rowMajor, columnMajor; // wgmma: the layouts of the K-major and MN-major tiles
   ValueId qGroup = kir::kNoValue; // wgmma, two warpgroups: the byte offset of this one's Q rows
@@ -699,12 +980,17 @@ private:
 
 } // namespace
 
-std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
-                                                   bool warpgroups, Diagnostics &diags) {
+std::vector<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
+                                                 const templates::PhaseNamer &phaseName,
+                                                 std::string_view target, Diagnostics &diags) {
   Plan plan;
-  if (!analyze(kernel, entry, warpgroups, plan, diags))
-    return std::nullopt;
-  return AttentionBuilder(plan).run();
+  if (!analyze(kernel, entry, target, plan, diags))
+    return {};
+  std::vector<templates::KirKernel> phases;
+  phases.push_back(AttentionBuilder(plan).run());
+  if (plan.splits > 1)
+    phases.push_back(AttentionBuilder(plan).combine(phaseName("combine")));
+  return phases;
 }
 
 } // namespace fusec::attention

@@ -8,16 +8,20 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
-#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace fusec::attention {
 
-/// `kernel` (template "attention") in kir, entry point `entry`; `warpgroups` allows Hopper's
-/// wgmma (an sm_90a target). Reports an error at the kernel, and returns nullopt, when its body is
-/// not one attention op over the kernel's inputs that the kernel supports (f16 or bf16, head dims
-/// 32, 64 or 128, static shapes); the runtime then runs the body op by op, on the generic kernel.
-std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
-                                                   bool warpgroups, Diagnostics &diags);
+/// `kernel` (template "attention") in kir for GPU `target` (Hopper's wgmma on sm_90a), entry point
+/// `entry`: one kernel, or for a decode whose keys are split across blocks the split kernel and
+/// then the combine kernel (named by `phaseName`). Reports an error at the kernel, and returns
+/// nothing, when its body is not one attention op over the kernel's inputs that the kernel
+/// supports (docs/codegen-attention.md, section 0); the runtime then runs the body op by op, on
+/// the generic kernel.
+std::vector<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
+                                                 const templates::PhaseNamer &phaseName,
+                                                 std::string_view target, Diagnostics &diags);
 
 } // namespace fusec::attention

@@ -6,7 +6,9 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fusec::attention {
@@ -44,10 +46,30 @@ struct Plan {
   int stages = 2;           ///< K/V tiles in flight (shared-memory stages)
   bool wgmma = false;       ///< the GEMMs as one warpgroup's wgmma (sm_90a), not mma.sync
   bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
-  std::vector<KernelArg> args;
+  /// Decode (flash-decoding; docs/codegen-attention.md section 6), for a few queries: a block's
+  /// rows are the Sq queries of every head that reads its K/V (the batch dims along which K and
+  /// V both broadcast, `grouped`), row r query r % Sq of head r / Sq; its warps split each key
+  /// tile (warp w keys w·bc/warps on); `splits` blocks share one unit's keys, `splitKeys` each,
+  /// and write their part to the scratch for the combine kernel when there are several.
+  bool decode = false;
+  std::vector<bool> grouped; ///< decode: the batch dims folded into a block's rows
+  int64_t group = 1;         ///< decode: heads a block (the product of the grouped dims)
+  int splits = 1;
+  int64_t splitKeys = 0;
+  std::vector<KernelArg> args;        ///< the kernel's (the split kernel's when decode)
+  std::vector<KernelArg> combineArgs; ///< decode with splits: the combine kernel's
 
   int threads() const { return 32 * warps; }
-  int br() const { return 16 * warps * blocks; }
+  int br() const { return decode ? 16 * blocks : 16 * warps * blocks; }
+  /// Keys of a tile that one warp multiplies.
+  int keysPerWarp() const { return decode ? bc / warps : bc; }
+  /// Rows of a unit, the batch index (decode: the group of heads) a query tile belongs to.
+  int64_t rows() const { return decode ? group * sq : sq; }
+  int64_t units() const { return batchCount() / group; }
+  /// Keys some query sees: causal attention is top-left aligned (query i sees keys 0 to i).
+  int64_t keys() const { return causal ? std::min(sq, sk) : sk; }
+  /// The scratch of a decode with splits: per unit, row and split, dv f32 of O and its log-sum.
+  int64_t scratchBytes() const { return splits > 1 ? units() * rows() * splits * (dv + 1) * 4 : 0; }
   /// The head dims as the tensor cores step through them (k16 slices of Q·Kᵀ, n16 pairs of P·V):
   /// d and dv rounded up to 16, the columns past them zeros.
   int64_t dk() const { return roundUp16(d); }
@@ -56,27 +78,30 @@ struct Plan {
   /// swizzle spans the row), whole 64-element (128-byte) panels above.
   int64_t qkWidth() const { return tileWidth(d); }
   int64_t vWidth() const { return tileWidth(dv); }
-  /// Shared memory a block uses: Q's tile and `stages` K/V stages.
+  /// Shared memory a block uses: Q's tile and `stages` K/V stages; for decode at least the warps'
+  /// states that the epilogue merges (mergeBytes).
   int64_t sharedBytes() const {
-    return 2 * (br() * qkWidth() + stages * bc * (qkWidth() + vWidth()));
+    int64_t tiles = 2 * (br() * qkWidth() + stages * bc * (qkWidth() + vWidth()));
+    return std::max(tiles, mergeBytes());
   }
+  /// Decode: every warp's O (br x dv f32), then its row maxima and sums (br f32 each).
+  int64_t mergeBytes() const { return decode ? warps * br() * (dv + 2) * 4 : 0; }
   int64_t batchCount() const {
     int64_t n = 1;
     for (int64_t x : batch)
       n *= x;
     return n;
   }
-  int64_t queryTiles() const { return (sq + br() - 1) / br(); }
+  int64_t queryTiles() const { return (rows() + br() - 1) / br(); }
 
 private:
   static int64_t roundUp16(int64_t x) { return (x + 15) / 16 * 16; }
   static int64_t tileWidth(int64_t x) { return x <= 32 ? 32 : x <= 64 ? 64 : (x + 63) / 64 * 64; }
 };
 
-/// The plan of `kernel` (template "attention"), entry point `entry`, for a target that has
-/// Hopper's warpgroup instructions when `warpgroups`; false after reporting why the template does
-/// not take it.
-bool analyze(const Op &kernel, const std::string &entry, bool warpgroups, Plan &p,
+/// The plan of `kernel` (template "attention"), entry point `entry`, for GPU `target` (Hopper's
+/// warpgroup instructions on sm_90a); false after reporting why the template does not take it.
+bool analyze(const Op &kernel, const std::string &entry, std::string_view target, Plan &p,
              Diagnostics &diags);
 
 } // namespace fusec::attention
