@@ -31,62 +31,47 @@ GeneratedKernel renderKir(templates::KirKernel k, Backend backend) {
   return out;
 }
 
-/// The kir kernels of `op`'s template (a kernel op) or generic kernel, in launch order; none when
-/// it refuses.
-std::vector<templates::KirKernel> build(const Op &op, const std::string &entry,
-                                        const templates::PhaseNamer &phaseName,
-                                        std::string_view target, Diagnostics &diags) {
-  auto one = [](std::optional<templates::KirKernel> k) {
-    std::vector<templates::KirKernel> phases;
-    if (k)
-      phases.push_back(std::move(*k));
-    return phases;
-  };
+/// The kir kernel of `op`'s template (a kernel op) or generic kernel.
+std::optional<templates::KirKernel> build(const Op &op, const std::string &entry,
+                                          std::string_view target, Diagnostics &diags) {
   if (op.kind() != OpKind::Kernel)
-    return one(generic::buildGeneric(op, entry, diags));
+    return generic::buildGeneric(op, entry, diags);
   const std::string &name = op.getString("template");
   switch (*lookupKernelTemplate(name)) {
   case KernelTemplate::Pointwise:
-    return one(templates::buildPointwise(op, entry, diags));
+    return templates::buildPointwise(op, entry, diags);
   case KernelTemplate::RowReduction:
-    return one(rowred::buildRowReduction(op, entry, diags));
+    return rowred::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
-    return one(gemm::buildGemm(op, entry, diags));
+    return gemm::buildGemm(op, entry, diags);
   case KernelTemplate::Attention:
-    return attention::buildAttention(op, entry, phaseName, target, diags);
+    return attention::buildAttention(op, entry, target, diags);
   }
   FUSEC_ASSERT(false, "unknown kernel template");
 }
 
+std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
+                                      Backend backend, std::string_view target) {
+  std::optional<templates::KirKernel> k = build(op, entry, target, diags);
+  return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
+}
+
 } // namespace
 
-std::vector<GeneratedKernel> emitKernels(const Op &op, const std::string &entry, EntryNamer &names,
-                                         Diagnostics &diags, Backend backend,
-                                         std::string_view target) {
-  std::vector<std::string> phaseNames;
-  auto phaseName = [&](std::string_view phase) {
-    return phaseNames.emplace_back(names.phase(entry, phase));
-  };
-  std::vector<templates::KirKernel> built = build(op, entry, phaseName, target, diags);
-  if (built.empty())
-    for (const std::string &name : phaseNames)
-      names.release(name);
-  std::vector<GeneratedKernel> kernels;
-  for (templates::KirKernel &k : built) {
-    kernels.push_back(renderKir(std::move(k), backend));
-    // The schedule is the template's; the rest is what the op computes.
-    KernelFacts &f = kernels.back().facts;
-    f.generic = op.kind() != OpKind::Kernel;
-    f.templateName = f.generic ? std::string(op.name()) : op.getString("template");
-    f.fuses = fusedOpNames(op);
-    // A later phase works on what the first left in the scratch: the op's bytes and FLOPs are
-    // the first's.
-    if (kernels.size() == 1) {
-      f.bytes = mustMoveBytes(op);
-      f.flops = contractionFlops(op);
-    }
-  }
-  return kernels;
+std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
+                                          Diagnostics &diags, Backend backend,
+                                          std::string_view target) {
+  std::optional<GeneratedKernel> k = render(op, entry, diags, backend, target);
+  if (!k)
+    return k;
+  // The schedule is the template's; the rest is what the op computes.
+  KernelFacts &f = k->facts;
+  f.generic = op.kind() != OpKind::Kernel;
+  f.templateName = f.generic ? std::string(op.name()) : op.getString("template");
+  f.fuses = fusedOpNames(op);
+  f.bytes = mustMoveBytes(op);
+  f.flops = contractionFlops(op);
+  return k;
 }
 
 } // namespace fusec

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "include/fusec/backend.h"
+#include "ir/Types.h"
 
 #include <cstdint>
 #include <map>
@@ -32,16 +33,19 @@ struct KernelArg {
     Dim,         ///< size of output axis `axis` (a symbolic dim)
     Stride,      ///< stride in elements of operand `index` along output axis `axis`
     NumRows,     ///< rows of a row-reduction kernel
-    Scratch,     ///< f32 workspace of GeneratedKernel::scratchBytes, which the phases of one op
-                 ///< share (written by one, read by the next) and nothing else reads
+    Scratch,     ///< pointer to `dtype` at byte `index` of the kernel's scratch
+                 ///< (GeneratedKernel::scratchBytes): workspace no other kernel reads, zeros
+                 ///< when the program is loaded, and left as the kernel found it wherever it
+                 ///< must start at zero (the counters of a kernel whose last block combines)
   };
   Kind kind;
   std::string name;   ///< the C identifier in the source
-  unsigned index = 0; ///< Input and Stride: kernel operand; Output: kernel result
+  unsigned index = 0; ///< Input and Stride: kernel operand; Output: kernel result; Scratch: byte
   unsigned axis = 0;  ///< Dim and Stride: axis of the output index space
   /// The value of a scalar kind when the kernel's shapes are static; the
   /// runtime passes it as is. Unset for pointers and for symbolic shapes.
   std::optional<int64_t> value;
+  DType dtype = DType::F32; ///< Scratch: its elements
 
   bool isPointer() const {
     return kind == Kind::Input || kind == Kind::Output || kind == Kind::Scratch;
@@ -72,9 +76,7 @@ struct KernelFacts {
 };
 
 /// CUDA C++ for one kernel op (or one plain op run by a generic kernel), or
-/// for the LLVM back end a textual LLVM IR module holding its kernel. A
-/// template may run one op as several kernels launched in order (its
-/// phases: split-KV attention's split and combine kernels).
+/// for the LLVM back end a textual LLVM IR module holding its kernel.
 struct GeneratedKernel {
   std::string name;   ///< the extern "C" entry point
   std::string source; ///< CUDA C++: the kernel alone (cuda::translationUnit adds the
@@ -82,7 +84,7 @@ struct GeneratedKernel {
   std::vector<KernelArg> args;
   /// Set when every shape the kernel sees is static.
   std::optional<LaunchConfig> launch;
-  /// Bytes of its Scratch argument (0: it has none); every phase of one op names the same.
+  /// Bytes of the workspace its Scratch arguments point into (0: it has none).
   int64_t scratchBytes = 0;
   Backend backend = Backend::Nvrtc;
   KernelFacts facts = {};
@@ -126,10 +128,6 @@ private:
 class EntryNamer {
 public:
   std::string operator()(const Op &kernel, std::string_view graphName);
-  /// The entry point of a later phase of the op named `entry`: "<entry>_<phase>", made unique.
-  std::string phase(const std::string &entry, std::string_view phase) {
-    return names.fresh(entry + "_", phase);
-  }
   /// Gives back the name of a kernel that was not generated after all.
   void release(const std::string &name) { names.release(name); }
 

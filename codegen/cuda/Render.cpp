@@ -166,11 +166,15 @@ std::string Renderer::expr(const Inst &i) {
            ref(i.operands[1]) + ")";
   case Opcode::Exp2:
     return "fusec_exp2_approx(" + ref(i.operands[0]) + ")";
+  case Opcode::AtomicAdd:
+    return "atomicAdd(&" + ref(i.operands[0]) + "[" + ref(i.operands[1]) + "], " +
+           ref(i.operands[2]) + ")";
   case Opcode::Store:
   case Opcode::Alloca:
   case Opcode::For:
   case Opcode::If:
   case Opcode::Barrier:
+  case Opcode::Fence:
   case Opcode::DynamicShared:
   case Opcode::Async:
     break;
@@ -275,6 +279,8 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   }
   case Opcode::Barrier:
     return "__syncthreads();";
+  case Opcode::Fence:
+    return "__threadfence();";
   case Opcode::Async:
     return async(i);
   case Opcode::Matrix:
@@ -320,6 +326,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Pack:
   case Opcode::Select:
   case Opcode::Exp2:
+  case Opcode::AtomicAdd:
     break;
   }
   std::string line = declare(i);

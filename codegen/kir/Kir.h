@@ -83,6 +83,10 @@ enum class Opcode : uint8_t {
                  ///< packed into one i32 word (cvt.rn.f16x2.f32)
   Exp2,          ///< 2^operand 0 of f32, approximate (ex2.approx.ftz: relative error ~2^-22,
                  ///< subnormal results flushed to 0, exp2(-inf) = 0)
+  AtomicAdd,     ///< the i32 at global operand 0 + element index operand 1 += i32 operand 2, at
+                 ///< once for every thread of the GPU (relaxed); the result is the value before
+  Fence,         ///< this thread's memory accesses before it happen before those after it for
+                 ///< every thread of the GPU (membar.gl, CUDA's __threadfence)
 };
 
 enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
@@ -237,6 +241,8 @@ public:
   /// size keeps a back end from merging scalar reads).
   ValueId sharedArray(DType t, unsigned count, const std::string &name, unsigned align = 16);
   void barrier();
+  ValueId atomicAdd(ValueId ptr, ValueId index, ValueId value, const std::string &name = "");
+  void fence();
   /// `v` as lane `mode`(`lane`) of this lane's group of `width` holds it, among the lanes of `mask`
   /// (kNoValue: the whole warp).
   ValueId shuffle(ShuffleMode mode, ValueId v, ValueId lane, unsigned width = 32,

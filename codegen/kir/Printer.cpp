@@ -130,6 +130,10 @@ std::string Printer::text(const Inst &i) const {
     return "pack." + name(i.dtype) + "x2 " + refs(i.operands);
   case Opcode::Exp2:
     return "exp2 " + refs(i.operands);
+  case Opcode::AtomicAdd:
+    return "atomic.add " + at(i, 0) + ", " + ref(i.operands[2]);
+  case Opcode::Fence:
+    return "fence.gpu";
   case Opcode::Param: // in the signature
   case Opcode::For:   // region()
   case Opcode::If:

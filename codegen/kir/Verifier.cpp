@@ -23,6 +23,7 @@ unsigned arity(const Inst &i) {
   case Opcode::Table:
   case Opcode::Barrier:
   case Opcode::DynamicShared:
+  case Opcode::Fence:
     return 0;
   case Opcode::Widen:
   case Opcode::Narrow:
@@ -37,6 +38,7 @@ unsigned arity(const Inst &i) {
   case Opcode::For:
   case Opcode::Shuffle:
   case Opcode::Select:
+  case Opcode::AtomicAdd:
     return 3;
   case Opcode::Async:
     return i.async == AsyncOp::Copy ? 5 : 0;
@@ -253,7 +255,17 @@ void Verifier::types(const Inst &i) {
   case Opcode::Special:
   case Opcode::Table:
   case Opcode::Barrier:
+  case Opcode::Fence:
     return;
+  case Opcode::AtomicAdd: {
+    const Type &ptr = type(i, 0);
+    if (ptr != Type::pointer(DType::I32, Space::Global) || !isInteger(i.operands[1]) ||
+        type(i, 2) != Type::scalar(DType::I32))
+      fail(i, "adds an i32 to an i32 in global memory by an integer element index");
+    else if (auto it = readOnly.find(i.operands[0]); it != readOnly.end())
+      fail(i, "adds through read-only parameter %" + it->second);
+    return;
+  }
   }
 }
 

@@ -11,7 +11,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace fusec::templates {
@@ -24,12 +23,9 @@ struct KirKernel {
   int64_t scratchBytes = 0; ///< GeneratedKernel::scratchBytes
 };
 
-/// The entry point of a later phase of the kernel being built, "<entry>_<phase>" made unique
-/// (EntryNamer::phase).
-using PhaseNamer = std::function<std::string(std::string_view phase)>;
 
-/// One kir parameter per entry of `args`, in order: an index for a scalar, an f32 global pointer
-/// for the scratch, else a global pointer to the storage type of `kernel`'s operand or result it
+/// One kir parameter per entry of `args`, in order: an index for a scalar, a global pointer to
+/// its dtype for a scratch, else a global pointer to the storage type of `kernel`'s operand or result it
 /// names, read-only for an operand.
 inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel,
                                                const std::vector<KernelArg> &args) {
@@ -40,7 +36,7 @@ inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel
       continue;
     }
     if (a.kind == KernelArg::Kind::Scratch) {
-      params.push_back(b.param(a.name, kir::Type::pointer(DType::F32, kir::Space::Global)));
+      params.push_back(b.param(a.name, kir::Type::pointer(a.dtype, kir::Space::Global)));
       continue;
     }
     bool in = a.kind == KernelArg::Kind::Input;

@@ -147,7 +147,11 @@ bool GpuProgram::planArena(const LoweredGraph &steps, Diagnostics &diags) {
     return true;
   std::optional<gpu::DevicePtr> a = gpu::allocate(size_t(totalBytes), diags, "the arena");
   arena = a.value_or(0);
-  return a.has_value();
+  // The scratch starts at zero: counters that a kernel's blocks count themselves in (and that
+  // the last of them sets back to zero).
+  return a && (totalBytes == plan.peakBytes ||
+               gpu::fill(arena + scratchOffset(plan), 0, size_t(totalBytes - scratchOffset(plan)),
+                         diags));
 }
 
 void GpuProgram::indexConstants() {
@@ -231,7 +235,7 @@ bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<
     Step step{*f, *k.launch, {}, k.name};
     for (const KernelArg &a : k.args) {
       if (a.kind == KernelArg::Kind::Scratch) {
-        step.args.push_back({ArgSource::Kind::Arena, uint64_t(scratchOffset(plan))});
+        step.args.push_back({ArgSource::Kind::Arena, uint64_t(scratchOffset(plan)) + a.index});
         continue;
       }
       if (a.isPointer()) {

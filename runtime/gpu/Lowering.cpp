@@ -1,5 +1,5 @@
 // Lowering to launches (see Lowering.h). One pass over a snapshot of the
-// top-level ops: each non-constant op goes to codegen's emitKernels; a kernel
+// top-level ops: each non-constant op goes to codegen's emitKernel; a kernel
 // op that it refuses is replaced by copies of its body's ops (inserted where
 // the kernel was, named uniquely in the enclosing graph), which are then
 // emitted one by one. The refusal's message is kept as the fallback's reason.
@@ -59,11 +59,10 @@ bool emitStep(Graph &g, Op *op, LoweredGraph &out, EntryNamer &names, Diagnostic
     return true;
   Diagnostics trial;
   std::string entry = names(*op, g.name());
-  std::vector<GeneratedKernel> kernels = emitKernels(*op, entry, names, trial, backend, target);
-  for (GeneratedKernel &k : kernels)
-    out.steps.push_back({op, std::move(k)});
-  if (!kernels.empty())
+  if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend, target)) {
+    out.steps.push_back({op, std::move(*k)});
     return true;
+  }
   names.release(entry); // the ops of an inlined kernel may take its name
   if (op->kind() != OpKind::Kernel || !allowFallback) {
     diags.append(trial);

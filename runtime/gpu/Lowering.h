@@ -1,5 +1,5 @@
 // Lowering a shape-specialized graph to launches: every top-level op becomes
-// one generated kernel (or a template's phases, launched in order). A `kernel` op whose template emitter refuses it (a
+// one generated kernel. A `kernel` op whose template emitter refuses it (a
 // broadcast or dtype the template does not take, or a template without an
 // emitter, such as attention today) is inlined: its body's ops take its
 // place in the graph and each gets a generic kernel, so every graph that
@@ -17,8 +17,7 @@
 
 namespace fusec {
 
-/// One launch: the op it runs (in the lowered graph) and its kernel. The phases of one op are
-/// consecutive steps of that op.
+/// One launch: the op it runs (in the lowered graph) and its kernel.
 struct LoweredStep {
   const Op *op = nullptr;
   GeneratedKernel kernel;
@@ -30,8 +29,8 @@ struct LoweredGraph {
   /// "kernel '%x' (template attention) runs op by op: <why>".
   std::vector<Diagnostic> fallbacks;
 
-  /// The scratch the steps need: the largest of one op's (its phases share it, and the ops run one
-  /// after the other, so one region after the arena's values serves them all).
+  /// The scratch the steps need: the largest kernel's (the steps run one after the other, so one
+  /// region after the arena's values serves them all).
   int64_t scratchBytes() const;
 };
 

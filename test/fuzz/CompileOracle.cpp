@@ -30,7 +30,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <iterator>
 #include <iostream>
 #include <set>
 
@@ -151,9 +150,9 @@ std::vector<GeneratedKernel> symbolicKernels(const Module &m, Backend backend) {
       if (op->kind() == OpKind::Const)
         continue;
       std::string entry = names(*op, g->name());
-      std::vector<GeneratedKernel> ks = emitKernels(*op, entry, names, trial, backend, kTarget);
-      std::move(ks.begin(), ks.end(), std::back_inserter(kernels));
-      if (ks.empty())
+      if (std::optional<GeneratedKernel> k = emitKernel(*op, entry, trial, backend, kTarget))
+        kernels.push_back(std::move(*k));
+      else
         names.release(entry);
     }
   return kernels;

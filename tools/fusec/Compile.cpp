@@ -23,7 +23,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
-#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -124,10 +123,11 @@ bool generateGeneric(const Graph &g, EntryNamer &names, std::vector<GeneratedKer
   for (const auto &op : g.ops()) {
     if (op->kind() == OpKind::Const || op->kind() == OpKind::Kernel)
       continue;
-    std::vector<GeneratedKernel> ks =
-        emitKernels(*op, names(*op, g.name()), names, diags, backendKind(), targetName());
-    std::move(ks.begin(), ks.end(), std::back_inserter(kernels));
-    ok &= !ks.empty();
+    std::optional<GeneratedKernel> k =
+        emitKernel(*op, names(*op, g.name()), diags, backendKind(), targetName());
+    if (k)
+      kernels.push_back(std::move(*k));
+    ok &= k.has_value();
   }
   return ok;
 }
@@ -180,11 +180,11 @@ bool generateGraph(const Graph &g, const DimBindings &dims, EntryNamer &names,
       continue;
     Diagnostics trial;
     std::string entry = names(*op, g.name());
-    std::vector<GeneratedKernel> ks =
-        emitKernels(*op, entry, names, trial, backendKind(), targetName());
-    std::move(ks.begin(), ks.end(), std::back_inserter(kernels));
-    if (!ks.empty())
+    if (std::optional<GeneratedKernel> k =
+            emitKernel(*op, entry, trial, backendKind(), targetName())) {
+      kernels.push_back(std::move(*k));
       continue;
+    }
     names.release(entry);
     if (noFallback)
       diags.append(trial);

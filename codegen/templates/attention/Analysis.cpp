@@ -317,15 +317,13 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
     p.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j, 0,
                       std::nullopt});
-  KernelArg result{KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0,
-                   std::nullopt};
-  if (p.splits == 1) {
-    p.args.push_back(result);
-    return true;
+  p.args.push_back(
+      {KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0, std::nullopt});
+  if (p.splits > 1) {
+    p.args.push_back({KernelArg::Kind::Scratch, "parts", 0, 0, std::nullopt, DType::F32});
+    p.args.push_back({KernelArg::Kind::Scratch, "counters", unsigned(p.partsBytes()), 0,
+                      std::nullopt, DType::I32});
   }
-  KernelArg scratch{KernelArg::Kind::Scratch, names.fresh("", "scratch"), 0, 0, std::nullopt};
-  p.args.push_back(scratch);
-  p.combineArgs = {scratch, result};
   return true;
 }
 

@@ -64,7 +64,11 @@ public:
       mask = b.tableAddress(b.table(p.entry + "_mask", *p.maskTable));
     else if (p.hasMask)
       mask = params[p.mask.input];
-    out = params.back(); // the scratch when a decode's splits are combined later
+    out = params[p.kernel->numOperands()];
+    if (p.splits > 1) {
+      parts = params.end()[-2];
+      counters = params.back();
+    }
     setUp();
     int64_t tiles = p.decode ? p.units() * p.splits : p.queryTiles() * p.batchCount();
     ValueId first = b.special(kir::Special::CtaidX);
@@ -75,79 +79,6 @@ public:
                         {unsigned(p.threads()), 1, 1},
                         unsigned(p.sharedBytes())};
     return templates::KirKernel{std::move(k), p.args, launch, how, p.scratchBytes()};
-  }
-
-  /// The combine kernel of a decode with splits, entry point `entry`: one warp a row of a unit,
-  /// O = Σ w_s·O_s / Σ w_s over the splits' parts with w_s = 2^(lse_s - max lse), 0 for a row no
-  /// split saw a key of (docs/ir.md, attention).
-  templates::KirKernel combine(const std::string &entry) {
-    k.name = entry;
-    std::string how = "flash-decoding combine: one warp a row, " + std::to_string(p.splits) +
-                      " splits of " + std::to_string(p.splitKeys) + " keys";
-    k.comment = {entry + ": combines " + p.entry + "'s splits, " +
-                     p.attention->result()->type().str(),
-                 how};
-    k.maxThreads = 128;
-    std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.combineArgs);
-    ValueId scratch = params[0];
-    out = params[1];
-    constants();
-    ValueId tidWide = b.special(kir::Special::TidX);
-    tid = b.convert(DType::I32, tidWide, "tid");
-    lane = op(IndexOp::And, tid, i32(31), "lane");
-    ValueId warp = to64(op(IndexOp::Shr, tid, i32(5)));
-    ValueId block = b.special(kir::Special::CtaidX);
-    ValueId blocks = b.special(kir::Special::NctaidX);
-    ValueId first = b.add(b.mul(block, i64(4)), warp);
-    ValueId step = b.mul(blocks, i64(4));
-    int64_t rows = p.units() * p.rows(), columns = (p.dv + 31) / 32, width = p.dv + 1;
-    b.forLoop(first, i64(rows), step, "row", 0, [&](ValueId row) {
-      ValueId unit = op(IndexOp::Div, row, i64(p.rows()), "unit");
-      ValueId r = op(IndexOp::Rem, row, i64(p.rows()), "r");
-      batchOffsets(unit, true);
-      ValueId parts = b.mul(row, i64(p.splits * width), "parts");
-      auto logSum = [&](ValueId split) {
-        ValueId part = b.add(parts, b.mul(split, i64(width)));
-        return b.load(scratch, b.add(part, i64(p.dv)), 1, "lse");
-      };
-      ValueId most = b.localArray(DType::F32, 1, "most");
-      ValueId zeroIndex = i64(0);
-      ValueId splits = i64(p.splits);
-      ValueId one = i64(1);
-      b.store(most, zeroIndex, minusInf);
-      b.forLoop(zeroIndex, splits, one, "s", 0, [&](ValueId split) {
-        ValueId lse = logSum(split);
-        ValueId larger = math(OpKind::Max, b.load(most, zeroIndex), lse);
-        b.store(most, zeroIndex, larger);
-      });
-      ValueId m = b.load(most, zeroIndex, 1, "m");
-      ValueId acc = registers(columns + 1, zero, "acc"); // the columns, then the weights' sum
-      b.forLoop(zeroIndex, splits, one, "s", 0, [&](ValueId split) {
-        ValueId lse = logSum(split);
-        ValueId none = math(OpKind::Eq, lse, minusInf);
-        ValueId weight = b.exp2(math(OpKind::Sub, lse, m));
-        ValueId w = b.select(none, zero, weight, "w");
-        ValueId sum = math(OpKind::Add, b.load(acc, i64(columns)), w);
-        b.store(acc, i64(columns), sum);
-        ValueId part = b.add(parts, b.mul(split, i64(width)));
-        eachColumn(columns, [&](ValueId j, ValueId column) {
-          ValueId x = b.load(scratch, b.add(part, column));
-          ValueId term = math(OpKind::Mul, w, x);
-          ValueId more = math(OpKind::Add, b.load(acc, j), term);
-          b.store(acc, j, more);
-        });
-      });
-      ValueId inv = reciprocal(b.load(acc, i64(columns)));
-      ValueId rowStart = b.add(oBase, rowOffset(p.o, r), "oRow");
-      eachColumn(columns, [&](ValueId j, ValueId column) {
-        ValueId y = math(OpKind::Mul, b.load(acc, j), inv);
-        ValueId narrow = b.narrow(p.dtype, y);
-        b.store(out, b.add(rowStart, column), narrow);
-      });
-    });
-    unsigned grid = unsigned(std::clamp<int64_t>((rows + 3) / 4, 1, 0x7fffffff));
-    LaunchConfig launch{{grid, 1, 1}, {128, 1, 1}, 0};
-    return templates::KirKernel{std::move(k), p.combineArgs, launch, how, p.scratchBytes()};
   }
 
 private:
@@ -271,21 +202,9 @@ private:
     return b.select(none, zero, inverse, "inv");
   }
 
-  /// body(j, column) for the lane's columns of a row of dv: lane + 32 j (i64), j < `columns`.
-  void eachColumn(int64_t columns, const std::function<void(ValueId, ValueId)> &body) {
-    unrolled(columns, "j", [&](ValueId j) {
-      ValueId along = b.mul(j, i64(32));
-      ValueId column = b.add(to64(lane), along, "column");
-      if (p.dv % 32 == 0)
-        body(j, column);
-      else
-        b.ifThenElse(b.less(column, i64(p.dv)), [&] { body(j, column); });
-    });
-  }
-
   /// The i64 element offsets of the current batch index `z` (decode: unit, the grouped dims left
-  /// out) in q, k, v, o and the mask; in o alone when `onlyOut`.
-  void batchOffsets(ValueId z, bool onlyOut = false) {
+  /// out) in q, k, v, o and the mask.
+  void batchOffsets(ValueId z) {
     std::vector<ValueId> coords(p.batch.size(), kir::kNoValue);
     ValueId rest = z;
     for (size_t i = p.batch.size(); i-- > 0;) {
@@ -308,13 +227,11 @@ private:
         b.rename(at, name);
       return at;
     };
-    if (!onlyOut) {
-      qBase = offset(p.q, "qBase");
-      kBase = offset(p.k, "kBase");
-      vBase = offset(p.v, "vBase");
-    }
+    qBase = offset(p.q, "qBase");
+    kBase = offset(p.k, "kBase");
+    vBase = offset(p.v, "vBase");
     oBase = offset(p.o, "oBase");
-    if (p.hasMask && !onlyOut)
+    if (p.hasMask)
       maskBase = offset(p.mask, "maskBase");
   }
 
@@ -878,7 +795,7 @@ private:
   void merge() {
     b.barrier(); // the states overwrite Q's tile, which a warp may still read
     ValueId states = b.dynamicShared(DType::F32, "states", 128);
-    int64_t rows = p.br(), perRow = p.dv / 2;
+    int64_t rows = p.br();
     ValueId warp = to64(op(IndexOp::Shr, tid, i32(5)));
     int64_t maxima = p.warps * rows * p.dv, sums = maxima + p.warps * rows;
     unrolled(p.blocks, "mb", [&](ValueId mb) {
@@ -908,57 +825,128 @@ private:
       });
     });
     b.barrier();
-    int64_t pairs = p.rows() * perRow, passes = (pairs + p.threads() - 1) / p.threads();
+    eachPair([&](ValueId r, ValueId c) {
+      std::vector<ValueId> m;
+      ValueId most = minusInf;
+      for (int w = 0; w < p.warps; ++w) {
+        m.push_back(b.load(states, b.add(r, i64(maxima + w * rows))));
+        most = math(OpKind::Max, most, m.back());
+      }
+      ValueId l = zero, o0 = zero, o1 = zero;
+      for (int w = 0; w < p.warps; ++w) {
+        ValueId scale = weight(m[w], most);
+        ValueId sum = b.load(states, b.add(r, i64(sums + w * rows)));
+        l = math(OpKind::Add, l, math(OpKind::Mul, scale, sum), "l");
+        ValueId warpSlot = b.add(r, i64(w * rows));
+        ValueId at = b.add(b.mul(warpSlot, i64(p.dv)), c);
+        ValueId x0 = b.load(states, at), x1 = b.load(states, b.add(at, i64(1)));
+        o0 = math(OpKind::Add, o0, math(OpKind::Mul, scale, x0));
+        o1 = math(OpKind::Add, o1, math(OpKind::Mul, scale, x1));
+      }
+      ValueId inv = reciprocal(l);
+      ValueId y0 = math(OpKind::Mul, o0, inv), y1 = math(OpKind::Mul, o1, inv);
+      if (p.splits == 1)
+        return storePair(r, c, y0, y1);
+      ValueId at = b.add(partAt(r, split), c, "at");
+      b.store(parts, at, y0);
+      b.store(parts, b.add(at, i64(1)), y1);
+      b.ifThenElse(b.less(c, i64(1)), [&] {
+        ValueId log = b.math({OpKind::Log, DType::F32, DType::F32}, {l}, "");
+        ValueId lse = math(OpKind::Add, most, math(OpKind::Mul, log, log2e));
+        ValueId none = math(OpKind::Eq, l, zero);
+        ValueId logSum = b.select(none, minusInf, lse, "lse");
+        b.store(parts, b.add(at, i64(p.dv)), logSum);
+      });
+    });
+    if (p.splits > 1)
+      combineIfLast();
+  }
+
+  /// A decode split's end: the block counts itself in its unit's counter once every thread's part
+  /// is visible to the whole GPU, and the last of the unit's splits to arrive combines their
+  /// parts, O = Σ w_s·O_s / Σ w_s with w_s = 2^(lse_s - max lse) (0 for a part that saw no key),
+  /// and sets the counter back to 0 for the next run (CUDA's threadFenceReduction pattern).
+  void combineIfLast() {
+    b.fence();
+    b.barrier();
+    ValueId last = b.sharedArray(DType::I32, 1, "last");
+    ValueId zero32 = i32(0), zeroIndex = i64(0);
+    b.ifThenElse(b.less(tid, i32(1)), [&] {
+      ValueId before = b.atomicAdd(counters, unit, i32(1), "arrived");
+      b.fence(); // what the splits that counted before wrote, for this block
+      ValueId isLast = b.less(i32(p.splits - 2), before);
+      ValueId one = i32(1);
+      b.store(last, zeroIndex, b.select(isLast, one, zero32));
+    });
+    b.barrier();
+    ValueId flag = b.load(last, zeroIndex, 1, "last");
+    b.ifThenElse(b.less(zero32, flag), [&] {
+      b.fence();
+      eachPair([&](ValueId r, ValueId c) {
+        ValueId first = partAt(r, zeroIndex, "first");
+        std::vector<ValueId> lse;
+        ValueId most = minusInf;
+        for (int s = 0; s < p.splits; ++s) {
+          ValueId at = b.add(first, i64(s * (p.dv + 1) + p.dv));
+          lse.push_back(b.load(parts, at, 1, "lse"));
+          most = math(OpKind::Max, most, lse.back());
+        }
+        ValueId l = zero, o0 = zero, o1 = zero;
+        for (int s = 0; s < p.splits; ++s) {
+          ValueId w = weight(lse[s], most);
+          l = math(OpKind::Add, l, w, "l");
+          ValueId at = b.add(first, i64(s * (p.dv + 1)));
+          ValueId column = b.add(at, c);
+          ValueId x0 = b.load(parts, column), x1 = b.load(parts, b.add(column, i64(1)));
+          o0 = math(OpKind::Add, o0, math(OpKind::Mul, w, x0));
+          o1 = math(OpKind::Add, o1, math(OpKind::Mul, w, x1));
+        }
+        ValueId inv = reciprocal(l);
+        ValueId y0 = math(OpKind::Mul, o0, inv), y1 = math(OpKind::Mul, o1, inv);
+        storePair(r, c, y0, y1);
+      });
+      b.ifThenElse(b.less(tid, i32(1)), [&] { b.store(counters, unit, zero32); });
+    });
+  }
+
+  /// 2^(x - most) in f32, 0 where x is -inf (a warp or split that saw no key; most may be -inf).
+  ValueId weight(ValueId x, ValueId most) {
+    ValueId none = math(OpKind::Eq, x, minusInf);
+    ValueId scale = b.exp2(math(OpKind::Sub, x, most));
+    return b.select(none, zero, scale, "w");
+  }
+
+  /// body(r, c) for each pair of columns c, c + 1 (i64) of each row r of a decode's unit, spread
+  /// over the block's threads.
+  void eachPair(const std::function<void(ValueId, ValueId)> &body) {
+    int64_t perRow = p.dv / 2, pairs = p.rows() * perRow;
+    int64_t passes = (pairs + p.threads() - 1) / p.threads();
     unrolled(passes, "j", [&](ValueId j) {
       ValueId pass = b.mul(j, i64(p.threads()));
       ValueId flat = b.add(to64(tid), pass, "flat");
       b.ifThenElse(b.less(flat, i64(pairs)), [&] {
         ValueId r = op(IndexOp::Div, flat, i64(perRow), "r");
         ValueId pairIndex = op(IndexOp::Rem, flat, i64(perRow));
-        ValueId c = b.mul(pairIndex, i64(2), "c");
-        std::vector<ValueId> m;
-        ValueId most = minusInf;
-        for (int w = 0; w < p.warps; ++w) {
-          m.push_back(b.load(states, b.add(r, i64(maxima + w * rows))));
-          most = math(OpKind::Max, most, m.back());
-        }
-        ValueId l = zero, o0 = zero, o1 = zero;
-        for (int w = 0; w < p.warps; ++w) {
-          ValueId none = math(OpKind::Eq, m[w], minusInf);
-          ValueId scale = b.select(none, zero, b.exp2(math(OpKind::Sub, m[w], most)), "scale");
-          ValueId sum = b.load(states, b.add(r, i64(sums + w * rows)));
-          l = math(OpKind::Add, l, math(OpKind::Mul, scale, sum), "l");
-          ValueId warpSlot = b.add(r, i64(w * rows));
-          ValueId at = b.add(b.mul(warpSlot, i64(p.dv)), c);
-          ValueId x0 = b.load(states, at), x1 = b.load(states, b.add(at, i64(1)));
-          o0 = math(OpKind::Add, o0, math(OpKind::Mul, scale, x0));
-          o1 = math(OpKind::Add, o1, math(OpKind::Mul, scale, x1));
-        }
-        ValueId inv = reciprocal(l);
-        ValueId y0 = math(OpKind::Mul, o0, inv), y1 = math(OpKind::Mul, o1, inv);
-        if (p.splits == 1) {
-          ValueId pair = b.localArray(DType::F32, 2, "pair");
-          b.store(pair, i64(0), y0);
-          b.store(pair, i64(1), y1);
-          ValueId narrow = b.narrow(p.dtype, b.load(pair, i64(0), 2));
-          ValueId rowStart = b.add(oBase, rowOffset(p.o, r), "oRow");
-          b.store(out, b.add(rowStart, c), narrow, 2);
-          return;
-        }
-        ValueId unitRow = b.add(b.mul(unit, i64(p.rows())), r);
-        ValueId part = b.add(b.mul(unitRow, i64(p.splits)), split);
-        ValueId at = b.add(b.mul(part, i64(p.dv + 1)), c, "at");
-        b.store(out, at, y0);
-        b.store(out, b.add(at, i64(1)), y1);
-        b.ifThenElse(b.less(c, i64(1)), [&] {
-          ValueId log = b.math({OpKind::Log, DType::F32, DType::F32}, {l}, "");
-          ValueId lse = math(OpKind::Add, most, math(OpKind::Mul, log, log2e));
-          ValueId none = math(OpKind::Eq, l, zero);
-          ValueId logSum = b.select(none, minusInf, lse, "lse");
-          b.store(out, b.add(at, i64(p.dv)), logSum);
-        });
+        body(r, b.mul(pairIndex, i64(2), "c"));
       });
     });
+  }
+
+  /// Element (r, 0) of split `s`'s part (i64s) in the scratch.
+  ValueId partAt(ValueId r, ValueId s, const std::string &name = "") {
+    ValueId unitRow = b.add(b.mul(unit, i64(p.rows())), r);
+    ValueId part = b.add(b.mul(unitRow, i64(p.splits)), s);
+    return b.mul(part, i64(p.dv + 1), name);
+  }
+
+  /// Columns c, c + 1 of row r of a decode's unit, rounded, to the output.
+  void storePair(ValueId r, ValueId c, ValueId y0, ValueId y1) {
+    ValueId pair = b.localArray(DType::F32, 2, "pair");
+    b.store(pair, i64(0), y0);
+    b.store(pair, i64(1), y1);
+    ValueId narrow = b.narrow(p.dtype, b.load(pair, i64(0), 2));
+    ValueId rowStart = b.add(oBase, rowOffset(p.o, r), "oRow");
+    b.store(out, b.add(rowStart, c), narrow, 2);
   }
 
   const Plan &p;
@@ -966,6 +954,7 @@ private:
   kir::Builder b;
   int qBytes = 0, kBytes = 0, stageBytes = 0;
   ValueId q, key, value, mask, out, smem;
+  ValueId parts = kir::kNoValue, counters = kir::kNoValue; // decode with splits: the scratch
   ValueId tid, lane, warpRow, laneRow, quadLane, laneCol, qLane, kLane, vLane;
   ValueId warpKey = kir::kNoValue;  // decode: the warp's first key of a tile (i32)
   ValueId unit = kir::kNoValue;     // decode: the block's unit
@@ -980,17 +969,12 @@ private:
 
 } // namespace
 
-std::vector<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
-                                                 const templates::PhaseNamer &phaseName,
-                                                 std::string_view target, Diagnostics &diags) {
+std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
+                                                   std::string_view target, Diagnostics &diags) {
   Plan plan;
   if (!analyze(kernel, entry, target, plan, diags))
-    return {};
-  std::vector<templates::KirKernel> phases;
-  phases.push_back(AttentionBuilder(plan).run());
-  if (plan.splits > 1)
-    phases.push_back(AttentionBuilder(plan).combine(phaseName("combine")));
-  return phases;
+    return std::nullopt;
+  return AttentionBuilder(plan).run();
 }
 
 } // namespace fusec::attention

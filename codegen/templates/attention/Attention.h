@@ -8,20 +8,17 @@
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace fusec::attention {
 
 /// `kernel` (template "attention") in kir for GPU `target` (Hopper's wgmma on sm_90a), entry point
-/// `entry`: one kernel, or for a decode whose keys are split across blocks the split kernel and
-/// then the combine kernel (named by `phaseName`). Reports an error at the kernel, and returns
-/// nothing, when its body is not one attention op over the kernel's inputs that the kernel
-/// supports (docs/codegen-attention.md, section 0); the runtime then runs the body op by op, on
-/// the generic kernel.
-std::vector<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
-                                                 const templates::PhaseNamer &phaseName,
-                                                 std::string_view target, Diagnostics &diags);
+/// `entry`. Reports an error at the kernel, and returns nullopt, when its body is not one
+/// attention op over the kernel's inputs that the kernel supports (docs/codegen-attention.md,
+/// section 0); the runtime then runs the body op by op, on the generic kernel.
+std::optional<templates::KirKernel> buildAttention(const Op &kernel, const std::string &entry,
+                                                   std::string_view target, Diagnostics &diags);
 
 } // namespace fusec::attention

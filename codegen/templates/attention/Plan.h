@@ -49,15 +49,15 @@ struct Plan {
   /// Decode (flash-decoding; docs/codegen-attention.md section 6), for a few queries: a block's
   /// rows are the Sq queries of every head that reads its K/V (the batch dims along which K and
   /// V both broadcast, `grouped`), row r query r % Sq of head r / Sq; its warps split each key
-  /// tile (warp w keys w·bc/warps on); `splits` blocks share one unit's keys, `splitKeys` each,
-  /// and write their part to the scratch for the combine kernel when there are several.
+  /// tile (warp w keys w·bc/warps on); `splits` blocks share one unit's keys, `splitKeys` each:
+  /// when there are several, each writes its part to the scratch and counts itself in the unit's
+  /// counter there, and the last to arrive combines the parts (and sets the counter back to 0).
   bool decode = false;
   std::vector<bool> grouped; ///< decode: the batch dims folded into a block's rows
   int64_t group = 1;         ///< decode: heads a block (the product of the grouped dims)
   int splits = 1;
   int64_t splitKeys = 0;
-  std::vector<KernelArg> args;        ///< the kernel's (the split kernel's when decode)
-  std::vector<KernelArg> combineArgs; ///< decode with splits: the combine kernel's
+  std::vector<KernelArg> args;
 
   int threads() const { return 32 * warps; }
   int br() const { return decode ? 16 * blocks : 16 * warps * blocks; }
@@ -68,8 +68,10 @@ struct Plan {
   int64_t units() const { return batchCount() / group; }
   /// Keys some query sees: causal attention is top-left aligned (query i sees keys 0 to i).
   int64_t keys() const { return causal ? std::min(sq, sk) : sk; }
-  /// The scratch of a decode with splits: per unit, row and split, dv f32 of O and its log-sum.
-  int64_t scratchBytes() const { return splits > 1 ? units() * rows() * splits * (dv + 1) * 4 : 0; }
+  /// The scratch of a decode with splits: per unit, row and split dv f32 of O and its log-sum
+  /// (partsBytes), then an i32 counter per unit.
+  int64_t partsBytes() const { return (units() * rows() * splits * (dv + 1) * 4 + 15) / 16 * 16; }
+  int64_t scratchBytes() const { return splits > 1 ? partsBytes() + units() * 4 : 0; }
   /// The head dims as the tensor cores step through them (k16 slices of Q·Kᵀ, n16 pairs of P·V):
   /// d and dv rounded up to 16, the columns past them zeros.
   int64_t dk() const { return roundUp16(d); }
