@@ -306,7 +306,8 @@ def measure_row(name, row, args, workdir, budget):
     if row.family in ("memory", "attention") and not args.no_llvm:
         r["fusec_llvm"] = run_fusec(args.fusec, name + "_llvm", row.fir, workdir,
                                     (*row.flags, "--backend=llvm"))
-    if row.family == "memory":
+    # A memory-bound row (decode attention: a few FLOPs a byte) is placed against a copy too.
+    if row.family == "memory" or (row.family == "attention" and row.flops < 16 * row.bytes):
         r["copy_same_size_gbs"] = peers.copy_gbs(row.bytes)
     if row.family in ("memory", "gemm"):
         fn = row.make_fn()
@@ -477,7 +478,12 @@ def render_attention(raw, rows):
         ms = kernel_ms(fus)
         flash = r["peers"]["flash"].get("ms")
         vs = f"{bms / ms:.3f}x / " + (f"{flash / ms:.3f}x" if flash else "-")
-        out.append(f"| {name} | {us(ms)}, {rate(0, flops, ms)}, {rate(r['bytes'], 0, ms)} | "
+        copy = ""
+        if "copy_same_size_gbs" in r:  # memory-bound: % of a copy, 1 GiB / the same bytes
+            gbs = r["bytes"] / (ms * 1e6)
+            copy = (f" ({100 * gbs / raw['copy_gbs']:.0f}% / "
+                    f"{100 * gbs / r['copy_same_size_gbs']:.0f}% of copy)")
+        out.append(f"| {name} | {us(ms)}, {rate(0, flops, ms)}, {rate(r['bytes'], 0, ms)}{copy} | "
                    f"{' | '.join(cells)} | "
                    f"{best_cell} | {vs} | {llvm_cell(r, ms)} |")
     return out

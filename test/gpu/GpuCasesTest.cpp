@@ -1,6 +1,7 @@
 // GPU tests: every graph of test/gpu/cases/*.fir and examples/*.fir, run on
 // the GPU after the default pipeline and compared with the CPU reference on
-// fresh seeded random inputs, outputs poisoned (0xff bytes) before the run.
+// fresh seeded random inputs, outputs poisoned (0xff bytes) before the run; a second run must
+// give the same bytes.
 //
 // A case file's `// DIMS:` lines list the bindings of its named dims to
 // run, each binding a comma-separated NAME=SIZE list, bindings separated by
@@ -244,6 +245,12 @@ TEST_P(GpuCases, MatchesReference) {
     compareOutput(*g, k, want[k], got[k], r);
   EXPECT_LE(r.worstError, r.tolerance)
       << r.worstWhere << " (FUSEC_GPU_TEST_SEED=" << runSeed() << ")";
+  // A second run of the program gives the same bytes: its kernels leave their scratch as they
+  // found it (a split decode's counters back at zero).
+  std::vector<Tensor> again;
+  ASSERT_TRUE(runOnHostTensors(*p, inputs, again, diags)) << diags.str();
+  for (unsigned k = 0; k < got.size(); ++k)
+    EXPECT_TRUE(again[k].bytes == got[k].bytes) << "output " << k << " differs on a second run";
   if (c.backend == Backend::Llvm) { // and against the NVRTC back end's kernels
     std::unique_ptr<GpuProgram> nvrtc = buildGpuProgram(*optimized.graphs[0], shapes, {}, diags);
     ASSERT_TRUE(nvrtc) << diags.str();

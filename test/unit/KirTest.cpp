@@ -228,6 +228,38 @@ TEST(Kir, Exp2RendersOnBothBackEnds) {
   EXPECT_NE(errors[0].find("takes an f32"), std::string::npos) << errors[0];
 }
 
+TEST(Kir, AtomicsAndFencesRenderOnBothBackEnds) {
+  Kernel k;
+  k.name = "count";
+  Builder b(k);
+  ValueId counters = b.param("counters", Type::pointer(DType::I32, Space::Global));
+  ValueId readOnly = b.param("fixed", Type::pointer(DType::I32, Space::Global), true);
+  ValueId values = b.param("values", Type::pointer(DType::F32, Space::Global));
+  ValueId block = b.special(Special::CtaidX);
+  b.fence();
+  ValueId one = b.constant(DType::I32, 1);
+  b.atomicAdd(counters, block, one, "before");
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::string text = print(k);
+  EXPECT_NE(text.find("fence.gpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("= atomic.add %counters["), std::string::npos) << text;
+  std::string cuda = cuda::render(k);
+  EXPECT_NE(cuda.find("__threadfence();"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("const int before = atomicAdd(&counters["), std::string::npos) << cuda;
+  std::string ir = llvmir::render(k);
+  EXPECT_NE(ir.find("@llvm.nvvm.membar.gl()"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("atomicrmw add ptr"), std::string::npos) << ir;
+
+  b.atomicAdd(values, block, one, "f32");
+  b.atomicAdd(readOnly, block, one, "fixed");
+  std::vector<std::string> errors = verify(k);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("adds an i32 to an i32 in global memory"), std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("adds through read-only parameter %fixed"), std::string::npos)
+      << errors[1];
+}
+
 /// One warpgroup step as the attention template builds it: a wgmma of two swizzled shared tiles
 /// and one of a register A with an MN-major B, fenced, committed and waited for, with the
 /// accumulators guarded; then a fence for the asynchronous proxy.

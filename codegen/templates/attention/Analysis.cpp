@@ -124,24 +124,16 @@ void planDecode(Plan &p) {
     p.stages = 2;
 }
 
-/// The splits of a decode's keys (FlashAttention-2's num_splits_heuristic): the fewest whose
-/// blocks fill their waves of the target nearly as well as the best count does, each split at
-/// least 256 keys, at most 64 splits.
+/// The splits of a decode's keys: about one block an SM, and none once the units alone fill half
+/// the SMs: 64 blocks streaming K/V already saturate the H100's memory, and every split adds its
+/// share of the combine (B8 Hkv8 Sk4096 d128: 60.7 us in one split, 62.8 in four; B1: 16.8 us in
+/// 16 splits, 47 in one; bench/RESULTS.md, 2026-11-27). Each split at least 256 keys, 64 at most.
 int chooseSplits(const Plan &p, std::string_view target) {
-  int64_t perSM = std::clamp<int64_t>(227 * 1024 / (p.sharedBytes() + 1024), 1, 4);
-  double slots = double(targetSMs(target) * perSM);
-  int most = int(std::clamp<int64_t>((p.keys() + 255) / 256, 1, 64));
-  auto efficiency = [&](int s) {
-    double waves = double(p.units() * s) / slots;
-    return waves / std::ceil(waves);
-  };
-  double best = 0;
-  for (int s = 1; s <= most; ++s)
-    best = std::max(best, efficiency(s));
-  int s = 1;
-  while (efficiency(s) < 0.85 * best)
-    ++s;
-  return s;
+  int64_t sms = targetSMs(target), units = std::max<int64_t>(p.units(), 1);
+  if (2 * units >= sms)
+    return 1;
+  int64_t most = std::clamp<int64_t>((p.keys() + 255) / 256, 1, 64);
+  return int(std::clamp<int64_t>(sms / units, 1, most));
 }
 
 /// Applies a `config` attribute ("bc=128 stages=3 blocks=1"; blocks only for mma.sync, splits only

@@ -120,12 +120,16 @@ private:
   std::string schedule() const {
     std::ostringstream how;
     if (p.decode) {
+      auto count = [](int64_t n, const char *one, const char *many) {
+        return std::to_string(n) + " " + (n == 1 ? one : many);
+      };
       how << "flash decoding (mma.sync m16n8k16 " << dtypeName(p.dtype) << ", f32 softmax); "
-          << p.rows() << " rows (" << p.group << " heads x " << p.sq << " queries) x " << p.bc
-          << " keys a tile, " << p.warps << " warps of " << p.keysPerWarp() << " keys, K/V in "
-          << p.stages << " stages, " << p.splits << " split" << (p.splits > 1 ? "s" : "") << " of "
-          << p.splitKeys << " keys" << (p.causal ? ", causal" : "")
-          << (p.hasMask ? ", additive mask" : "");
+          << count(p.group, "head", "heads") << " x " << count(p.sq, "query", "queries") << " x "
+          << p.bc << " keys a tile, " << p.warps << " warps of " << p.keysPerWarp()
+          << " keys, K/V in " << p.stages << " stages, " << count(p.splits, "split", "splits")
+          << " of " << p.splitKeys
+          << " keys" << (p.splits > 1 ? " combined by the last" : "")
+          << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
       return how.str();
     }
     how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
