@@ -34,9 +34,10 @@ struct KernelArg {
     Stride,      ///< stride in elements of operand `index` along output axis `axis`
     NumRows,     ///< rows of a row-reduction kernel
     Scratch,     ///< pointer to `dtype` at byte `index` of the kernel's scratch
-                 ///< (GeneratedKernel::scratchBytes): workspace no other kernel reads, zeros
-                 ///< when the program is loaded, and left as the kernel found it wherever it
-                 ///< must start at zero (the counters of a kernel whose last block combines)
+                 ///< (GeneratedKernel::scratchBytes): workspace of its own that no other kernel
+                 ///< touches, zeros when the program is loaded, and left as the kernel found it
+                 ///< wherever it must start at zero (the counters of a kernel whose last block
+                 ///< combines)
   };
   Kind kind;
   std::string name;   ///< the C identifier in the source

@@ -180,7 +180,8 @@ ValueId Builder::sharedArray(DType t, unsigned count, const std::string &name, u
 void Builder::barrier() { append({.op = Opcode::Barrier}); }
 
 ValueId Builder::atomicAdd(ValueId ptr, ValueId index, ValueId value, const std::string &name) {
-  return emit(Type::scalar(DType::I32), name, {.op = Opcode::AtomicAdd, .operands = {ptr, index, value}});
+  return emit(Type::scalar(DType::I32), name,
+              {.op = Opcode::AtomicAdd, .operands = {ptr, index, value}});
 }
 
 void Builder::fence() { append({.op = Opcode::Fence}); }

@@ -448,10 +448,10 @@ void Renderer::inst(const Inst &i) {
   case Opcode::Select:
     return set(i, b.CreateSelect(get(i.operands[0]), get(i.operands[1]), get(i.operands[2])));
   case Opcode::AtomicAdd:
-    return set(i, b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, elementAddress(i, 0),
-                                    get(i.operands[2]), llvm::Align(4),
-                                    llvm::AtomicOrdering::Monotonic,
-                                    ctx.getOrInsertSyncScopeID("device")));
+    return set(i,
+               b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, elementAddress(i, 0), get(i.operands[2]),
+                                 llvm::Align(4), llvm::AtomicOrdering::Monotonic,
+                                 ctx.getOrInsertSyncScopeID("device")));
   case Opcode::Fence: // membar.gl, as CUDA's __threadfence (NVPTX selects no gpu-scope fence)
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
     return;

@@ -108,7 +108,10 @@ bool GpuProgram::compile(Diagnostics &diags) {
 
 bool GpuProgram::load(Diagnostics &diags) {
   FUSEC_ASSERT(compiled.size() == pending.size(), "GpuProgram::load before compile");
-  if (!loadSteps(pending, compiled, diags) || !uploadConstants(diags))
+  // The uploads and the scratch's zero fill ran on the legacy stream and may still be in flight:
+  // a run on any stream starts after them.
+  if (!loadSteps(pending, compiled, diags) || !uploadConstants(diags) ||
+      !gpu::synchronize(nullptr, diags))
     return false;
   pending.clear();
   compiled.clear();
@@ -235,7 +238,8 @@ bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<
     Step step{*f, *k.launch, {}, k.name};
     for (const KernelArg &a : k.args) {
       if (a.kind == KernelArg::Kind::Scratch) {
-        step.args.push_back({ArgSource::Kind::Arena, uint64_t(scratchOffset(plan)) + a.index});
+        int64_t at = scratchOffset(plan) + lowered[i].scratchAt + a.index;
+        step.args.push_back({ArgSource::Kind::Arena, uint64_t(at)});
         continue;
       }
       if (a.isPointer()) {

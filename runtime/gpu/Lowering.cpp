@@ -83,10 +83,10 @@ std::string stepTemplateName(const Op &op) {
 }
 
 int64_t LoweredGraph::scratchBytes() const {
-  int64_t most = 0;
+  int64_t end = 0;
   for (const LoweredStep &s : steps)
-    most = std::max(most, s.kernel.scratchBytes);
-  return most;
+    end = std::max(end, s.scratchAt + s.kernel.scratchBytes);
+  return end;
 }
 
 bool lowerForGpu(Graph &g, LoweredGraph &out, EntryNamer &names, Diagnostics &diags,
@@ -94,6 +94,11 @@ bool lowerForGpu(Graph &g, LoweredGraph &out, EntryNamer &names, Diagnostics &di
   for (Op *op : g.opsSnapshot())
     if (!emitStep(g, op, out, names, diags, allowFallback, backend, target))
       return false;
+  int64_t scratch = 0;
+  for (LoweredStep &s : out.steps) {
+    s.scratchAt = scratch;
+    scratch += (s.kernel.scratchBytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  }
   return true;
 }
 

@@ -21,6 +21,9 @@ namespace fusec {
 struct LoweredStep {
   const Op *op = nullptr;
   GeneratedKernel kernel;
+  /// Where its kernel's scratch starts in the program's scratch region: every kernel has its own
+  /// (one kernel's counters must not be another's workspace).
+  int64_t scratchAt = 0;
 };
 
 struct LoweredGraph {
@@ -29,8 +32,7 @@ struct LoweredGraph {
   /// "kernel '%x' (template attention) runs op by op: <why>".
   std::vector<Diagnostic> fallbacks;
 
-  /// The scratch the steps need: the largest kernel's (the steps run one after the other, so one
-  /// region after the arena's values serves them all).
+  /// The scratch region: every step's scratch, from its scratchAt.
   int64_t scratchBytes() const;
 };
 

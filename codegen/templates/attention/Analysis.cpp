@@ -105,8 +105,8 @@ int64_t targetSMs(std::string_view target) { return target.starts_with("sm_90") 
 
 /// Decode (Sq at most 16): a block's rows are the queries of every head that reads its K/V, when
 /// their O fits a warp's registers (blocks x dv up to 128: 64 registers; more spills), else
-/// those of one head. Four warps
-/// split each tile of 64 keys; three K/V stages, two where they would not fit.
+/// those of one head. Four warps split each tile of 64 keys; three K/V stages, two where they
+/// would not fit or one tile holds every key.
 void planDecode(Plan &p) {
   p.decode = true;
   p.wgmma = false; // a handful of rows: mma.sync's m16 wastes less than wgmma's m64
@@ -124,13 +124,16 @@ void planDecode(Plan &p) {
     p.stages = 2;
 }
 
-/// The splits of a decode's keys: about one block an SM, and none once the units alone fill half
-/// the SMs: 64 blocks streaming K/V already saturate the H100's memory, and every split adds its
-/// share of the combine (B8 Hkv8 Sk4096 d128: 60.7 us in one split, 62.8 in four; B1: 16.8 us in
-/// 16 splits, 47 in one; bench/RESULTS.md, 2026-11-27). Each split at least 256 keys, 64 at most.
+/// Decode blocks that, streaming K/V, saturate the H100's memory: 64 read as fast as 256.
+constexpr int64_t kStreamingBlocks = 64;
+
+/// The splits of a decode's keys: about one block an SM, and none once the units alone are
+/// kStreamingBlocks, since every split adds its share of the combine (B8 Hkv8 Sk4096 d128: 60.7 us
+/// in one split, 61.5 in two, 62.8 in four; B1: 16.8 us in 16 splits, 47 in one; bench/RESULTS.md,
+/// 2026-11-27). At most one split per 256 keys, and 64.
 int chooseSplits(const Plan &p, std::string_view target) {
   int64_t sms = targetSMs(target), units = std::max<int64_t>(p.units(), 1);
-  if (2 * units >= sms)
+  if (units >= kStreamingBlocks || p.rows() == 0)
     return 1;
   int64_t most = std::clamp<int64_t>((p.keys() + 255) / 256, 1, 64);
   return int(std::clamp<int64_t>(sms / units, 1, most));
@@ -163,7 +166,7 @@ std::string readConfig(const std::string &text, Plan &p) {
     p.bc = (p.bc + step - 1) / step * step;
   }
   int64_t limit = sharedLimit(p);
-  if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || p.blocks > 2 ||
+  if (p.bc % 32 != 0 || p.bc > 256 || p.stages < 2 || p.stages > 4 || (p.blocks > 2 && !p.decode) ||
       (p.warps != 4 && p.warps != 8) || p.sharedBytes() > limit)
     return "bc must be a multiple of 32 up to 256, stages 2 to 4, blocks 1 or 2, warps 4 or 8, "
            "and the tiles fit in " +
@@ -291,12 +294,13 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
     p.bc = 32;
   if (p.sq <= 16)
     planDecode(p);
+  p.splits = 0; // unset: chosen below unless the config sets it
   const Attribute *config = kernel.attrIfPresent("config");
   std::string text = config ? config->get<std::string>() : "";
-  if (p.decode && text.find("splits=") == std::string::npos)
-    p.splits = chooseSplits(p, target);
   if (std::string problem = config ? readConfig(text, p) : ""; !problem.empty())
     return refuse(diags, kernel, "config \"" + text + "\": " + problem);
+  if (p.splits == 0)
+    p.splits = p.decode ? chooseSplits(p, target) : 1;
   if (p.decode) { // whole tiles a split, and no split without keys
     int64_t perSplit = (p.keys() + p.splits - 1) / p.splits;
     p.splitKeys = std::max<int64_t>((perSplit + p.bc - 1) / p.bc * p.bc, p.bc);

@@ -11,6 +11,12 @@
 // tiles are rows of 16-byte chunks, swizzled (TensorCore.h), one lane address per operand as in
 // Note [Fragment addresses] of gemm/Gemm.cpp; for wgmma, rows of at most 128 bytes in panels.
 //
+// Decode (a few queries; flash-decoding) reuses the mma.sync schedule with two turns: a block's
+// rows are the queries of every head that reads its K/V (rowOffset), and each warp multiplies its
+// own keys of every tile (warpKey), so the warps' states merge through shared memory at the end
+// (merge). A unit's keys may be split across blocks, the last of which combines their parts from
+// the scratch (combineIfLast).
+//
 // Note [Attention fragments]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~
 // In mma.m16n8k16 lane l (g = l / 4, q = l % 4) holds accumulator elements c0, c1 at (row g,
@@ -70,7 +76,8 @@ public:
       counters = params.back();
     }
     setUp();
-    int64_t tiles = p.decode ? p.units() * p.splits : p.queryTiles() * p.batchCount();
+    int64_t units = p.rows() == 0 ? 0 : p.units(); // no queries: nothing to stream
+    int64_t tiles = p.decode ? units * p.splits : p.queryTiles() * p.batchCount();
     ValueId first = b.special(kir::Special::CtaidX);
     ValueId step = b.special(kir::Special::NctaidX);
     ValueId count = b.index(tiles);
@@ -127,8 +134,7 @@ private:
           << count(p.group, "head", "heads") << " x " << count(p.sq, "query", "queries") << " x "
           << p.bc << " keys a tile, " << p.warps << " warps of " << p.keysPerWarp()
           << " keys, K/V in " << p.stages << " stages, " << count(p.splits, "split", "splits")
-          << " of " << p.splitKeys
-          << " keys" << (p.splits > 1 ? " combined by the last" : "")
+          << " of " << p.splitKeys << " keys" << (p.splits > 1 ? " combined by the last" : "")
           << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
       return how.str();
     }
@@ -823,7 +829,8 @@ private:
   /// M) times (not at all for a warp that saw no key); then O / l goes to the output, or with
   /// splits O / l and the log-sum M + log2 l (-inf for none) to the scratch for the combine.
   void merge() {
-    b.barrier(); // the states overwrite Q's tile, which a warp may still read
+    // The states overwrite Q's tile and the stages: the key loop's last barrier, or with no key
+    // tile the one that published Q, is behind every read of them.
     ValueId states = b.dynamicShared(DType::F32, "states", 128);
     int64_t rows = p.br();
     ValueId warp = to64(op(IndexOp::Shr, tid, i32(5)));
@@ -991,7 +998,7 @@ private:
   ValueId split = kir::kNoValue;    // decode: the block's split of its unit's keys
   ValueId keyStart = kir::kNoValue; // decode: the split's first key
   ValueId scaleLog2, log2e, minusInf, lowest, zero;
-  ValueId rowMajor, columnMajor; // wgmma: the layouts of the K-major and MN-major tiles
+  ValueId rowMajor, columnMajor;  // wgmma: the layouts of the K-major and MN-major tiles
   ValueId qGroup = kir::kNoValue; // wgmma, two warpgroups: the byte offset of this one's Q rows
   ValueId q0, qBase, kBase, vBase, oBase, maskBase = kir::kNoValue;
   ValueId qf, s, o, rowMax, rowSum;

@@ -1,7 +1,8 @@
 // The attention template: a `kernel` op of template "attention" built in kir as one fused
 // flash-attention kernel (FlashAttention-2's design: Q in registers, K and V tiles streamed through
-// shared memory by cp.async, S = Q·Kᵀ and O += P·V on the tensor cores, online softmax in f32).
-// docs/codegen-attention.md describes the kernel, its numerics and its limits.
+// shared memory by cp.async, S = Q·Kᵀ and O += P·V on the tensor cores, online softmax in f32;
+// for a few queries, flash-decoding's split keys). docs/codegen-attention.md describes the kernel,
+// its numerics and its limits.
 #pragma once
 
 #include "codegen/templates/Template.h"

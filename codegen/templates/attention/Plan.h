@@ -55,8 +55,8 @@ struct Plan {
   bool decode = false;
   std::vector<bool> grouped; ///< decode: the batch dims folded into a block's rows
   int64_t group = 1;         ///< decode: heads a block (the product of the grouped dims)
-  int splits = 1;
-  int64_t splitKeys = 0;
+  int splits = 1;            ///< decode: blocks a unit's keys are split across
+  int64_t splitKeys = 0;     ///< decode: keys a split (whole tiles)
   std::vector<KernelArg> args;
 
   int threads() const { return 32 * warps; }
