@@ -790,16 +790,22 @@ private:
     });
   }
 
+  /// The row sum of row slot `rowSlot`: this thread's part summed over its quad.
+  ValueId rowTotal(ValueId rowSlot) {
+    ValueId l = b.load(rowSum, rowSlot);
+    for (int64_t d : {1, 2}) {
+      ValueId other = b.shuffle(kir::ShuffleMode::Xor, l, i64(d));
+      l = math(OpKind::Add, l, other, "l");
+    }
+    return l;
+  }
+
   /// O / l (0 for a row with no visible key), rounded, for the rows before Sq.
   void store() {
     unrolled(p.blocks, "mb", [&](ValueId mb) {
       unrolled(2, "h", [&](ValueId h) {
         ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
-        ValueId l = b.load(rowSum, rowSlot);
-        for (int64_t d : {1, 2}) {
-          ValueId other = b.shuffle(kir::ShuffleMode::Xor, l, i64(d));
-          l = math(OpKind::Add, l, other, "l");
-        }
+        ValueId l = rowTotal(rowSlot);
         ValueId inv = reciprocal(l);
         ValueId row = queryRow(mb, h);
         b.ifThenElse(b.less(row, i64(p.sq)), [&] {
@@ -838,11 +844,7 @@ private:
     unrolled(p.blocks, "mb", [&](ValueId mb) {
       unrolled(2, "h", [&](ValueId h) {
         ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
-        ValueId l = b.load(rowSum, rowSlot);
-        for (int64_t d : {1, 2}) {
-          ValueId other = b.shuffle(kir::ShuffleMode::Xor, l, i64(d));
-          l = math(OpKind::Add, l, other, "l");
-        }
+        ValueId l = rowTotal(rowSlot);
         ValueId warpFirst = b.mul(warp, i64(rows));
         ValueId slot = b.add(warpFirst, queryRow(mb, h), "slot");
         b.ifThenElse(b.less(quadLane, i32(1)), [&] {
