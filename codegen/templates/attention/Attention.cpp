@@ -191,11 +191,6 @@ private:
     laneRow = op(IndexOp::Shr, lane, i32(2), "laneRow");
     quadLane = op(IndexOp::And, lane, i32(3));
     laneCol = b.mul(quadLane, i32(2), "laneCol");
-    constants();
-  }
-
-  /// The literals of the softmax.
-  void constants() {
     double c = p.scale * std::numbers::log2e;
     scaleLog2 = f32(c, "scaleLog2");
     log2e = f32(std::numbers::log2e, "log2e");
@@ -865,34 +860,22 @@ private:
     });
     b.barrier();
     eachPair([&](ValueId r, ValueId c) {
-      std::vector<ValueId> m;
-      ValueId most = minusInf;
-      for (int w = 0; w < p.warps; ++w) {
-        m.push_back(b.load(states, b.add(r, i64(maxima + w * rows))));
-        most = math(OpKind::Max, most, m.back());
-      }
-      ValueId l = zero, o0 = zero, o1 = zero;
-      for (int w = 0; w < p.warps; ++w) {
-        ValueId scale = weight(m[w], most);
-        ValueId sum = b.load(states, b.add(r, i64(sums + w * rows)));
-        l = math(OpKind::Add, l, math(OpKind::Mul, scale, sum), "l");
-        ValueId warpSlot = b.add(r, i64(w * rows));
-        ValueId at = b.add(b.mul(warpSlot, i64(p.dv)), c);
-        ValueId x0 = b.load(states, at), x1 = b.load(states, b.add(at, i64(1)));
-        o0 = math(OpKind::Add, o0, math(OpKind::Mul, scale, x0));
-        o1 = math(OpKind::Add, o1, math(OpKind::Mul, scale, x1));
-      }
-      ValueId inv = reciprocal(l);
-      ValueId y0 = math(OpKind::Mul, o0, inv), y1 = math(OpKind::Mul, o1, inv);
+      Merged m = mergeStates(
+          p.warps, states, "", [&](int w) { return b.add(r, i64(maxima + w * rows)); },
+          [&](int w) { return b.add(r, i64(sums + w * rows)); },
+          [&](int w) {
+            ValueId warpSlot = b.add(r, i64(w * rows));
+            return b.add(b.mul(warpSlot, i64(p.dv)), c);
+          });
       if (p.splits == 1)
-        return storePair(r, c, y0, y1);
+        return storePair(r, c, m.y0, m.y1);
       ValueId at = b.add(partAt(r, split), c, "at");
-      b.store(parts, at, y0);
-      b.store(parts, b.add(at, i64(1)), y1);
+      b.store(parts, at, m.y0);
+      b.store(parts, b.add(at, i64(1)), m.y1);
       b.ifThenElse(b.less(c, i64(1)), [&] {
-        ValueId log = b.math({OpKind::Log, DType::F32, DType::F32}, {l}, "");
-        ValueId lse = math(OpKind::Add, most, math(OpKind::Mul, log, log2e));
-        ValueId none = math(OpKind::Eq, l, zero);
+        ValueId log = b.math({OpKind::Log, DType::F32, DType::F32}, {m.l}, "");
+        ValueId lse = math(OpKind::Add, m.most, math(OpKind::Mul, log, log2e));
+        ValueId none = math(OpKind::Eq, m.l, zero);
         ValueId logSum = b.select(none, minusInf, lse, "lse");
         b.store(parts, b.add(at, i64(p.dv)), logSum);
       });
@@ -923,29 +906,54 @@ private:
       b.fence();
       eachPair([&](ValueId r, ValueId c) {
         ValueId first = partAt(r, zeroIndex, "first");
-        std::vector<ValueId> lse;
-        ValueId most = minusInf;
-        for (int s = 0; s < p.splits; ++s) {
-          ValueId at = b.add(first, i64(s * (p.dv + 1) + p.dv));
-          lse.push_back(b.load(parts, at, 1, "lse"));
-          most = math(OpKind::Max, most, lse.back());
-        }
-        ValueId l = zero, o0 = zero, o1 = zero;
-        for (int s = 0; s < p.splits; ++s) {
-          ValueId w = weight(lse[s], most);
-          l = math(OpKind::Add, l, w, "l");
-          ValueId at = b.add(first, i64(s * (p.dv + 1)));
-          ValueId column = b.add(at, c);
-          ValueId x0 = b.load(parts, column), x1 = b.load(parts, b.add(column, i64(1)));
-          o0 = math(OpKind::Add, o0, math(OpKind::Mul, w, x0));
-          o1 = math(OpKind::Add, o1, math(OpKind::Mul, w, x1));
-        }
-        ValueId inv = reciprocal(l);
-        ValueId y0 = math(OpKind::Mul, o0, inv), y1 = math(OpKind::Mul, o1, inv);
-        storePair(r, c, y0, y1);
+        Merged m = mergeStates(
+            p.splits, parts, "lse", [&](int s) { return b.add(first, i64(s * (p.dv + 1) + p.dv)); },
+            nullptr,
+            [&](int s) {
+              ValueId at = b.add(first, i64(s * (p.dv + 1)));
+              return b.add(at, c);
+            });
+        storePair(r, c, m.y0, m.y1);
       });
       b.ifThenElse(b.less(tid, i32(1)), [&] { b.store(counters, unit, zero32); });
     });
+  }
+
+  /// n softmax states of one row merged: their largest log2 max, the row sum and a pair of O's
+  /// columns divided by it (0 for a row no state saw a key of).
+  struct Merged {
+    ValueId most, l, y0, y1;
+  };
+
+  /// Merges `n` states of one row held in `from`: state i's log2 max at element maxAt(i) (loads
+  /// named `name`), its row sum at sumAt(i) (no sumAt: parts already divided by theirs) and its
+  /// pair of O's columns from pairAt(i), each weighted by 2^(max_i - largest max).
+  Merged mergeStates(int n, ValueId from, const std::string &name,
+                     const std::function<ValueId(int)> &maxAt,
+                     const std::function<ValueId(int)> &sumAt,
+                     const std::function<ValueId(int)> &pairAt) {
+    std::vector<ValueId> m;
+    ValueId most = minusInf;
+    for (int i = 0; i < n; ++i) {
+      m.push_back(b.load(from, maxAt(i), 1, name));
+      most = math(OpKind::Max, most, m.back());
+    }
+    ValueId l = zero, o0 = zero, o1 = zero;
+    for (int i = 0; i < n; ++i) {
+      ValueId w = weight(m[i], most);
+      ValueId count = w;
+      if (sumAt) {
+        ValueId sum = b.load(from, sumAt(i));
+        count = math(OpKind::Mul, w, sum);
+      }
+      l = math(OpKind::Add, l, count, "l");
+      ValueId at = pairAt(i);
+      ValueId x0 = b.load(from, at), x1 = b.load(from, b.add(at, i64(1)));
+      o0 = math(OpKind::Add, o0, math(OpKind::Mul, w, x0));
+      o1 = math(OpKind::Add, o1, math(OpKind::Mul, w, x1));
+    }
+    ValueId inv = reciprocal(l);
+    return {most, l, math(OpKind::Mul, o0, inv), math(OpKind::Mul, o1, inv)};
   }
 
   /// 2^(x - most) in f32, 0 where x is -inf (a warp or split that saw no key; most may be -inf).
