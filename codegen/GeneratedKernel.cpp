@@ -19,6 +19,13 @@ std::string EntryNamer::operator()(const Op &kernel, std::string_view graphName)
   return names.fresh("fusec_" + cIdentifier(graphName) + "_", result);
 }
 
+uint64_t kernelParamBytes(const std::vector<KernelArg> &args) {
+  uint64_t bytes = 0;
+  for (const KernelArg &a : args)
+    bytes = a.kind == KernelArg::Kind::TensorMap ? (bytes + 63) / 64 * 64 + 128 : bytes + 8;
+  return bytes;
+}
+
 const char *backendName(Backend b) { return b == Backend::Nvrtc ? "nvrtc" : "llvm"; }
 
 } // namespace fusec

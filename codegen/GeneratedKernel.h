@@ -24,7 +24,8 @@ struct Kernel;
 } // namespace kir
 
 /// One parameter of a generated kernel, in signature order. Pointers
-/// (Input, Output, Scratch) are device addresses; every other kind is a `long long`.
+/// (Input, Output, Scratch) are device addresses, a TensorMap is 128 bytes (64-byte aligned);
+/// every other kind is a `long long`.
 struct KernelArg {
   enum class Kind {
     Input,       ///< const pointer to kernel operand `index`
@@ -38,6 +39,9 @@ struct KernelArg {
                  ///< touches, zeros when the program is loaded, and left as the kernel found it
                  ///< wherever it must start at zero (the counters of a kernel whose last block
                  ///< combines)
+    TensorMap,   ///< a TMA tensor map (CUtensorMap, 128 bytes by value) over the view
+                 ///< `tensorMap` of operand `index` (of result `index` when `tensorMap->output`),
+                 ///< of elements `dtype`; encoded by the runtime for the buffer of each launch
   };
   Kind kind;
   std::string name;   ///< the C identifier in the source
@@ -46,12 +50,26 @@ struct KernelArg {
   /// The value of a scalar kind when the kernel's shapes are static; the
   /// runtime passes it as is. Unset for pointers and for symbolic shapes.
   std::optional<int64_t> value;
-  DType dtype = DType::F32; ///< Scratch: its elements
+  DType dtype = DType::F32; ///< Scratch, TensorMap: its elements
+  /// TensorMap: the tiled view a TMA copy reads (cuTensorMapEncodeTiled's arguments).
+  struct TensorView {
+    bool output = false;          ///< over the kernel's result `index`, else its operand
+    int64_t offset = 0;           ///< elements from the buffer's start to the view's first
+    std::vector<int64_t> dims;    ///< extents, innermost (contiguous) first; 1 to 5 of them
+    std::vector<int64_t> strides; ///< elements between consecutive indices of dims 1 on
+    std::vector<unsigned> box;    ///< elements a copy moves along each dim (at most 256 each)
+    unsigned swizzle = 128;       ///< bytes the 16-byte chunks swizzle over: 0, 32, 64 or 128
+  };
+  std::optional<TensorView> tensorMap = {};
 
   bool isPointer() const {
     return kind == Kind::Input || kind == Kind::Output || kind == Kind::Scratch;
   }
 };
+
+/// Bytes of kernel parameter space `args` take, in order: 8 for a pointer or a scalar, 128 at a
+/// 64-byte boundary for a tensor map.
+uint64_t kernelParamBytes(const std::vector<KernelArg> &args);
 
 /// Grid and block of a launch, and its dynamic shared memory.
 struct LaunchConfig {

@@ -82,6 +82,7 @@ private:
            ref(i.operands[at + 1]) + "))";
   }
   std::string async(const Inst &i);
+  std::string hopper(const Inst &i);
   std::string warpgroup(const Inst &i, const std::string &indent);
   /// The matrix descriptor of the shared tile whose layout is operand `at`.
   std::string descriptor(const Inst &i, size_t at) {
@@ -177,6 +178,8 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Fence:
   case Opcode::DynamicShared:
   case Opcode::Async:
+  case Opcode::MBarrier:
+  case Opcode::SetMaxRegisters:
     break;
   }
   FUSEC_ASSERT(false, "not an expression");
@@ -193,8 +196,36 @@ std::string Renderer::async(const Inst &i) {
     return "asm volatile(\"cp.async.wait_group " + std::to_string(i.imm) + ";\" ::: \"memory\");";
   case kir::AsyncOp::ProxyFence:
     return "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
+  case kir::AsyncOp::TensorLoad:
+    return hopper(i);
   }
   FUSEC_ASSERT(false, "unknown async op");
+}
+
+/// The sm_90 instructions, as inline PTX (kir::hopperPtx): shared addresses as 32-bit words, a
+/// tensor map by its generic address (a __grid_constant__ parameter's own).
+std::string Renderer::hopper(const Inst &i) {
+  auto word = [](const std::string &e) { return "\"r\"(" + e + ")"; };
+  std::vector<std::string> inputs;
+  if (i.op == Opcode::Barrier) {
+    inputs = {word(ref(i.operands[0]))};
+  } else if (i.op == Opcode::Async) { // TensorLoad
+    inputs = {word(sharedAddress(i)), "\"l\"(&" + ref(i.operands[2]) + ")",
+              word(sharedAddress(i, 3))};
+    for (size_t c = 5; c < i.operands.size(); ++c)
+      inputs.push_back(word(ref(i.operands[c])));
+  } else if (i.op == Opcode::MBarrier && i.mbarrier != kir::MBarrierOp::InitFence) {
+    inputs = {word(sharedAddress(i))};
+    if (i.mbarrier == kir::MBarrierOp::Wait)
+      inputs.push_back(word(ref(i.operands[2])));
+  }
+  std::string s = "asm volatile(\"";
+  for (char c : kir::hopperPtx(i, '%'))
+    s += c == '\n' ? std::string("\\n") : std::string(1, c);
+  s += "\" :";
+  for (size_t o = 0; o < inputs.size(); ++o)
+    s += (o ? ", " : ": ") + inputs[o];
+  return s + (inputs.empty() ? ":: \"memory\");" : " : \"memory\");");
 }
 
 /// The warpgroup matrix instructions, as inline PTX: a wgmma names each accumulator register
@@ -278,7 +309,10 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
            ") = " + value + ";";
   }
   case Opcode::Barrier:
-    return "__syncthreads();";
+    return i.operands.empty() ? "__syncthreads();" : hopper(i);
+  case Opcode::MBarrier:
+  case Opcode::SetMaxRegisters:
+    return hopper(i);
   case Opcode::Fence:
     return "__threadfence();";
   case Opcode::Async:
@@ -363,6 +397,8 @@ std::string Renderer::table(const kir::Table &t) const {
 }
 
 std::string Renderer::param(const kir::Param &p) const {
+  if (p.type == kir::Type::tensorMap())
+    return "const __grid_constant__ fusec_tensor_map " + p.name;
   if (!p.type.isPointer())
     return cType(p.type.elem) + " " + p.name;
   return (p.readOnly ? "const " : "") + cType(p.type.elem) + " *__restrict__ " + p.name;

@@ -15,7 +15,10 @@ MathOp mathOf(const Op &op) {
 }
 
 std::string typeName(Type t) {
-  static constexpr const char *kSpaces[] = {"", "global", "shared", "local"};
+  static constexpr const char *kSpaces[] = {"", "global", "shared", "local", "param"};
+  static_assert(std::size(kSpaces) == size_t(Space::Param) + 1);
+  if (t == Type::tensorMap())
+    return "tensormap";
   std::string elem(dtypeName(t.elem));
   if (t.isPointer())
     return "ptr<" + std::string(kSpaces[unsigned(t.space)]) + " " + elem + ">";
@@ -272,6 +275,54 @@ void Builder::wgmmaWait(unsigned pending, const std::vector<ValueId> &accumulato
 }
 
 void Builder::proxyFence() { append({.op = Opcode::Async, .async = AsyncOp::ProxyFence}); }
+
+void Builder::tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
+                         const std::vector<ValueId> &coords) {
+  std::vector<ValueId> operands = {dst, dstIndex, map, bar, barIndex};
+  operands.insert(operands.end(), coords.begin(), coords.end());
+  append({.op = Opcode::Async,
+          .operands = std::move(operands),
+          .imm = int64_t(coords.size()),
+          .async = AsyncOp::TensorLoad});
+}
+
+void Builder::barrier(ValueId id, unsigned threads) {
+  append({.op = Opcode::Barrier, .operands = {id}, .imm = threads});
+}
+
+void Builder::barrierArrive(ValueId id, unsigned threads) {
+  append({.op = Opcode::Barrier, .operands = {id}, .imm = threads, .arrive = true});
+}
+
+void Builder::mbarrierInit(ValueId bar, ValueId index, unsigned count) {
+  append({.op = Opcode::MBarrier,
+          .operands = {bar, index},
+          .imm = count,
+          .mbarrier = MBarrierOp::Init});
+}
+
+void Builder::mbarrierInitFence() {
+  append({.op = Opcode::MBarrier, .mbarrier = MBarrierOp::InitFence});
+}
+
+void Builder::mbarrierArrive(ValueId bar, ValueId index) {
+  append({.op = Opcode::MBarrier, .operands = {bar, index}, .mbarrier = MBarrierOp::Arrive});
+}
+
+void Builder::mbarrierExpectTx(ValueId bar, ValueId index, unsigned bytes) {
+  append({.op = Opcode::MBarrier,
+          .operands = {bar, index},
+          .imm = bytes,
+          .mbarrier = MBarrierOp::ExpectTx});
+}
+
+void Builder::mbarrierWait(ValueId bar, ValueId index, ValueId parity) {
+  append({.op = Opcode::MBarrier, .operands = {bar, index, parity}, .mbarrier = MBarrierOp::Wait});
+}
+
+void Builder::setMaxRegisters(unsigned count, bool raise) {
+  append({.op = Opcode::SetMaxRegisters, .imm = count, .raise = raise});
+}
 
 ValueId Builder::select(ValueId cond, ValueId a, ValueId b, const std::string &name) {
   return emit(k.typeOf(a), name, {.op = Opcode::Select, .operands = {cond, a, b}});

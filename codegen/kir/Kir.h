@@ -28,7 +28,9 @@
 
 namespace fusec::kir {
 
-enum class Space : uint8_t { None, Global, Shared, Local };
+/// Param: a kernel parameter passed by value that an instruction takes by address (a TMA tensor
+/// map, `const __grid_constant__`).
+enum class Space : uint8_t { None, Global, Shared, Local, Param };
 
 /// A register of `lanes` elements of `elem`, or, when `space` is not None, a pointer to elements of
 /// `elem` in that address space.
@@ -41,6 +43,8 @@ struct Type {
   static Type vector(DType t, unsigned lanes) { return {t, uint8_t(lanes), Space::None}; }
   static Type pointer(DType t, Space s) { return {t, 1, s}; }
   static Type index() { return scalar(DType::I64); }
+  /// A TMA tensor map (CUtensorMap: 128 bytes, 64-aligned), a parameter only tensorLoad reads.
+  static Type tensorMap() { return {DType::I8, 1, Space::Param}; }
   bool isPointer() const { return space != Space::None; }
   bool operator==(const Type &o) const = default;
 };
@@ -70,7 +74,10 @@ enum class Opcode : uint8_t {
   Table,         ///< Kernel::tables[`imm`]: a global pointer
   For,           ///< for (result = op0; result < op1; result += op2) regions[0]
   If,            ///< if (operand 0) regions[0] else regions[1]
-  Barrier,       ///< every thread of the block waits here (bar.sync 0)
+  Barrier,       ///< every thread of the block waits here (bar.sync 0); with an operand, named
+                 ///< barrier i32 operand 0 (1 to 15) of `imm` threads (a multiple of 32): the
+                 ///< thread waits there until `imm` threads arrived (bar.sync id, imm), or with
+                 ///< `arrive` only counts itself and goes on (bar.arrive id, imm)
   Shuffle,       ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle` names by operand 1,
                  ///< within groups of `imm` lanes (a power of two <= 32), among the lanes of the
                  ///< warp whose bits are set in operand 2 (an i64; every lane named must take part)
@@ -87,6 +94,9 @@ enum class Opcode : uint8_t {
                  ///< once for every thread of the GPU (relaxed); the result is the value before
   Fence,         ///< this thread's memory accesses before it happen before those after it for
                  ///< every thread of the GPU (membar.gl, CUDA's __threadfence)
+  MBarrier,      ///< a shared-memory barrier object (sm_90), by `mbarrier` (MBarrierOp)
+  SetMaxRegisters, ///< the warpgroup's registers a thread become `imm` (24 to 256, a multiple of
+                   ///< 8): setmaxnreg.inc (`raise`) or .dec; every thread of the warpgroup runs it
 };
 
 enum class Special : uint8_t { TidX, TidY, NtidX, CtaidX, NctaidX };
@@ -105,7 +115,25 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 /// - ProxyFence: this thread's writes to shared memory so far become visible to the asynchronous
 ///   proxy (wgmma's operand reads): fence.proxy.async.shared::cta, before the barrier that
 ///   publishes them.
-enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence };
+/// and the tensor memory accelerator (sm_90):
+/// - TensorLoad: the box of the tensor map operand 2 at the `imm` i32 coordinates (operands 5
+///   on, innermost first) to shared operand 0 + element index operand 1 (1024-byte aligned for a
+///   128-byte swizzle), completing its bytes on the mbarrier at shared i64 operand 3 + element
+///   index operand 4 (cp.async.bulk.tensor.Nd ... mbarrier::complete_tx::bytes); elements
+///   outside the tensor are zeros.
+enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence, TensorLoad };
+/// The mbarriers of sm_90, each an i64 in shared memory named by operand 0 (a shared i64 array)
+/// + element index operand 1. A barrier completes a phase when its expected arrivals arrived and
+/// its expected transaction bytes landed; the phases alternate parity 0, 1, 0, ... from 0.
+/// - Init: expects `imm` arrivals a phase (mbarrier.init);
+/// - InitFence: the inits before it are visible to the asynchronous proxy (TMA) and, after the
+///   block's next barrier, to every thread (fence.mbarrier_init.release.cluster);
+/// - Arrive: one arrival (mbarrier.arrive);
+/// - ExpectTx: one arrival that also expects `imm` more bytes this phase
+///   (mbarrier.arrive.expect_tx);
+/// - Wait: until the phase of parity i32 operand 2 completed: a barrier in phase 0 has completed
+///   parity 1's (mbarrier.try_wait.parity in a loop).
+enum class MBarrierOp : uint8_t { Init, InitFence, Arrive, ExpectTx, Wait };
 /// Warp-wide fragments of the tensor cores (sm_80 and later), every lane taking part:
 /// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose rows this lane's
 ///   shared operand 0 + element index operand 1 names (an i8 array gives byte offsets): i32x4;
@@ -155,14 +183,17 @@ struct Inst {
   ShuffleMode shuffle = ShuffleMode::Xor;
   AsyncOp async = AsyncOp::Copy;
   MatrixOp matrix = MatrixOp::LoadX4;
+  MBarrierOp mbarrier = MBarrierOp::Init;
   MathOp math = {};
   DenseData dense = {}; ///< Literal
   std::vector<Block> regions = {};
   unsigned align = 16;     ///< Alloca, DynamicShared: the array's alignment in bytes
   bool transposeB = false; ///< Matrix Wgmma: B is MN-major
+  bool arrive = false;     ///< Barrier (named): arrive without waiting
+  bool raise = false;      ///< SetMaxRegisters: inc (else dec)
 };
 
-/// A kernel parameter: a global pointer or an index scalar.
+/// A kernel parameter: a global pointer, an index scalar or a tensor map.
 struct Param {
   std::string name; ///< the name every renderer gives it (a C identifier)
   Type type;
@@ -279,6 +310,26 @@ public:
   void wgmmaWait(unsigned pending, const std::vector<ValueId> &accumulators);
   /// fence.proxy.async.shared::cta (AsyncOp::ProxyFence).
   void proxyFence();
+  /// A tensor map parameter (Type::tensorMap()).
+  ValueId tensorMapParam(const std::string &name) { return param(name, Type::tensorMap(), true); }
+  /// The box of tensor map `map` at i32 `coords` (innermost first) to shared `dst`[`dstIndex`],
+  /// completing on mbarrier `bar`[`barIndex`] (AsyncOp::TensorLoad).
+  void tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
+                  const std::vector<ValueId> &coords);
+  /// Named barrier i32 `id` of `threads` threads: wait there (bar.sync id, threads), or only
+  /// arrive (bar.arrive id, threads).
+  void barrier(ValueId id, unsigned threads);
+  void barrierArrive(ValueId id, unsigned threads);
+  /// The mbarrier at shared i64 `bar`[`index`] (MBarrierOp): init to `count` arrivals a phase,
+  /// the fence after the inits, an arrival, an arrival expecting `bytes` more, a wait for the
+  /// phase of parity `parity` (i32).
+  void mbarrierInit(ValueId bar, ValueId index, unsigned count);
+  void mbarrierInitFence();
+  void mbarrierArrive(ValueId bar, ValueId index);
+  void mbarrierExpectTx(ValueId bar, ValueId index, unsigned bytes);
+  void mbarrierWait(ValueId bar, ValueId index, ValueId parity);
+  /// setmaxnreg.inc (raise) or .dec to `count` registers a thread, for the whole warpgroup.
+  void setMaxRegisters(unsigned count, bool raise);
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
   ValueId exp2(ValueId x, const std::string &name = "");
@@ -328,5 +379,12 @@ std::string typeName(Type t);
 /// them and written `sigil` + number ('%' in CUDA C++, '$' in LLVM IR): the N/2 accumulators,
 /// then A (a descriptor, or 4 words), B's descriptor and a word that is 1 (scale-d).
 std::string wgmmaPtx(const Inst &i, char sigil);
+
+/// The inline PTX of sm_90 instruction `i` (a TensorLoad, an MBarrier op, a named Barrier or a
+/// SetMaxRegisters), its operands numbered as both renderers pass them and written `sigil` +
+/// number: a shared address is 32 bits, the tensor map's a 64-bit generic one. TensorLoad: the
+/// destination, the map, the mbarrier, the coordinates; MBarrier: the barrier, then Wait's
+/// parity; a named Barrier: its id. Several waits may share a function (scoped labels).
+std::string hopperPtx(const Inst &i, char sigil);
 
 } // namespace fusec::kir

@@ -10,6 +10,7 @@
 //       ...
 #include "codegen/GeneratedKernel.h"
 #include "codegen/kir/Kir.h"
+#include "ir/Assert.h"
 #include "ir/TextLiterals.h"
 
 #include <sstream>
@@ -70,6 +71,7 @@ private:
   void region(const Inst &i, const std::string &indent);
   std::string text(const Inst &i) const;
   std::string matrix(const Inst &i) const;
+  std::string mbarrier(const Inst &i) const;
 
   const Kernel &k;
   std::vector<std::string> names;
@@ -106,7 +108,10 @@ std::string Printer::text(const Inst &i) const {
   case Opcode::Table:
     return "table @" + k.tables[i.imm].name;
   case Opcode::Barrier:
-    return "barrier";
+    if (i.operands.empty())
+      return "barrier";
+    return (i.arrive ? "barrier.arrive " : "barrier ") + ref(i.operands[0]) + ", " +
+           std::to_string(i.imm);
   case Opcode::Shuffle:
     return "shuffle." + std::string(kShuffles[unsigned(i.shuffle)]) + " " + refs(i.operands) +
            " width " + std::to_string(i.imm);
@@ -121,9 +126,17 @@ std::string Printer::text(const Inst &i) const {
       return "cp.async.commit_group";
     if (i.async == AsyncOp::ProxyFence)
       return "fence.proxy.async";
+    if (i.async == AsyncOp::TensorLoad) // tma.load.2d %smem[%i], %map, %bars[%j], (%x, %y)
+      return "tma.load." + std::to_string(i.imm) + "d " + at(i, 0) + ", " + ref(i.operands[2]) +
+             ", " + at(i, 3) + ", (" +
+             refs(std::vector<ValueId>(i.operands.begin() + 5, i.operands.end())) + ")";
     return "cp.async.wait_group " + std::to_string(i.imm);
   case Opcode::Matrix:
     return matrix(i);
+  case Opcode::MBarrier:
+    return mbarrier(i);
+  case Opcode::SetMaxRegisters:
+    return (i.raise ? "setmaxnreg.inc " : "setmaxnreg.dec ") + std::to_string(i.imm);
   case Opcode::Select:
     return "select " + refs(i.operands);
   case Opcode::Pack:
@@ -164,6 +177,22 @@ std::string Printer::matrix(const Inst &i) const {
   case MatrixOp::WgmmaWait:
     return "wgmma.wait_group " + std::to_string(i.imm) +
            (i.operands.empty() ? "" : " guarding " + refs(i.operands));
+  }
+  return "?";
+}
+
+std::string Printer::mbarrier(const Inst &i) const {
+  switch (i.mbarrier) {
+  case MBarrierOp::Init:
+    return "mbarrier.init " + at(i, 0) + ", " + std::to_string(i.imm);
+  case MBarrierOp::InitFence:
+    return "mbarrier.init_fence";
+  case MBarrierOp::Arrive:
+    return "mbarrier.arrive " + at(i, 0);
+  case MBarrierOp::ExpectTx:
+    return "mbarrier.expect_tx " + at(i, 0) + ", " + std::to_string(i.imm);
+  case MBarrierOp::Wait:
+    return "mbarrier.wait " + at(i, 0) + ", " + ref(i.operands[2]);
   }
   return "?";
 }
@@ -237,6 +266,40 @@ std::string wgmmaPtx(const Inst &i, char sigil) {
     ptx += "{" + operand(n) + ", " + operand(n + 1) + ", " + operand(n + 2) + ", " +
            operand(n + 3) + "}, " + operand(n + 4);
   return ptx + ", p, 1, 1, " + (sharedA ? "0, " : "") + (i.transposeB ? "1" : "0") + ";\n}";
+}
+
+std::string hopperPtx(const Inst &i, char sigil) {
+  auto operand = [&](size_t at) { return sigil + std::to_string(at); };
+  std::string imm = std::to_string(i.imm);
+  if (i.op == Opcode::Barrier)
+    return (i.arrive ? "bar.arrive " : "bar.sync ") + operand(0) + ", " + imm + ";";
+  if (i.op == Opcode::SetMaxRegisters)
+    return std::string("setmaxnreg.") + (i.raise ? "inc" : "dec") + ".sync.aligned.u32 " + imm +
+           ";";
+  if (i.op == Opcode::Async) { // [dst], [map, {coordinates}], [mbarrier]
+    std::string coords;
+    for (size_t c = 0; c < size_t(i.imm); ++c)
+      coords += (c ? ", " : "") + operand(3 + c);
+    return "cp.async.bulk.tensor." + imm +
+           "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [" + operand(0) + "], [" +
+           operand(1) + ", {" + coords + "}], [" + operand(2) + "];";
+  }
+  FUSEC_ASSERT(i.op == Opcode::MBarrier, "not an sm_90 instruction");
+  std::string bar = "[" + operand(0) + "]";
+  switch (i.mbarrier) {
+  case MBarrierOp::Init:
+    return "mbarrier.init.shared::cta.b64 " + bar + ", " + imm + ";";
+  case MBarrierOp::InitFence:
+    return "fence.mbarrier_init.release.cluster;";
+  case MBarrierOp::Arrive:
+    return "mbarrier.arrive.shared::cta.b64 _, " + bar + ";";
+  case MBarrierOp::ExpectTx:
+    return "mbarrier.arrive.expect_tx.shared::cta.b64 _, " + bar + ", " + imm + ";";
+  case MBarrierOp::Wait: // a label in braces is local to them: every wait may use the same one
+    return "{\n.reg .pred p;\nretry:\nmbarrier.try_wait.parity.shared::cta.b64 p, " + bar + ", " +
+           operand(1) + ";\n@!p bra retry;\n}";
+  }
+  FUSEC_ASSERT(false, "unknown mbarrier op");
 }
 
 } // namespace fusec::kir

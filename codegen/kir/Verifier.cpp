@@ -21,10 +21,12 @@ unsigned arity(const Inst &i) {
   case Opcode::Special:
   case Opcode::Alloca:
   case Opcode::Table:
-  case Opcode::Barrier:
   case Opcode::DynamicShared:
   case Opcode::Fence:
+  case Opcode::SetMaxRegisters:
     return 0;
+  case Opcode::Barrier: // a named barrier's id, or none (the block's)
+    return i.operands.size() == 1 ? 1 : 0;
   case Opcode::Widen:
   case Opcode::Narrow:
   case Opcode::If:
@@ -41,7 +43,11 @@ unsigned arity(const Inst &i) {
   case Opcode::AtomicAdd:
     return 3;
   case Opcode::Async:
+    if (i.async == AsyncOp::TensorLoad) // 5 + a coordinate a dimension (types() checks 1 to 5)
+      return i.imm >= 1 && i.imm <= 5 ? 5 + unsigned(i.imm) : unsigned(i.operands.size());
     return i.async == AsyncOp::Copy ? 5 : 0;
+  case Opcode::MBarrier:
+    return i.mbarrier == MBarrierOp::InitFence ? 0 : i.mbarrier == MBarrierOp::Wait ? 3 : 2;
   case Opcode::Matrix:
     switch (i.matrix) {
     case MatrixOp::LoadX4:
@@ -77,18 +83,34 @@ public:
 
 private:
   void fail(const Inst &i, const std::string &what) {
-    std::string at = i.result != kNoValue     ? "%" + names[i.result]
-                     : i.op == Opcode::If     ? "an if"
-                     : i.op == Opcode::Store  ? "a store"
-                     : i.op == Opcode::Matrix ? "a wgmma"
-                                              : "an async copy";
-    errors.push_back(at + ": " + what);
+    errors.push_back((i.result != kNoValue ? "%" + names[i.result] : place(i)) + ": " + what);
+  }
+  /// What names an instruction that defines no value in a message.
+  static std::string place(const Inst &i) {
+    switch (i.op) {
+    case Opcode::If:
+      return "an if";
+    case Opcode::Store:
+      return "a store";
+    case Opcode::Matrix:
+      return "a wgmma";
+    case Opcode::Barrier:
+      return "a barrier";
+    case Opcode::MBarrier:
+      return "an mbarrier";
+    case Opcode::SetMaxRegisters:
+      return "a setmaxnreg";
+    default:
+      return i.op == Opcode::Async && i.async == AsyncOp::TensorLoad ? "a tma load"
+                                                                     : "an async copy";
+    }
   }
   const Type &type(const Inst &i, size_t o) const { return k.typeOf(i.operands[o]); }
   bool isIndex(ValueId v) const { return k.typeOf(v) == Type::index(); }
   /// An i32 or i64 scalar: what index math, shared-memory offsets and element indices take.
   bool isInteger(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::I32) || isIndex(v); }
   bool isPredicate(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::Bool); }
+  bool isI32(ValueId v) const { return k.typeOf(v) == Type::scalar(DType::I32); }
   /// Whether operand `o` points into `s` and operand `o + 1` is an element index.
   bool isAddress(const Inst &i, size_t o, Space s) const {
     return type(i, o).space == s && isInteger(i.operands[o + 1]);
@@ -98,12 +120,17 @@ private:
   void types(const Inst &i);
   void memory(const Inst &i);
   void wgmma(const Inst &i);
+  void tensorLoad(const Inst &i);
+  void mbarrier(const Inst &i);
+  void namedBarrier(const Inst &i);
+  void setMaxRegisters(const Inst &i);
 
   const Kernel &k;
   std::vector<std::string> names;
   std::set<ValueId> defined;
   std::map<ValueId, std::string> readOnly;                  // read-only parameters' values, by name
   std::map<ValueId, std::pair<DType, int64_t>> localArrays; // each local array's elements
+  std::map<ValueId, int64_t> constants;                     // each constant's value
   std::vector<std::string> errors;
 };
 
@@ -119,6 +146,14 @@ bool Verifier::operands(const Inst &i) {
     if (v < k.values.size() && defined.count(v))
       continue;
     fail(i, "uses a value not defined before it in scope");
+    return false;
+  }
+  // A tensor map lives in the parameter space: only the TMA reads it, by its address.
+  bool tma = i.op == Opcode::Async && i.async == AsyncOp::TensorLoad;
+  for (size_t o = 0; o < i.operands.size(); ++o) {
+    if (k.typeOf(i.operands[o]).space != Space::Param || (tma && o == 2))
+      continue;
+    fail(i, "uses tensor map %" + names[i.operands[o]] + ", which only a tma load takes");
     return false;
   }
   return true;
@@ -139,6 +174,54 @@ void Verifier::wgmma(const Inst &i) {
     fail(i, "wgmma m64nNk16 (N a multiple of 8 up to 256) of f16 or bf16 takes a local array of "
             "at least N/2 f32, A as a shared tile (layout, i8 pointer, byte index) or i32x4, and "
             "B as a shared tile");
+}
+
+void Verifier::tensorLoad(const Inst &i) {
+  bool coords = true;
+  for (size_t o = 5; o < i.operands.size(); ++o)
+    coords = coords && isI32(i.operands[o]);
+  if (i.imm < 1 || i.imm > 5 || !coords || !isAddress(i, 0, Space::Shared) ||
+      type(i, 2) != Type::tensorMap() || type(i, 3) != Type::pointer(DType::I64, Space::Shared) ||
+      !isInteger(i.operands[4]))
+    fail(i, "tma loads the box at 1 to 5 i32 coordinates of a tensor map to a shared address, "
+            "completing on an mbarrier of a shared i64 array");
+}
+
+void Verifier::mbarrier(const Inst &i) {
+  if (i.mbarrier == MBarrierOp::InitFence)
+    return;
+  if (type(i, 0) != Type::pointer(DType::I64, Space::Shared) || !isInteger(i.operands[1]))
+    fail(i, "an mbarrier is an element of a shared i64 array, not of " + typeName(type(i, 0)));
+  constexpr int64_t kLimit = (1 << 20) - 1; // of arrivals and transaction bytes
+  if (i.mbarrier == MBarrierOp::Init && (i.imm < 1 || i.imm > kLimit))
+    fail(i, "mbarrier.init expects 1 to 2^20 - 1 arrivals, not " + std::to_string(i.imm));
+  if (i.mbarrier == MBarrierOp::ExpectTx && (i.imm < 0 || i.imm > kLimit))
+    fail(i, "mbarrier.expect_tx expects 0 to 2^20 - 1 bytes, not " + std::to_string(i.imm));
+  if (i.mbarrier == MBarrierOp::Wait && !isI32(i.operands[2]))
+    fail(i, "mbarrier.wait takes an i32 parity, not " + typeName(type(i, 2)));
+}
+
+void Verifier::namedBarrier(const Inst &i) {
+  if (i.operands.empty()) {
+    if (i.arrive || i.imm != 0)
+      fail(i, "the block's barrier (bar.sync 0) takes no thread count; an arrive names a barrier");
+    return;
+  }
+  auto id = constants.find(i.operands[0]);
+  if (!isI32(i.operands[0]) || (id != constants.end() && (id->second < 1 || id->second > 15)))
+    fail(i, "a named barrier's id is an i32 from 1 to 15 (0 is the block's)");
+  if (i.imm < 32 || i.imm > 1024 || i.imm % 32 != 0)
+    fail(i, "a named barrier counts a multiple of 32 threads up to 1024, not " +
+                std::to_string(i.imm));
+}
+
+// ptxas ignores a setmaxnreg when it cannot tell the registers a thread has at entry: the launch
+// bounds must fix them (its warning C7508).
+void Verifier::setMaxRegisters(const Inst &i) {
+  if (i.imm < 24 || i.imm > 256 || i.imm % 8 != 0)
+    fail(i, "setmaxnreg sets 24 to 256 registers, a multiple of 8, not " + std::to_string(i.imm));
+  if (k.maxThreads == 0 || k.minBlocks == 0)
+    fail(i, "setmaxnreg needs the kernel's maxthreads and minblocks (else ptxas ignores it)");
 }
 
 void Verifier::memory(const Inst &i) {
@@ -173,6 +256,17 @@ void Verifier::types(const Inst &i) {
       fail(i, "cp.async copies 16 bytes from a global to a shared address under a predicate");
     if (i.async == AsyncOp::Wait && (i.imm < 0 || i.imm > 7))
       fail(i, "cp.async.wait_group waits for 0 to 7 groups");
+    if (i.async == AsyncOp::TensorLoad)
+      tensorLoad(i);
+    return;
+  case Opcode::MBarrier:
+    mbarrier(i);
+    return;
+  case Opcode::Barrier:
+    namedBarrier(i);
+    return;
+  case Opcode::SetMaxRegisters:
+    setMaxRegisters(i);
     return;
   case Opcode::Matrix:
     if (i.matrix == MatrixOp::LoadX4 && !isAddress(i, 0, Space::Shared))
@@ -250,11 +344,14 @@ void Verifier::types(const Inst &i) {
     return;
   }
   case Opcode::Param:
+    if (k.typeOf(i.result).space == Space::Param && k.typeOf(i.result) != Type::tensorMap())
+      fail(i,
+           "a parameter in the param space is a tensor map, not " + typeName(k.typeOf(i.result)));
+    return;
   case Opcode::Const:
   case Opcode::Literal:
   case Opcode::Special:
   case Opcode::Table:
-  case Opcode::Barrier:
   case Opcode::Fence:
     return;
   case Opcode::AtomicAdd: {
@@ -278,6 +375,8 @@ void Verifier::block(const Block &b) {
       fail(i, "is defined twice");
     if (i.op == Opcode::Alloca && k.typeOf(i.result).space == Space::Local)
       localArrays[i.result] = {i.dtype, i.imm};
+    if (i.op == Opcode::Const)
+      constants[i.result] = i.imm;
     bool warpgroup =
         i.op == Opcode::Matrix && i.matrix != MatrixOp::LoadX4 && i.matrix != MatrixOp::MmaM16N8K16;
     if (i.op == Opcode::Matrix && warpgroup != (i.result == kNoValue))

@@ -63,7 +63,13 @@ private:
   llvm::Value *array(const Inst &i);
   void table(const kir::Table &t);
   void launchBounds();
+  void gridConstants();
   void async(const Inst &i);
+  void hopper(const Inst &i);
+  /// The 32-bit shared-window address of operand `at` + operand `at + 1` elements.
+  llvm::Value *sharedAddress(const Inst &i, size_t at) {
+    return b.CreatePtrToInt(elementAddress(i, at), b.getInt32Ty());
+  }
   llvm::Value *matrix(const Inst &i);
   void warpgroup(const Inst &i);
   /// Inline PTX with side effects that may touch memory (LLVM 19 has no intrinsic for it).
@@ -101,6 +107,12 @@ llvm::Function *Renderer::declare() {
   f->setCallingConv(llvm::CallingConv::PTX_Kernel);
   for (unsigned p = 0; p < k.params.size(); ++p) {
     f->getArg(p)->setName(k.params[p].name);
+    if (k.params[p].type == kir::Type::tensorMap()) { // Note [Tensor maps in LLVM IR]
+      auto *bytes = llvm::ArrayType::get(b.getInt8Ty(), 128);
+      f->addParamAttr(p, llvm::Attribute::getWithByValType(ctx, bytes));
+      f->addParamAttr(p, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+      continue;
+    }
     if (!k.params[p].type.isPointer())
       continue;
     f->addParamAttr(p, llvm::Attribute::NoAlias);
@@ -207,7 +219,48 @@ void Renderer::async(const Inst &i) {
   case kir::AsyncOp::ProxyFence:
     asmStatement("fence.proxy.async.shared::cta;");
     return;
+  case kir::AsyncOp::TensorLoad:
+    return hopper(i);
   }
+}
+
+/// The sm_90 instructions: setmaxnreg and a named barrier's sync by their NVVM intrinsics, the
+/// rest as inline PTX (kir::hopperPtx; LLVM 19 has no TMA or mbarrier::complete_tx intrinsics).
+/// Shared addresses are 32-bit words, a tensor map is its parameter's generic address.
+void Renderer::hopper(const Inst &i) {
+  namespace I = llvm::Intrinsic;
+  if (i.op == Opcode::SetMaxRegisters) {
+    auto id =
+        i.raise ? I::nvvm_setmaxnreg_inc_sync_aligned_u32 : I::nvvm_setmaxnreg_dec_sync_aligned_u32;
+    b.CreateIntrinsic(id, {}, {b.getInt32(i.imm)});
+    return;
+  }
+  if (i.op == Opcode::Barrier && !i.arrive) {
+    b.CreateIntrinsic(I::nvvm_barrier_sync_cnt, {}, {get(i.operands[0]), b.getInt32(i.imm)});
+    return;
+  }
+  std::vector<llvm::Value *> args;
+  std::string constraints;
+  auto add = [&](llvm::Value *v, const char *constraint) {
+    args.push_back(v);
+    constraints += (constraints.empty() ? "" : ",") + std::string(constraint);
+  };
+  if (i.op == Opcode::Barrier) {
+    add(get(i.operands[0]), "r");
+  } else if (i.op == Opcode::Async) { // TensorLoad
+    add(sharedAddress(i, 0), "r");
+    add(get(i.operands[2]), "l");
+    add(sharedAddress(i, 3), "r");
+    for (size_t c = 5; c < i.operands.size(); ++c)
+      add(get(i.operands[c]), "r");
+  } else if (i.mbarrier != kir::MBarrierOp::InitFence) {
+    add(sharedAddress(i, 0), "r");
+    if (i.mbarrier == kir::MBarrierOp::Wait)
+      add(get(i.operands[2]), "r");
+  }
+  llvm::Value *call = asmStatement(kir::hopperPtx(i, '$'), nullptr, constraints, std::move(args));
+  if (i.op == Opcode::Barrier) // the warps that arrive must not be split by control flow
+    llvm::cast<llvm::CallInst>(call)->addFnAttr(llvm::Attribute::Convergent);
 }
 
 llvm::Value *Renderer::vectorOf(llvm::Value *members, unsigned n) {
@@ -421,8 +474,13 @@ void Renderer::inst(const Inst &i) {
   case Opcode::If:
     return branch(i);
   case Opcode::Barrier:
+    if (!i.operands.empty())
+      return hopper(i);
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
     return;
+  case Opcode::MBarrier:
+  case Opcode::SetMaxRegisters:
+    return hopper(i);
   case Opcode::Shuffle:
     return set(i, shuffle(i));
   case Opcode::DynamicShared: {
@@ -474,6 +532,28 @@ void Renderer::table(const kir::Table &t) {
                                             nullptr, llvm::GlobalValue::NotThreadLocal, 1));
 }
 
+// Note [Tensor maps in LLVM IR]
+// cp.async.bulk.tensor reads a tensor map (128 bytes) at a generic address in the kernel's
+// parameter space, as CUDA's `const __grid_constant__` parameter has it. In LLVM 19 that is a
+// `ptr byval([128 x i8]) align 64` parameter named in nvvm.annotations as "grid_constant" (the
+// list of its 1-based indices): NVPTXLowerArgs then gives a use that takes its address (our
+// inline asm's "l" operand) cvta.param of the parameter itself; without the annotation it would
+// copy the parameter to local memory, whose address the TMA cannot read.
+
+/// The "grid_constant" annotation of the tensor-map parameters, if any.
+void Renderer::gridConstants() {
+  std::vector<llvm::Metadata *> indices;
+  for (unsigned p = 0; p < k.params.size(); ++p)
+    if (k.params[p].type == kir::Type::tensorMap())
+      indices.push_back(llvm::ConstantAsMetadata::get(b.getInt32(p + 1)));
+  if (indices.empty())
+    return;
+  llvm::Metadata *ops[] = {llvm::ValueAsMetadata::get(fn),
+                           llvm::MDString::get(ctx, "grid_constant"),
+                           llvm::MDNode::get(ctx, indices)};
+  m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, ops));
+}
+
 /// __launch_bounds__(maxThreads, minBlocks).
 void Renderer::launchBounds() {
   llvm::NamedMDNode *annotations = m.getOrInsertNamedMetadata("nvvm.annotations");
@@ -493,6 +573,7 @@ void Renderer::run() {
   fn = declare();
   if (k.maxThreads)
     launchBounds();
+  gridConstants();
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   block(k.body);
   b.CreateRetVoid();

@@ -23,13 +23,17 @@ struct KirKernel {
   int64_t scratchBytes = 0; ///< GeneratedKernel::scratchBytes
 };
 
-/// One kir parameter per entry of `args`, in order: an index for a scalar, a global pointer to
-/// its dtype for a scratch, else a global pointer to the storage type of `kernel`'s operand or
-/// result it names, read-only for an operand.
+/// One kir parameter per entry of `args`, in order: an index for a scalar, a tensor map for a
+/// tensor map, a global pointer to its dtype for a scratch, else a global pointer to the storage
+/// type of `kernel`'s operand or result it names, read-only for an operand.
 inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel,
                                                const std::vector<KernelArg> &args) {
   std::vector<kir::ValueId> params;
   for (const KernelArg &a : args) {
+    if (a.kind == KernelArg::Kind::TensorMap) {
+      params.push_back(b.tensorMapParam(a.name));
+      continue;
+    }
     if (!a.isPointer()) {
       params.push_back(b.param(a.name, kir::Type::index()));
       continue;

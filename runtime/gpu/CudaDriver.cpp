@@ -30,6 +30,21 @@ constexpr int kCaptureThreadLocal = 1;
 // A blocking stream orders itself after work on the legacy default stream
 // (the synchronous copies and memsets of this file).
 constexpr unsigned kStreamBlocking = 0;
+// cuTensorMapEncodeTiled's enums (CUtensorMapDataType, CUtensorMapInterleave,
+// CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill in cuda.h).
+enum TensorMapDataType : int {
+  kTmaUint8 = 0,
+  kTmaInt32 = 3,
+  kTmaInt64 = 5,
+  kTmaFloat16 = 6,
+  kTmaFloat32 = 7,
+  kTmaFloat64 = 8,
+  kTmaBfloat16 = 9,
+};
+constexpr int kTmaInterleaveNone = 0;
+constexpr int kTmaSwizzleNone = 0, kTmaSwizzle32B = 1, kTmaSwizzle64B = 2, kTmaSwizzle128B = 3;
+constexpr int kTmaL2Promotion256B = 3;
+constexpr int kTmaOobFillNone = 0; // zeros outside the tensor
 
 struct DriverApi {
   CUresult (*init)(unsigned);
@@ -71,6 +86,10 @@ struct DriverApi {
   CUresult (*graphLaunch)(GraphExec, Stream);
   CUresult (*graphExecDestroy)(GraphExec);
   CUresult (*graphDestroy)(CUgraph);
+  // Null on a driver before CUDA 12 (encodeTensorMap says so): everything else still runs.
+  CUresult (*tensorMapEncodeTiled)(TensorMapBytes *, int, uint32_t, void *, const uint64_t *,
+                                   const uint64_t *, const uint32_t *, const uint32_t *, int, int,
+                                   int, int);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*getErrorString)(CUresult, const char **);
 };
@@ -173,6 +192,8 @@ Driver openDriver() {
   }
   if (!resolveAll(lib, d.api, d.error))
     return d;
+  d.api.tensorMapEncodeTiled =
+      reinterpret_cast<decltype(d.api.tensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
   int count = 0;
   CUdevice dev = 0;
   if (CUresult r = d.api.init(0)) {
@@ -337,11 +358,88 @@ bool allowSharedBytes(Function f, unsigned bytes, Diagnostics &diags,
                                      "cuFuncSetAttribute", diags, kernelName);
 }
 
-bool launch(Function f, const LaunchConfig &c, std::span<const uint64_t> params, Stream stream,
+namespace {
+
+// Every dtype has a TMA type of its size: i8 and bool move as bytes.
+int tensorMapDataType(DType t) {
+  switch (t) {
+  case DType::F32:
+    return kTmaFloat32;
+  case DType::F16:
+    return kTmaFloat16;
+  case DType::BF16:
+    return kTmaBfloat16;
+  case DType::F64:
+    return kTmaFloat64;
+  case DType::I32:
+    return kTmaInt32;
+  case DType::I64:
+    return kTmaInt64;
+  case DType::I8:
+  case DType::Bool:
+    return kTmaUint8;
+  }
+  FUSEC_ASSERT(false, "a dtype without a TMA data type");
+  return kTmaUint8;
+}
+
+int tensorMapSwizzle(unsigned bytes) {
+  switch (bytes) {
+  case 32:
+    return kTmaSwizzle32B;
+  case 64:
+    return kTmaSwizzle64B;
+  case 128:
+    return kTmaSwizzle128B;
+  }
+  return kTmaSwizzleNone;
+}
+
+} // namespace
+
+std::optional<TensorMapBytes> encodeTensorMap(DevicePtr first, DType dtype,
+                                              const KernelArg::TensorView &view, Diagnostics &diags,
+                                              const std::string &what) {
+  const DriverApi &a = api();
+  if (!a.tensorMapEncodeTiled) {
+    diags.error(Loc{}, "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12 or later): " + what +
+                           " needs it");
+    return std::nullopt;
+  }
+  size_t rank = view.dims.size();
+  FUSEC_ASSERT(rank >= 1 && rank <= 5 && view.box.size() == rank && view.strides.size() + 1 == rank,
+               "encodeTensorMap of a view tensorViewProblem refuses");
+  uint64_t dims[5] = {}, strides[5] = {};
+  uint32_t box[5] = {}, elementStrides[5] = {1, 1, 1, 1, 1};
+  for (size_t i = 0; i < rank; ++i) {
+    dims[i] = uint64_t(view.dims[i]), box[i] = view.box[i];
+    if (i + 1 < rank) // the driver takes the strides of dims 1 on, in bytes
+      strides[i] = uint64_t(view.strides[i]) * dtypeSize(dtype);
+  }
+  TensorMapBytes map;
+  if (!check(a.tensorMapEncodeTiled(
+                 &map, tensorMapDataType(dtype), uint32_t(rank), reinterpret_cast<void *>(first),
+                 dims, strides, box, elementStrides, kTmaInterleaveNone,
+                 tensorMapSwizzle(view.swizzle), kTmaL2Promotion256B, kTmaOobFillNone),
+             "cuTensorMapEncodeTiled", diags, what))
+    return std::nullopt;
+  return map;
+}
+
+std::span<const void *const> KernelParams::pointers() {
+  where.clear();
+  for (int32_t s : slots)
+    where.push_back(s >= 0 ? static_cast<const void *>(&words[size_t(s)])
+                           : static_cast<const void *>(&maps[size_t(-1 - s)]));
+  return where;
+}
+
+bool launch(Function f, const LaunchConfig &c, std::span<const void *const> params, Stream stream,
             Diagnostics &diags, const std::string &kernelName) {
+  // cuLaunchKernel only reads through these pointers.
   llvm::SmallVector<void *, 32> args;
-  for (const uint64_t &p : params)
-    args.push_back(const_cast<uint64_t *>(&p));
+  for (const void *p : params)
+    args.push_back(const_cast<void *>(p));
   return check(api().launchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1],
                                   c.block[2], c.sharedBytes, stream, args.data(), nullptr),
                "cuLaunchKernel", diags, "kernel '" + kernelName + "'");

@@ -9,6 +9,8 @@
 #include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -82,10 +84,49 @@ std::optional<Function> getFunction(Module m, const std::string &name, Diagnosti
 bool allowSharedBytes(Function f, unsigned bytes, Diagnostics &diags,
                       const std::string &kernelName);
 
-/// Launches `f` with `config` and the kernel parameters (8 bytes each,
-/// pointers and long longs alike) on `stream` (null: the default stream).
-bool launch(Function f, const LaunchConfig &config, std::span<const uint64_t> params, Stream stream,
-            Diagnostics &diags, const std::string &kernelName);
+/// A CUtensorMap: the 128 opaque bytes cuTensorMapEncodeTiled writes, which a kernel takes by
+/// value (a `const __grid_constant__` parameter); 64-byte aligned, as the driver requires.
+struct alignas(64) TensorMapBytes {
+  uint64_t words[16] = {};
+  bool operator==(const TensorMapBytes &) const = default;
+};
+static_assert(sizeof(TensorMapBytes) == 128);
+
+/// Encodes the tiled view `view` (KernelArg::TensorView) of `dtype` elements whose first element
+/// is at `first`: cuTensorMapEncodeTiled with rank dims.size(), the view's dims, its strides in
+/// bytes, its box, element strides 1, no interleave, its swizzle, 256-byte L2 promotion and zeros
+/// outside the tensor. The caller checks the view first (tensorViewProblem in TensorMap.h) and
+/// that `first` is 16-byte aligned; anything else the driver refuses is reported with `what`
+/// (e.g. "tensor map 'a_map' of kernel 'fusec_g_y'"), as is a driver without the call (before
+/// CUDA 12). nullopt after reporting an error.
+std::optional<TensorMapBytes> encodeTensorMap(DevicePtr first, DType dtype,
+                                              const KernelArg::TensorView &view, Diagnostics &diags,
+                                              const std::string &what);
+
+/// The values of one launch's parameters, in signature order, each kept at its own alignment
+/// until the launch: 8-byte words (device addresses, long longs) and tensor maps (128 bytes).
+class KernelParams {
+public:
+  void addWord(uint64_t word) { slots.push_back(int32_t(words.size())), words.push_back(word); }
+  void addTensorMap(const TensorMapBytes &map) {
+    slots.push_back(-1 - int32_t(maps.size())), maps.push_back(map);
+  }
+  /// Where each value is, in order: what launch takes. Valid until the next add.
+  std::span<const void *const> pointers();
+
+private:
+  llvm::SmallVector<uint64_t, 32> words;
+  std::vector<TensorMapBytes> maps;     // std::allocator keeps them 64-byte aligned
+  llvm::SmallVector<int32_t, 32> slots; // per parameter: a word's index, or -1 - a map's
+  llvm::SmallVector<const void *, 32> where;
+};
+
+/// Launches `f` with `config` on `stream` (null: the default stream). `params` points at each
+/// kernel parameter's value in signature order, as many bytes as the parameter takes (8 for
+/// pointers and long longs, 128 for a tensor map; KernelParams packs them); the driver copies
+/// the values before it returns, also into a graph being captured.
+bool launch(Function f, const LaunchConfig &config, std::span<const void *const> params,
+            Stream stream, Diagnostics &diags, const std::string &kernelName);
 
 std::optional<Stream> createStream(Diagnostics &diags);
 void destroyStream(Stream s);

@@ -2,8 +2,8 @@
 // the compile's last two stages (runtime/CompilePipeline.h runs them):
 // create plans the arena, compile runs every step's kernel through the
 // kernel cache (in parallel), load loads the modules and uploads the
-// constants. Running it only resolves each argument to an address and
-// launches.
+// constants. Running it only resolves each argument to an address (a tensor
+// map argument to the map for that address) and launches.
 //
 // Where a value lives: a graph input or output in the caller's buffer, a
 // constant in its own device buffer (uploaded once), anything else in the
@@ -17,6 +17,8 @@
 // of the last kMaxGraphs address sets (least recently used dropped): a
 // serving loop that reuses its buffers replays one graph per call, which
 // costs one cuGraphLaunch of host time instead of one launch per kernel.
+// A graph holds its own copy of every kernel's tensor maps, encoded for its
+// addresses (Note [Tensor map encoding] in TensorMap.cpp).
 #include "runtime/gpu/GpuProgram.h"
 
 #include "codegen/cuda/Render.h"
@@ -25,8 +27,6 @@
 #include "runtime/gpu/Lowering.h"
 #include "runtime/gpu/Nvtx.h"
 #include "runtime/reference/Tensor.h"
-
-#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +62,11 @@ bool uploadDense(gpu::DevicePtr dst, const DenseData &d, Diagnostics &diags) {
                            diags))
       return false;
   return true;
+}
+
+/// A launch of no blocks: its kernel never runs (an empty tensor).
+bool launchesNothing(const LaunchConfig &c) {
+  return c.grid[0] == 0 || c.grid[1] == 0 || c.grid[2] == 0;
 }
 
 double msSince(std::chrono::steady_clock::time_point start) {
@@ -235,22 +240,10 @@ bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<
     FUSEC_ASSERT(k.launch, "a kernel of static shapes without a launch configuration");
     if (!gpu::allowSharedBytes(*f, k.launch->sharedBytes, diags, k.name))
       return false;
-    Step step{*f, *k.launch, {}, k.name};
-    for (const KernelArg &a : k.args) {
-      if (a.kind == KernelArg::Kind::Scratch) {
-        int64_t at = scratchOffset(plan) + lowered[i].scratchAt + a.index;
-        step.args.push_back({ArgSource::Kind::Arena, uint64_t(at)});
-        continue;
-      }
-      if (a.isPointer()) {
-        const Op &op = *lowered[i].op;
-        step.args.push_back(
-            sourceOf(a.kind == KernelArg::Kind::Input ? op.operand(a.index) : op.result(a.index)));
-        continue;
-      }
-      FUSEC_ASSERT(a.value, "a scalar kernel argument without a value");
-      step.args.push_back({ArgSource::Kind::Scalar, uint64_t(*a.value)});
-    }
+    Step step{*f, *k.launch, {}, k.name, {}};
+    for (const KernelArg &a : k.args)
+      if (!addArg(step, lowered[i], a, diags))
+        return false;
     steps.push_back(std::move(step));
     reports[i].name = k.name;
     reports[i].templateName = stepTemplateName(*lowered[i].op);
@@ -261,6 +254,43 @@ bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<
     reports[i].compileMs += msSince(start);
   }
   return true;
+}
+
+bool GpuProgram::addArg(Step &step, const LoweredStep &lowered, const KernelArg &a,
+                        Diagnostics &diags) const {
+  const Op &op = *lowered.op;
+  switch (a.kind) {
+  case KernelArg::Kind::Input:
+    step.args.push_back(sourceOf(op.operand(a.index)));
+    return true;
+  case KernelArg::Kind::Output:
+    step.args.push_back(sourceOf(op.result(a.index)));
+    return true;
+  case KernelArg::Kind::Scratch: {
+    int64_t at = scratchOffset(plan) + lowered.scratchAt + a.index;
+    step.args.push_back({ArgSource::Kind::Arena, uint64_t(at)});
+    return true;
+  }
+  case KernelArg::Kind::TensorMap: {
+    FUSEC_ASSERT(a.tensorMap, "a tensor map argument without its view");
+    // A kernel that never runs (an empty tensor) gets no map: its view may be empty.
+    if (!launchesNothing(step.launch) && !checkTensorMapArg(a, op, lowered.kernel.name, diags))
+      return false;
+    const Value *buffer = a.tensorMap->output ? op.result(a.index) : op.operand(a.index);
+    step.args.push_back({ArgSource::Kind::TensorMap, step.maps.size()});
+    step.maps.push_back({sourceOf(buffer), TensorMapArg(a, lowered.kernel.name)});
+    return true;
+  }
+  case KernelArg::Kind::NumElements:
+  case KernelArg::Kind::Dim:
+  case KernelArg::Kind::Stride:
+  case KernelArg::Kind::NumRows:
+    FUSEC_ASSERT(a.value, "a scalar kernel argument without a value");
+    step.args.push_back({ArgSource::Kind::Scalar, uint64_t(*a.value)});
+    return true;
+  }
+  FUSEC_ASSERT(false, "a kernel argument of no known kind");
+  return false;
 }
 
 GpuProgram::ArgSource GpuProgram::sourceOf(const Value *v) const {
@@ -299,20 +329,41 @@ gpu::DevicePtr GpuProgram::address(const ArgSource &s, const std::vector<gpu::De
     return arena + s.value;
   case ArgSource::Kind::Scalar:
     return s.value;
+  case ArgSource::Kind::TensorMap:
+    break;
   }
+  FUSEC_ASSERT(false, "the address of a tensor map argument");
   return 0;
 }
 
-bool GpuProgram::launchStep(const Step &s, const std::vector<gpu::DevicePtr> &inputs,
+bool GpuProgram::encodeMaps(const std::vector<gpu::DevicePtr> &inputs,
+                            const std::vector<gpu::DevicePtr> &outputs, Diagnostics &diags) {
+  for (Step &s : steps)
+    for (MapArg &m : s.maps)
+      if (!launchesNothing(s.launch) && !m.map.mapFor(address(m.buffer, inputs, outputs), diags))
+        return false;
+  return true;
+}
+
+bool GpuProgram::launchStep(Step &s, const std::vector<gpu::DevicePtr> &inputs,
                             const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
-                            Diagnostics &diags) const {
-  if (s.launch.grid[0] == 0 || s.launch.grid[1] == 0 || s.launch.grid[2] == 0)
+                            Diagnostics &diags) {
+  if (launchesNothing(s.launch))
     return true; // an empty tensor: nothing to compute
   nvtx::Range range(s.name);
-  llvm::SmallVector<uint64_t, 32> params;
-  for (const ArgSource &a : s.args)
-    params.push_back(address(a, inputs, outputs));
-  return gpu::launch(s.function, s.launch, params, stream, diags, s.name);
+  gpu::KernelParams params;
+  for (const ArgSource &a : s.args) {
+    if (a.kind != ArgSource::Kind::TensorMap) {
+      params.addWord(address(a, inputs, outputs));
+      continue;
+    }
+    MapArg &m = s.maps[a.value];
+    const gpu::TensorMapBytes *map = m.map.mapFor(address(m.buffer, inputs, outputs), diags);
+    if (!map)
+      return false; // never a launch with a map that is not this buffer's
+    params.addTensorMap(*map);
+  }
+  return gpu::launch(s.function, s.launch, params.pointers(), stream, diags, s.name);
 }
 
 std::optional<std::vector<float>> GpuProgram::timeSteps(const std::vector<gpu::DevicePtr> &inputs,
@@ -320,7 +371,7 @@ std::optional<std::vector<float>> GpuProgram::timeSteps(const std::vector<gpu::D
                                                         gpu::Stream stream, DeviceTimer &timer,
                                                         unsigned reps, Diagnostics &diags) {
   std::vector<float> medians;
-  for (const Step &s : steps) {
+  for (Step &s : steps) {
     std::optional<float> ms = timer.medianMs(
         stream, 1, reps, [&] { return launchStep(s, inputs, outputs, stream, diags); }, diags);
     if (!ms)
@@ -367,7 +418,10 @@ bool GpuProgram::enqueueDirect(const std::vector<gpu::DevicePtr> &inputs,
 bool GpuProgram::launchSteps(const std::vector<gpu::DevicePtr> &inputs,
                              const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
                              Diagnostics &diags) {
-  for (const Step &s : steps)
+  // Every map before the first launch: a run with a buffer TMA cannot take launches nothing.
+  if (!encodeMaps(inputs, outputs, diags))
+    return false;
+  for (Step &s : steps)
     if (!launchStep(s, inputs, outputs, stream, diags))
       return false;
   for (const Copy &c : copies)
@@ -404,7 +458,8 @@ bool GpuProgram::checkBuffers(const std::vector<gpu::DevicePtr> &inputs,
 std::optional<gpu::GraphExec> GpuProgram::capture(const std::vector<gpu::DevicePtr> &inputs,
                                                   const std::vector<gpu::DevicePtr> &outputs,
                                                   gpu::Stream stream, Diagnostics &diags) {
-  if (!gpu::beginCapture(stream, diags))
+  // The maps first: a buffer TMA cannot take is refused before anything is captured.
+  if (!encodeMaps(inputs, outputs, diags) || !gpu::beginCapture(stream, diags))
     return std::nullopt;
   bool launched = launchSteps(inputs, outputs, stream, diags);
   Diagnostics endDiags;

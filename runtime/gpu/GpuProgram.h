@@ -15,6 +15,7 @@
 #include "runtime/gpu/DeviceTimer.h"
 #include "runtime/gpu/KernelCache.h"
 #include "runtime/gpu/Lowering.h"
+#include "runtime/gpu/TensorMap.h"
 
 #include <list>
 #include <memory>
@@ -100,14 +101,21 @@ public:
 
 private:
   struct ArgSource {
-    enum class Kind { Input, Output, Weight, Arena, Scalar } kind;
-    uint64_t value = 0; ///< input/output index, weight index, arena offset, or the scalar
+    enum class Kind { Input, Output, Weight, Arena, Scalar, TensorMap } kind;
+    uint64_t value = 0; ///< input/output index, weight index, arena offset, the scalar, or the
+                        ///< index in Step::maps
+  };
+  /// A TensorMap argument: its buffer and its map (Note [Tensor map encoding]).
+  struct MapArg {
+    ArgSource buffer;
+    TensorMapArg map;
   };
   struct Step {
     gpu::Function function = nullptr;
     LaunchConfig launch;
     std::vector<ArgSource> args;
     std::string name;
+    std::vector<MapArg> maps;
   };
   struct Copy {
     ArgSource from;
@@ -131,6 +139,9 @@ private:
   /// The load stage's modules: each step's function and arguments.
   bool loadSteps(const std::vector<LoweredStep> &steps, std::vector<CompiledCuda> &code,
                  Diagnostics &diags);
+  /// Appends where argument `a` of `lowered`'s kernel comes from to `step`. False after
+  /// reporting a tensor map TMA cannot take.
+  bool addArg(Step &step, const LoweredStep &lowered, const KernelArg &a, Diagnostics &diags) const;
   ArgSource sourceOf(const Value *v) const;
   bool checkBuffers(const std::vector<gpu::DevicePtr> &inputs,
                     const std::vector<gpu::DevicePtr> &outputs, Diagnostics &diags) const;
@@ -142,9 +153,12 @@ private:
                                         gpu::Stream stream, Diagnostics &diags);
   bool replay(const std::vector<gpu::DevicePtr> &inputs, const std::vector<gpu::DevicePtr> &outputs,
               gpu::Stream stream, Diagnostics &diags);
-  bool launchStep(const Step &s, const std::vector<gpu::DevicePtr> &inputs,
+  /// Every launched step's tensor maps for these buffers (Note [Tensor map encoding]).
+  bool encodeMaps(const std::vector<gpu::DevicePtr> &inputs,
+                  const std::vector<gpu::DevicePtr> &outputs, Diagnostics &diags);
+  bool launchStep(Step &s, const std::vector<gpu::DevicePtr> &inputs,
                   const std::vector<gpu::DevicePtr> &outputs, gpu::Stream stream,
-                  Diagnostics &diags) const;
+                  Diagnostics &diags);
   gpu::DevicePtr address(const ArgSource &s, const std::vector<gpu::DevicePtr> &inputs,
                          const std::vector<gpu::DevicePtr> &outputs) const;
   void planOutputCopies();

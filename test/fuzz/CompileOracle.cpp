@@ -58,9 +58,9 @@ std::string generatedText;
   std::abort();
 }
 
-/// Parameters are 8 bytes each: pointers and `long long` scalars.
+/// Parameters are 8 bytes each (pointers and `long long` scalars), tensor maps 128.
 void checkKernel(const GeneratedKernel &k, const std::string &where) {
-  size_t bytes = 8 * k.args.size();
+  uint64_t bytes = kernelParamBytes(k.args);
   if (bytes > maxParamBytes(k.backend))
     failed(where + ": kernel " + k.name + " takes " + std::to_string(bytes) +
            " bytes of parameters, more than the " + std::to_string(maxParamBytes(k.backend)) +

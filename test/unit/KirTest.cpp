@@ -4,7 +4,9 @@
 #include "codegen/kir/Kir.h"
 
 #include "codegen/cuda/Render.h"
+#include "codegen/llvm/Nvptx.h"
 #include "codegen/llvm/Render.h"
+#include "test/kir/KirSamples.h"
 
 #include <gtest/gtest.h>
 
@@ -325,6 +327,149 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_NE(errors[0].find("a wgmma: wgmma m64nNk16"), std::string::npos) << errors[0];
   EXPECT_NE(errors[1].find("guard local register arrays"), std::string::npos) << errors[1];
+}
+
+/// The sm_90 primitives in the warp-specialized skeleton of test/kir/KirSamples.h: two tensor-map
+/// parameters, mbarrier init, its fence, expect_tx, 2-d and 3-d TMA loads, waits and an arrive,
+/// named barriers (sync and arrive) and setmaxnreg in each warpgroup role's branch.
+TEST(Kir, HopperPrimitivesPrintAndRenderOnBothBackEnds) {
+  Kernel k = test::hopperSample();
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+
+  std::string text = print(k);
+  for (const char *line :
+       {"kernel @hopper(%a_map: tensormap readonly, %b_map: tensormap readonly, %out: ",
+        ") maxthreads 384 minblocks 1 {", "    mbarrier.init %bars[%t_2], 256\n",
+        "    mbarrier.init_fence\n", "    setmaxnreg.dec 40\n",
+        "      mbarrier.expect_tx %bars[%t_1], 16384\n",
+        "      tma.load.2d %smem[%t_1], %a_map, %bars[%t_1], (%x, %t_5)\n",
+        "      tma.load.3d %smem[%t_9], %b_map, %bars[%t_1], (%x, %t_5, %t_8)\n",
+        "    barrier.arrive %t_10, 384\n", "    setmaxnreg.inc 232\n",
+        "    mbarrier.wait %bars[%t_1], %t_5\n", "    mbarrier.arrive %bars[%t_2]\n",
+        "    barrier %t_12, 256\n", "  barrier\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+
+  std::string cuda = cuda::render(k);
+  std::string bar1 = "\"r\"((fusec_smem_u32(bars) + 8u * (unsigned)(1LL)))";
+  for (std::string line :
+       {std::string("__launch_bounds__(384, 1) hopper("),
+        std::string("const __grid_constant__ fusec_tensor_map a_map,"),
+        "asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 256;\" :: " + bar1 + " : \"memory\");",
+        std::string("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");"),
+        std::string("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\" ::: \"memory\");"),
+        std::string("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 16384;\""),
+        std::string("asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+                    "mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\" :: "
+                    "\"r\"((fusec_smem_u32(hopper_smem) + (unsigned)(0LL))), \"l\"(&a_map), "),
+        std::string("[%1, {%3, %4, %5}], [%2];\" :: \"r\"((fusec_smem_u32(hopper_smem) + "
+                    "(unsigned)(8192LL))), \"l\"(&b_map), "),
+        std::string(", \"r\"(x), \"r\"(0), \"r\"(1) : \"memory\");"),
+        std::string("asm volatile(\"bar.arrive %0, 384;\" :: \"r\"(2) : \"memory\");"),
+        std::string("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\" ::: \"memory\");"),
+        std::string("asm volatile(\"{\\n.reg .pred p;\\nretry:\\nmbarrier.try_wait.parity."
+                    "shared::cta.b64 p, [%0], %1;\\n@!p bra retry;\\n}\" :: "),
+        "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: " + bar1 + " : \"memory\");",
+        std::string("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(1) : \"memory\");"),
+        std::string("  __syncthreads();\n")})
+    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+  GeneratedKernel generated;
+  generated.name = k.name;
+  generated.source = cuda;
+  std::string unit = cuda::translationUnit({generated});
+  EXPECT_NE(unit.find("struct alignas(64) fusec_tensor_map {"), std::string::npos);
+
+  std::string ir = llvmir::render(k);
+  for (const char *line :
+       {"define ptx_kernel void @hopper(ptr byval([128 x i8]) align 64 %a_map, ptr byval([128 x "
+        "i8]) align 64 %b_map, ptr noalias %out)",
+        "!{ptr @hopper, !\"grid_constant\", !4}", "!4 = !{i32 1, i32 2}",
+        "call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)",
+        "call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)",
+        "call void @llvm.nvvm.barrier.sync.cnt(i32 1, i32 256)",
+        "call void asm sideeffect \"bar.arrive $0, 384;\", \"r,~{memory}\"(i32 2) #3",
+        "attributes #3 = { convergent }",
+        "\"mbarrier.init.shared::cta.b64 [$0], 256;\", \"r,~{memory}\"(i32 ptrtoint (ptr "
+        "addrspace(3) getelementptr (i64, ptr addrspace(3) @hopper_bars, i64 1) to i32))",
+        "\"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()",
+        "\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], 16384;\"",
+        "\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], "
+        "[$1, {$3, $4}], [$2];\", \"r,l,r,r,r,~{memory}\"(i32 ptrtoint (ptr addrspace(3) "
+        "@hopper_dynamic_shared to i32), ptr %a_map, ",
+        "[$1, {$3, $4, $5}], [$2];\", \"r,l,r,r,r,r,~{memory}\"",
+        "\"{\\0A.reg .pred p;\\0Aretry:\\0Ambarrier.try_wait.parity.shared::cta.b64 p, [$0], "
+        "$1;\\0A@!p bra retry;\\0A}\", \"r,r,~{memory}\"",
+        "\"mbarrier.arrive.shared::cta.b64 _, [$0];\""})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+
+  // The tensor maps are read in place (cvta.param of the parameter), never copied to local memory.
+  Diagnostics diags;
+  std::optional<std::string> ptx = llvmir::compileToPtx(ir, "sm_90a", diags);
+  ASSERT_TRUE(ptx) << diags.str();
+  for (const char *line : {".param .align 64 .b8 hopper_param_0[128]", "cvta.param.u64",
+                           "setmaxnreg.inc.sync.aligned.u32 232;", "barrier.sync \t1, 256;"})
+    EXPECT_NE(ptx->find(line), std::string::npos) << line << "\n" << *ptx;
+  EXPECT_EQ(ptx->find(".local"), std::string::npos) << *ptx;
+}
+
+/// What the verifier refuses of the sm_90 primitives, each named for its reason.
+TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
+  Kernel k;
+  k.name = "bad";
+  Builder b(k);
+  ValueId map = b.tensorMapParam("map");
+  ValueId out = b.param("out", Type::pointer(DType::I64, Space::Global));
+  ValueId smem = b.dynamicShared(DType::I8, "smem");
+  ValueId words = b.sharedArray(DType::I32, 2, "words");
+  ValueId bars = b.sharedArray(DType::I64, 2, "bars", 8);
+  ValueId zero = b.index(0);
+  ValueId x = b.constant(DType::I32, 0);
+  ValueId id0 = b.constant(DType::I32, 0);
+  ValueId id1 = b.constant(DType::I32, 1);
+  auto refusal = [&](const std::function<void()> &build, const std::string &why) {
+    size_t before = k.body.size();
+    build();
+    std::vector<std::string> errors = verify(k);
+    ASSERT_EQ(errors.size(), 1u) << why;
+    EXPECT_NE(errors[0].find(why), std::string::npos) << errors[0];
+    k.body.resize(before);
+  };
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::vector<ValueId> two = {x, x}, wide = {zero, x}, six(6, x);
+  refusal([&] { b.tensorLoad(smem, zero, map, words, zero, two); },
+          "a tma load: tma loads the box at 1 to 5 i32 coordinates");
+  refusal([&] { b.tensorLoad(smem, zero, map, bars, zero, wide); }, "a tma load: tma loads");
+  refusal([&] { b.tensorLoad(smem, zero, map, bars, zero, six); }, "a tma load: tma loads");
+  refusal([&] { b.tensorLoad(smem, zero, out, bars, zero, {x}); }, "a tma load: tma loads");
+  refusal([&] { b.load(map, zero, 1, "peek"); },
+          "%peek: uses tensor map %map, which only a tma load takes");
+  refusal([&] { b.tensorLoad(map, zero, map, bars, zero, {x}); },
+          "uses tensor map %map, which only a tma load takes");
+  refusal([&] { b.param("p", Type::pointer(DType::F32, Space::Param)); },
+          "a parameter in the param space is a tensor map, not ptr<param f32>");
+  refusal([&] { b.mbarrierInit(words, zero, 1); },
+          "an mbarrier: an mbarrier is an element of a shared i64 array, not of ptr<shared i32>");
+  refusal([&] { b.mbarrierArrive(out, zero); }, "not of ptr<global i64>");
+  refusal([&] { b.mbarrierInit(bars, zero, 0); }, "mbarrier.init expects 1 to 2^20 - 1 arrivals");
+  refusal([&] { b.mbarrierExpectTx(bars, zero, 1 << 20); },
+          "mbarrier.expect_tx expects 0 to 2^20 - 1 bytes, not 1048576");
+  refusal([&] { b.mbarrierWait(bars, zero, zero); }, "mbarrier.wait takes an i32 parity, not i64");
+  refusal([&] { b.barrier(id0, 256); }, "a barrier: a named barrier's id is an i32 from 1 to 15");
+  refusal([&] { b.barrierArrive(zero, 256); }, "a named barrier's id is an i32");
+  refusal([&] { b.barrier(id1, 100); },
+          "a named barrier counts a multiple of 32 threads up to 1024, not 100");
+  refusal([&] { k.body.push_back({.op = Opcode::Barrier, .arrive = true}); },
+          "the block's barrier (bar.sync 0) takes no thread count");
+  refusal([&] { b.setMaxRegisters(240, true); },
+          "a setmaxnreg: setmaxnreg needs the kernel's maxthreads and minblocks");
+  k.maxThreads = 384;
+  refusal([&] { b.setMaxRegisters(240, true); }, "needs the kernel's maxthreads and minblocks");
+  k.minBlocks = 1;
+  refusal([&] { b.setMaxRegisters(20, true); },
+          "setmaxnreg sets 24 to 256 registers, a multiple of 8, not 20");
+  refusal([&] { b.setMaxRegisters(244, false); }, "a multiple of 8, not 244");
+  b.setMaxRegisters(240, true);
+  b.barrier(id1, 256);
+  EXPECT_TRUE(verify(k).empty()) << verify(k).front();
 }
 
 /// A block of several rows: the row is tid.y; launch bounds with a minimum of blocks an SM.

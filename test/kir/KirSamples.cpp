@@ -1,0 +1,71 @@
+// kir kernels built by hand (KirSamples.h).
+#include "test/kir/KirSamples.h"
+
+namespace fusec::test {
+
+using namespace kir;
+
+kir::Kernel hopperSample() {
+  Kernel k;
+  k.name = "hopper";
+  k.comment = {"a warp-specialized TMA skeleton (test/kir/KirSamples.h)"};
+  k.maxThreads = 384;
+  k.minBlocks = 1;
+  Builder b(k);
+  ValueId aMap = b.tensorMapParam("a_map");
+  ValueId bMap = b.tensorMapParam("b_map");
+  ValueId out = b.param("out", Type::pointer(DType::F32, Space::Global));
+  ValueId smem = b.dynamicShared(DType::I8, "smem", 1024);
+  ValueId bars = b.sharedArray(DType::I64, 2, "bars", 8);
+  ValueId tid = b.special(Special::TidX);
+  ValueId full = b.index(0), empty = b.index(1); // bars[0]: the tiles landed; bars[1]: read
+  ValueId first = b.less(tid, b.index(1));
+  b.ifThenElse(first, [&] {
+    b.mbarrierInit(bars, full, 1);
+    b.mbarrierInit(bars, empty, 256);
+    b.mbarrierInitFence();
+  });
+  b.barrier(); // the inits are visible to every thread
+  ValueId warpgroup = b.arith(IndexOp::Div, tid, b.index(128), "warpgroup");
+  ValueId parity = b.constant(DType::I32, 0);
+  ValueId producer = b.less(warpgroup, b.index(1));
+  b.ifThenElse(
+      producer,
+      [&] {
+        b.setMaxRegisters(40, false);
+        b.ifThenElse(first, [&] {
+          ValueId x = b.convert(DType::I32, b.special(Special::CtaidX), "x");
+          ValueId y = b.constant(DType::I32, 0);
+          ValueId z = b.constant(DType::I32, 1);
+          ValueId second = b.index(8192);
+          b.mbarrierExpectTx(bars, full, 16384); // two boxes of 8 KiB
+          b.tensorLoad(smem, full, aMap, bars, full, {x, y});
+          b.tensorLoad(smem, second, bMap, bars, full, {x, y, z});
+        });
+        ValueId both = b.constant(DType::I32, 2);
+        b.barrierArrive(both, 384);
+      },
+      [&] {
+        b.setMaxRegisters(232, true);
+        b.mbarrierWait(bars, full, parity);
+        ValueId tile = b.dynamicShared(DType::F32, "tile", 1024);
+        ValueId t = b.arith(IndexOp::Sub, tid, b.index(128), "t");
+        ValueId v = b.load(tile, t, 1, "v");
+        b.store(out, t, v);
+        b.mbarrierArrive(bars, empty);
+        ValueId consumers = b.constant(DType::I32, 1);
+        b.barrier(consumers, 256);
+        ValueId both = b.constant(DType::I32, 2);
+        b.barrier(both, 384);
+        b.mbarrierWait(bars, empty, parity);
+      });
+  return k;
+}
+
+std::optional<kir::Kernel> kirSample(const std::string &name) {
+  if (name == "hopper")
+    return hopperSample();
+  return std::nullopt;
+}
+
+} // namespace fusec::test

@@ -1,0 +1,24 @@
+// kir kernels built by hand, for the tests of primitives that no template uses yet: the unit tests
+// (test/unit/KirTest.cpp) check their printed and rendered forms, the lit tests assemble them
+// (fusec-kir-sample, test/lit/codegen/kir-hopper-ptxas.test).
+#pragma once
+
+#include "codegen/kir/Kir.h"
+
+#include <optional>
+#include <string>
+
+namespace fusec::test {
+
+/// A warp-specialized skeleton of sm_90a (384 threads, one block an SM): thread 0 inits two
+/// mbarriers; the producer warpgroup (threads 0-127) gives its registers back (setmaxnreg.dec)
+/// and its thread 0 loads a 2-d and a 3-d box by TMA, both completing on `full`, then arrives at
+/// named barrier 2; the two consumer warpgroups take more registers (setmaxnreg.inc), wait for
+/// `full`'s phase 0, copy the tile out, arrive at `empty`, sync on named barriers 1 (the 256
+/// consumers) and 2 (with the producer), and wait for `empty`'s phase 0.
+kir::Kernel hopperSample();
+
+/// The sample named `name` ("hopper"), if there is one.
+std::optional<kir::Kernel> kirSample(const std::string &name);
+
+} // namespace fusec::test
