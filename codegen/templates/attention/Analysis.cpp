@@ -103,6 +103,55 @@ int64_t sharedLimit(const Plan &p) { return (p.wgmma ? 227 : 163) * 1024; }
 /// aim to fill. The kernel is generated without a device (ahead of time too), so from the target.
 int64_t targetSMs(std::string_view target) { return target.starts_with("sm_90") ? 132 : 108; }
 
+/// Dims of `x` a tensor map keeps besides the head dim and the rows: the batch dims of more
+/// than one index along which it does not broadcast.
+int keptBatchDims(const Plan &p, const Operand &x) {
+  int n = 0;
+  for (size_t i = 0; i < p.batch.size(); ++i)
+    n += p.batch[i] > 1 && x.batch[i] != 0;
+  return n;
+}
+
+/// The view a TMA copy of `x` reads: `width` columns a row (up to 64 a box: one swizzled
+/// panel), `rows` rows, the batch dims it keeps (last first), boxes of `boxRows` rows.
+KernelArg::TensorView tensorView(const Plan &p, const Operand &x, int64_t width, int64_t rows,
+                                 int64_t tileWidth, int boxRows) {
+  KernelArg::TensorView t;
+  t.offset = x.offset;
+  t.dims = {width, rows};
+  t.strides = {x.row};
+  t.box = {unsigned(std::min<int64_t>(tileWidth, 64)), unsigned(boxRows)};
+  t.swizzle = tileWidth <= 32 ? 64 : 128;
+  for (size_t i = p.batch.size(); i-- > 0;)
+    if (p.batch[i] > 1 && x.batch[i] != 0) {
+      t.dims.push_back(p.batch[i]);
+      t.strides.push_back(x.batch[i]);
+      t.box.push_back(1);
+    }
+  return t;
+}
+
+/// The warp-specialized schedule's tiles (sm_90a, docs/codegen-attention.md section 5): 128
+/// queries a block in two consumer warpgroups, 128 keys a tile where two stages fit (64 at d
+/// 256), three stages where they fit in 160 KiB. False where a tensor map cannot read an
+/// operand (more than three batch dims of its own).
+bool planSpecialized(Plan &p) {
+  for (const Operand *x : {&p.q, &p.k, &p.v})
+    if (keptBatchDims(p, *x) > 3)
+      return false;
+  p.specialized = true;
+  p.warps = 8;
+  p.blocks = 1;
+  p.bc = 128;
+  p.stages = 2;
+  if (p.sharedBytes() > sharedLimit(p))
+    p.bc = 64;
+  p.stages = 3;
+  if (p.sharedBytes() > 160 * 1024)
+    p.stages = 2;
+  return true;
+}
+
 /// Decode (Sq at most 16): a block's rows are the queries of every head that reads its K/V, when
 /// their O fits a warp's registers (blocks x dv up to 128: 64 registers; more spills), else
 /// those of one head. Four warps split each tile of 64 keys; three K/V stages, two where they
@@ -155,10 +204,14 @@ std::string readConfig(const std::string &text, Plan &p) {
           p.warps = x;
         else if (key == "splits" && p.decode)
           p.splits = x;
+        else if (key == "specialized" && p.wgmma && !p.decode) // planned before (analyze)
+          return (x == 1) == p.specialized && value.size() == 1;
         else
           return false;
         return x > 0;
       });
+  if (p.specialized && p.warps != 8)
+    return "a warp-specialized block has warps=8 (two consumer warpgroups)";
   if (!problem.empty())
     return problem;
   if (p.decode) { // every warp takes 16 keys of a tile or more
@@ -292,11 +345,13 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
   p.bc = p.blocks == 2 && p.dv > 64 ? 32 : 64;
   if (p.sharedBytes() > sharedLimit(p))
     p.bc = 32;
-  if (p.sq <= 16)
-    planDecode(p);
-  p.splits = 0; // unset: chosen below unless the config sets it
   const Attribute *config = kernel.attrIfPresent("config");
   std::string text = config ? config->get<std::string>() : "";
+  if (p.sq <= 16)
+    planDecode(p);
+  else if (p.wgmma && text.find("specialized=0") == std::string::npos)
+    planSpecialized(p); // config specialized=0 keeps the one-warpgroup schedule
+  p.splits = 0;         // unset: chosen below unless the config sets it
   if (std::string problem = config ? readConfig(text, p) : ""; !problem.empty())
     return refuse(diags, kernel, "config \"" + text + "\": " + problem);
   if (p.splits == 0)
@@ -315,6 +370,14 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
                       std::nullopt});
   p.args.push_back(
       {KernelArg::Kind::Output, names.fresh("out_", kernel.result(0)->name()), 0, 0, std::nullopt});
+  if (p.specialized) {
+    p.args.push_back({KernelArg::Kind::TensorMap, "qMap", p.q.input, 0, std::nullopt, p.dtype,
+                      tensorView(p, p.q, p.d, p.sq, p.qkWidth(), p.br())});
+    p.args.push_back({KernelArg::Kind::TensorMap, "kMap", p.k.input, 0, std::nullopt, p.dtype,
+                      tensorView(p, p.k, p.d, p.sk, p.qkWidth(), p.bc)});
+    p.args.push_back({KernelArg::Kind::TensorMap, "vMap", p.v.input, 0, std::nullopt, p.dtype,
+                      tensorView(p, p.v, p.dv, p.sk, p.vWidth(), p.bc)});
+  }
   if (p.splits > 1) {
     p.args.push_back({KernelArg::Kind::Scratch, "parts", 0, 0, std::nullopt, DType::F32});
     p.args.push_back({KernelArg::Kind::Scratch, "counters", unsigned(p.partsBytes()), 0,

@@ -49,6 +49,10 @@ namespace {
 using kir::IndexOp;
 using kir::ValueId;
 
+/// Whether a key tile's softmax hides keys past Sk and, causal, after the query: never, always,
+/// or where the tile holds one (a uniform branch).
+enum class Hiding { Never, Always, WhereNeeded };
+
 class AttentionBuilder {
 public:
   explicit AttentionBuilder(const Plan &p) : p(p), b(k) {}
@@ -62,6 +66,9 @@ public:
     // one-tile kernels (Sk up to 64) to fit more.
     if (p.decode)
       k.minBlocks = 2;
+    qBytes = p.br() * int(p.qkWidth()) * 2;
+    kBytes = p.bc * int(p.qkWidth()) * 2;
+    stageBytes = kBytes + p.bc * int(p.vWidth()) * 2;
     std::vector<ValueId> params = templates::declareParams(b, *p.kernel, p.args);
     q = params[p.q.input];
     key = params[p.k.input];
@@ -75,13 +82,20 @@ public:
       parts = params.end()[-2];
       counters = params.back();
     }
-    setUp();
+    if (p.specialized) {
+      k.minBlocks = 1; // setmaxnreg moves registers between the warpgroups of one block
+      qMap = params.end()[-3];
+      kMap = params.end()[-2];
+      vMap = params.end()[-1];
+    } else {
+      setUp();
+    }
     int64_t units = p.rows() == 0 ? 0 : p.units(); // no queries: nothing to stream
     int64_t tiles = p.decode ? units * p.splits : p.queryTiles() * p.batchCount();
-    ValueId first = b.special(kir::Special::CtaidX);
-    ValueId step = b.special(kir::Special::NctaidX);
-    ValueId count = b.index(tiles);
-    b.forLoop(first, count, step, "tile", 0, [&](ValueId tile) { queryTile(tile); });
+    if (p.specialized)
+      specialized(tiles);
+    else
+      eachTile(tiles, [&](ValueId tile) { queryTile(tile); });
     LaunchConfig launch{{unsigned(std::clamp<int64_t>(tiles, 1, 0x7fffffff)), 1, 1},
                         {unsigned(p.threads()), 1, 1},
                         unsigned(p.sharedBytes())};
@@ -138,6 +152,14 @@ private:
           << (p.causal ? ", causal" : "") << (p.hasMask ? ", additive mask" : "");
       return how.str();
     }
+    if (p.specialized) {
+      how << "flash attention (wgmma m64nNk16 " << dtypeName(p.dtype) << ", f32 softmax); "
+          << p.br() << " queries x " << p.bc << " keys a tile, warp-specialized: a producer "
+          << "warpgroup TMA-loads Q and K/V in " << p.stages << " stages for " << p.warps / 4
+          << " consumer warpgroups of 64 rows taking turns" << (p.causal ? ", causal" : "")
+          << (p.hasMask ? ", additive mask" : "");
+      return how.str();
+    }
     how << "flash attention (" << (p.wgmma ? "wgmma m64nNk16 " : "mma.sync m16n8k16 ")
         << dtypeName(p.dtype) << ", f32 softmax); " << p.br() << " queries x " << p.bc
         << " keys a tile, " << p.warps << " warps of " << 16 * p.blocks << " rows, Q in "
@@ -146,12 +168,180 @@ private:
     return how.str();
   }
 
+  /// for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) body(tile): any grid.
+  void eachTile(int64_t tiles, const std::function<void(ValueId)> &body) {
+    ValueId first = b.special(kir::Special::CtaidX);
+    ValueId step = b.special(kir::Special::NctaidX);
+    ValueId count = b.index(tiles);
+    b.forLoop(first, count, step, "tile", 0, body);
+  }
+
+  /// The warp-specialized schedule (sm_90a; docs/codegen-attention.md section 5): warpgroup 0
+  /// is the producer, one thread of which TMA-loads Q and the K/V tiles into their stages, each
+  /// completing on its mbarrier; warpgroups 1 and 2 are the consumers, each on its 64 rows of
+  /// the block's 128 queries, taking turns on the tensor cores (named barriers 1 and 2) so that
+  /// one's softmax runs under the other's GEMMs. A stage is free again once all 256 consumer
+  /// threads arrived on its empty barrier. Both sides count the key tiles they went through
+  /// (`seen`) and the query tiles (`done`): a stage's slot and a barrier's phase follow from
+  /// them across the query tiles of a block.
+  void specialized(int64_t tiles) {
+    bars = b.sharedArray(DType::I64, unsigned(kBarriers + 4 * p.stages), "bars", 8);
+    smem = b.dynamicShared(DType::I8, "smem", 1024);
+    ValueId tidWide = b.special(kir::Special::TidX);
+    ValueId thread = b.convert(DType::I32, tidWide, "thread");
+    ValueId first = i32(1);
+    b.ifThenElse(b.less(thread, first), [&] {
+      b.mbarrierInit(bars, i64(kQFull), 1);
+      b.mbarrierInit(bars, i64(kQEmpty), 256);
+      for (int st = 0; st < p.stages; ++st)
+        for (int kind = 0; kind < 4; ++kind) // full barriers: the producer's arrival and bytes
+          b.mbarrierInit(bars, i64(barrierOf(kind, st)), kind < 2 ? 1 : 256);
+      b.mbarrierInitFence();
+    });
+    b.barrier();
+    b.ifThenElse(
+        b.less(thread, i32(128)),
+        [&] {
+          b.setMaxRegisters(24, false);
+          b.ifThenElse(b.less(thread, first), [&] { produce(tiles); });
+        },
+        [&] {
+          b.setMaxRegisters(240, true);
+          consume(tiles);
+        });
+  }
+
+  /// Mbarriers: Q full and empty, then per stage K full, V full, K empty, V empty.
+  static constexpr int kQFull = 0, kQEmpty = 1, kBarriers = 2;
+  static constexpr int kKFull = 0, kVFull = 1, kKEmpty = 2, kVEmpty = 3;
+  int barrierOf(int kind, int stage) const { return kBarriers + stage * 4 + kind; }
+  /// The element index (i64) of barrier `kind` of the stage `slot` (i64).
+  ValueId barrierAt(int kind, ValueId slot) {
+    ValueId first = b.mul(slot, i64(4));
+    ValueId base = i64(kBarriers + kind);
+    return b.add(first, base);
+  }
+
+  /// A counter in a register (an i64 local array of one), set to 0.
+  ValueId counter(const std::string &name) {
+    ValueId c = b.localArray(DType::I64, 1, name);
+    ValueId zeroIndex = i64(0);
+    b.store(c, zeroIndex, zeroIndex);
+    return c;
+  }
+  void increment(ValueId c) {
+    ValueId zeroIndex = i64(0);
+    ValueId n = b.load(c, zeroIndex);
+    ValueId one = i64(1);
+    b.store(c, zeroIndex, b.add(n, one));
+  }
+  /// The parity (i32) of the phase for the use number `n` (i64) of a barrier used once a phase.
+  ValueId parityOf(ValueId n) {
+    ValueId bit = op(IndexOp::And, n, i64(1));
+    return b.convert(DType::I32, bit, "parity");
+  }
+
+  /// The stage slot (i64) and the parity (i32) of its barriers' phase for key tile number `n`
+  /// (i64) of the block.
+  std::pair<ValueId, ValueId> slotOf(ValueId n) {
+    ValueId slot = op(IndexOp::Rem, n, i64(p.stages), "slot");
+    ValueId lap = op(IndexOp::Div, n, i64(p.stages));
+    return {slot, parityOf(lap)};
+  }
+
+  /// The TMA coordinates (i32, innermost first) of row `row` (i64), column `column`, of operand
+  /// `x` in the current batch index: the batch dims its tensor map keeps (Analysis.cpp,
+  /// tensorView), last first.
+  std::vector<ValueId> tmaCoords(const Operand &x, int64_t column, ValueId row) {
+    std::vector<ValueId> at{i32(column), b.convert(DType::I32, row)};
+    for (size_t i = p.batch.size(); i-- > 0;)
+      if (p.batch[i] > 1 && x.batch[i] != 0)
+        at.push_back(b.convert(DType::I32, coords[i]));
+    return at;
+  }
+
+  /// TMA loads of a tile of `rows` rows of `width` elements of `x` from row `row` (i64) into
+  /// shared byte `dst` (i64), one box a 64-column panel, completing on barrier `bar` (i64).
+  void loadTile(ValueId map, const Operand &x, int64_t width, int rows, ValueId row, ValueId dst,
+                ValueId bar) {
+    int panelBytes = rows * rowBytes(width), panels = int(width * 2 / rowBytes(width));
+    b.mbarrierExpectTx(bars, bar, unsigned(panels * panelBytes));
+    for (int panel = 0; panel < panels; ++panel) {
+      ValueId to = b.add(dst, i64(int64_t(panel) * panelBytes));
+      b.tensorLoad(smem, to, map, bars, bar, tmaCoords(x, panel * 64, row));
+    }
+  }
+
+  /// The producer: for each query tile, Q once its space is free, then each key tile's K and V
+  /// into the next stage once the consumers freed it.
+  void produce(int64_t tiles) {
+    ValueId seen = counter("seen"), done = counter("done");
+    eachTile(tiles, [&](ValueId tile) {
+      ValueId keyTiles = tileBounds(tile);
+      ValueId zeroIndex = i64(0);
+      ValueId one32 = i32(1), qFull = i64(kQFull), qEmpty = i64(kQEmpty);
+      ValueId qParity = parityOf(b.load(done, zeroIndex, 1, "d"));
+      b.mbarrierWait(bars, qEmpty, op(IndexOp::Xor, qParity, one32, "free"));
+      loadTile(qMap, p.q, p.qkWidth(), p.br(), q0, zeroIndex, qFull);
+      ValueId one = i64(1);
+      b.forLoop(zeroIndex, keyTiles, one, "kt", 0, [&](ValueId kt) {
+        auto [slot, parity] = slotOf(b.load(seen, zeroIndex, 1, "n"));
+        ValueId free = op(IndexOp::Xor, parity, one32, "free");
+        ValueId first = b.mul(slot, i64(stageBytes));
+        ValueId stage = b.add(first, i64(qBytes), "stage");
+        ValueId vStage = b.add(stage, i64(kBytes));
+        ValueId row = b.mul(kt, i64(p.bc));
+        ValueId kEmpty = barrierAt(kKEmpty, slot), kFull = barrierAt(kKFull, slot);
+        b.mbarrierWait(bars, kEmpty, free);
+        loadTile(kMap, p.k, p.qkWidth(), p.bc, row, stage, kFull);
+        ValueId vEmpty = barrierAt(kVEmpty, slot), vFull = barrierAt(kVFull, slot);
+        b.mbarrierWait(bars, vEmpty, free);
+        loadTile(vMap, p.v, p.vWidth(), p.bc, row, vStage, vFull);
+        increment(seen);
+      });
+      increment(done);
+    });
+  }
+
+  /// A consumer warpgroup: query tiles as queryTile's, the GEMMs in turn with the other group.
+  void consume(int64_t tiles) {
+    setUp();
+    ValueId group = op(IndexOp::Shr, tid, i32(7), "group");
+    ValueId mine = b.add(group, i32(1), "turn"), other = b.arith(IndexOp::Sub, i32(2), group);
+    b.ifThenElse(b.less(i32(0), group), [&] { b.barrierArrive(i32(1), 256); });
+    ValueId seen = counter("seen"), done = counter("done");
+    eachTile(tiles, [&](ValueId tile) {
+      ValueId keyTiles = tileBounds(tile);
+      ValueId zeroIndex = i64(0);
+      ValueId qFull = i64(kQFull);
+      b.mbarrierWait(bars, qFull, parityOf(b.load(done, zeroIndex, 1, "d")));
+      freshState();
+      keyLoop(keyTiles, [&](ValueId kt, Hiding hiding) {
+        auto [slot, parity] = slotOf(b.load(seen, zeroIndex, 1, "n"));
+        ValueId slot32 = b.convert(DType::I32, slot);
+        ValueId stage = stageAt(slot32);
+        b.mbarrierWait(bars, barrierAt(kKFull, slot), parity);
+        b.barrier(mine, 256);
+        scores(stage, [&] { b.barrierArrive(other, 256); });
+        b.mbarrierArrive(bars, barrierAt(kKEmpty, slot));
+        softmax(kt, hiding);
+        b.mbarrierWait(bars, barrierAt(kVFull, slot), parity);
+        accumulate(b.add(stage, i32(kBytes)));
+        b.mbarrierArrive(bars, barrierAt(kVEmpty, slot));
+        increment(seen);
+      });
+      b.mbarrierArrive(bars, i64(kQEmpty));
+      store();
+      increment(done);
+    });
+    // Group 1 arrived once more than group 0 waited (its first arrival lets group 0 start).
+    b.ifThenElse(b.less(group, i32(1)), [&] { b.barrier(i32(1), 256); });
+  }
+
   /// The thread's place and the lane offsets of its fragments, the literals of the softmax.
   void setUp() {
-    qBytes = p.br() * int(p.qkWidth()) * 2;
-    kBytes = p.bc * int(p.qkWidth()) * 2;
-    stageBytes = kBytes + p.bc * int(p.vWidth()) * 2;
-    smem = b.dynamicShared(DType::I8, "smem", p.wgmma ? 1024 : 128);
+    if (!p.specialized)
+      smem = b.dynamicShared(DType::I8, "smem", p.wgmma ? 1024 : 128);
     if (p.wgmma) { // rows swizzled over their bytes, 8-row groups 8 rows apart; V's panels
       int qk = rowBytes(p.qkWidth()), v = rowBytes(p.vWidth());
       rowMajor = b.index(kir::Builder::wgmmaLayout(qk, 8 * qk, 16));
@@ -161,6 +351,8 @@ private:
     }
     ValueId tidWide = b.special(kir::Special::TidX);
     tid = b.convert(DType::I32, tidWide, "tid");
+    if (p.specialized) // the consumers' threads, from 0
+      tid = b.arith(IndexOp::Sub, tid, i32(128), "tid");
     lane = op(IndexOp::And, tid, i32(31), "lane");
     ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
     if (p.decode) { // every warp has all the rows, and its own keys of each tile
@@ -210,7 +402,7 @@ private:
   /// The i64 element offsets of the current batch index `z` (decode: unit, the grouped dims left
   /// out) in q, k, v, o and the mask.
   void batchOffsets(ValueId z) {
-    std::vector<ValueId> coords(p.batch.size(), kir::kNoValue);
+    coords.assign(p.batch.size(), kir::kNoValue);
     ValueId rest = z;
     for (size_t i = p.batch.size(); i-- > 0;) {
       if (p.batch[i] == 1 || (p.decode && p.grouped[i]))
@@ -383,7 +575,9 @@ private:
     copyTile(value, keyRow(vBase, p.v.row), p.dv, p.vWidth(), p.bc, first, p.sk, vStage);
   }
 
-  void queryTile(ValueId tile) {
+  /// Sets q0 and the batch offsets of query tile `tile` (i64; decode: a unit's split) and returns
+  /// how many key tiles it sees.
+  ValueId tileBounds(ValueId tile) {
     ValueId keys = kir::kNoValue;
     if (p.decode) { // unit tile / splits, keys from split·splitKeys
       split = op(IndexOp::Rem, tile, i64(p.splits), "split");
@@ -403,43 +597,20 @@ private:
       ValueId z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
       q0 = b.mul(qt, i64(p.br()), "q0");
       batchOffsets(z);
-    }
-    ValueId qRegion = i32(0);
-    auto queryRowStart = [&](ValueId at) { return b.add(qBase, rowOffset(p.q, at)); };
-    copyTile(q, queryRowStart, p.d, p.qkWidth(), p.br(), q0, p.rows(), qRegion);
-    b.commitAsync();
-    if (!p.decode)
       keys = i64(p.sk);
+    }
     if (p.causal && !p.decode) { // keys past the tile's last query are never visible
       ValueId last = b.add(q0, i64(p.br()));
       keys = b.math({OpKind::Min, DType::I64, DType::I64}, {last, keys}, "keys");
     }
     ValueId roundedUp = b.add(keys, i64(p.bc - 1));
-    ValueId keyTiles = op(IndexOp::Div, roundedUp, i64(p.bc), "keyTiles");
-    ValueId zeroIndex = i64(0);
-    for (int t = 0; t + 1 < p.stages; ++t) { // the first stages - 1 key tiles
-      ValueId first = i64(t);
-      b.ifThenElse(b.less(first, keyTiles), [&] { loadKeys(first); });
-      b.commitAsync();
-    }
-    arrived();
-    loadQueryFragments();
-    o = registers(p.blocks * p.dvk() / 2, zero, "o");
-    rowMax = registers(2 * p.blocks, minusInf, "rowMax");
-    rowSum = registers(2 * p.blocks, zero, "rowSum");
-    ValueId one = i64(1);
-    auto keyTile = [&](ValueId kt, Hiding hiding) {
-      ValueId next = b.add(kt, i64(p.stages - 1), "next");
-      b.ifThenElse(b.less(next, keyTiles), [&] { loadKeys(next); });
-      b.commitAsync();
-      arrived();
-      ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, kt, i64(p.stages)));
-      ValueId stage = stageAt(slot);
-      scores(stage);
-      softmax(kt, hiding);
-      accumulate(b.add(stage, i32(kBytes)));
-      b.barrier(); // the next tile's copy reuses this stage
-    };
+    return op(IndexOp::Div, roundedUp, i64(p.bc), "keyTiles");
+  }
+
+  /// Runs keyTile(kt, hiding) for each key tile before `keyTiles` (i64): causal on sm_90a in two
+  /// loops, the tiles that hide no key first.
+  void keyLoop(ValueId keyTiles, const std::function<void(ValueId, Hiding)> &keyTile) {
+    ValueId zeroIndex = i64(0), one = i64(1);
     if (p.wgmma && p.causal && p.dvk() <= 128) {
       // The tiles before `plain` hide no key (causal: none after the tile's first query, none
       // past Sk) and run without the code that hides keys, the diagonal ones with it: NVRTC
@@ -455,6 +626,43 @@ private:
       b.forLoop(zeroIndex, keyTiles, one, "kt", 0,
                 [&](ValueId kt) { keyTile(kt, Hiding::WhereNeeded); });
     }
+  }
+
+  /// The softmax state and O of the block's rows, fresh.
+  void freshState() {
+    o = registers(p.blocks * p.dvk() / 2, zero, "o");
+    rowMax = registers(2 * p.blocks, minusInf, "rowMax");
+    rowSum = registers(2 * p.blocks, zero, "rowSum");
+  }
+
+  /// Query tile `tile` (i64) on every thread of the block: the copies by cp.async.
+  void queryTile(ValueId tile) {
+    ValueId keyTiles = tileBounds(tile);
+    ValueId qRegion = i32(0);
+    auto queryRowStart = [&](ValueId at) { return b.add(qBase, rowOffset(p.q, at)); };
+    copyTile(q, queryRowStart, p.d, p.qkWidth(), p.br(), q0, p.rows(), qRegion);
+    b.commitAsync();
+    for (int t = 0; t + 1 < p.stages; ++t) { // the first stages - 1 key tiles
+      ValueId first = i64(t);
+      b.ifThenElse(b.less(first, keyTiles), [&] { loadKeys(first); });
+      b.commitAsync();
+    }
+    arrived();
+    loadQueryFragments();
+    freshState();
+    auto keyTile = [&](ValueId kt, Hiding hiding) {
+      ValueId next = b.add(kt, i64(p.stages - 1), "next");
+      b.ifThenElse(b.less(next, keyTiles), [&] { loadKeys(next); });
+      b.commitAsync();
+      arrived();
+      ValueId slot = b.convert(DType::I32, op(IndexOp::Rem, kt, i64(p.stages)));
+      ValueId stage = stageAt(slot);
+      scores(stage);
+      softmax(kt, hiding);
+      accumulate(b.add(stage, i32(kBytes)));
+      b.barrier(); // the next tile's copy reuses this stage
+    };
+    keyLoop(keyTiles, keyTile);
     if (p.decode)
       merge();
     else
@@ -494,8 +702,9 @@ private:
     });
   }
 
-  /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32.
-  void scores(ValueId stage) {
+  /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32. With
+  /// wgmma, `issued` runs once the GEMMs are issued, before waiting for them.
+  void scores(ValueId stage, const std::function<void()> &issued = {}) {
     s = registers(p.blocks * p.keysPerWarp() / 2, zero, "s");
     if (p.wgmma) {
       b.wgmmaFence({s});
@@ -507,6 +716,8 @@ private:
         b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
       }
       b.wgmmaCommit();
+      if (issued)
+        issued();
       b.wgmmaWait(0, {s});
       return;
     }
@@ -586,10 +797,6 @@ private:
       });
     });
   }
-
-  /// Whether a key tile's softmax hides keys past Sk and, causal, after the query: never, always,
-  /// or where the tile holds one (a uniform branch).
-  enum class Hiding { Never, Always, WhereNeeded };
 
   /// The softmax of the key tile kt: scores in log2 units (t = s · scale · log2 e + mask term),
   /// keys hidden (-inf) as `hiding` says; the new running max, the rescaling of O and of the row
@@ -1001,6 +1208,8 @@ private:
   kir::Builder b;
   int qBytes = 0, kBytes = 0, stageBytes = 0;
   ValueId q, key, value, mask, out, smem;
+  ValueId qMap, kMap, vMap, bars; // warp-specialized: the tensor maps and the mbarriers
+  std::vector<ValueId> coords;    // the batch index's coordinates (kNoValue: not one of its own)
   ValueId parts = kir::kNoValue, counters = kir::kNoValue; // decode with splits: the scratch
   ValueId tid, lane, warpRow, laneRow, quadLane, laneCol, qLane, kLane, vLane;
   ValueId warpKey = kir::kNoValue;  // decode: the warp's first key of a tile (i32)

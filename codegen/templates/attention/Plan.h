@@ -46,6 +46,10 @@ struct Plan {
   int stages = 2;           ///< K/V tiles in flight (shared-memory stages)
   bool wgmma = false;       ///< the GEMMs as one warpgroup's wgmma (sm_90a), not mma.sync
   bool qInRegisters = true; ///< Q's fragments are read from shared memory once, else every tile
+  /// Warp-specialized (sm_90a; docs/codegen-attention.md section 5): a producer warpgroup
+  /// TMA-loads Q, K and V (tensor-map arguments qMap, kMap, vMap, the last three) for `warps`
+  /// / 4 consumer warpgroups that compute, taking turns on the tensor cores.
+  bool specialized = false;
   /// Decode (flash-decoding; docs/codegen-attention.md section 6), for a few queries: a block's
   /// rows are the Sq queries of every head that reads its K/V (the batch dims along which K and
   /// V both broadcast, `grouped`), row r query r % Sq of head r / Sq; its warps split each key
@@ -59,7 +63,7 @@ struct Plan {
   int64_t splitKeys = 0;     ///< decode: keys a split (whole tiles)
   std::vector<KernelArg> args;
 
-  int threads() const { return 32 * warps; }
+  int threads() const { return 32 * warps + (specialized ? 128 : 0); }
   int br() const { return decode ? 16 * blocks : 16 * warps * blocks; }
   /// Keys of a tile that one warp multiplies.
   int keysPerWarp() const { return decode ? bc / warps : bc; }
