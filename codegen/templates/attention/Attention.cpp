@@ -316,20 +316,64 @@ private:
       ValueId qFull = i64(kQFull);
       b.mbarrierWait(bars, qFull, parityOf(b.load(done, zeroIndex, 1, "d")));
       freshState();
-      keyLoop(keyTiles, [&](ValueId kt, Hiding hiding) {
-        auto [slot, parity] = slotOf(b.load(seen, zeroIndex, 1, "n"));
-        ValueId slot32 = b.convert(DType::I32, slot);
-        ValueId stage = stageAt(slot32);
+      ValueId pf = b.localArray(DType::I32, unsigned(p.bc / 4), "pf");
+      alphas = b.localArray(DType::F32, 2, "alphas");
+      // Key tile n's stage (i32 byte offset) and its slot and parity.
+      auto stageOf = [&](ValueId n) {
+        auto [slot, parity] = slotOf(n);
+        return std::tuple{stageAt(b.convert(DType::I32, slot)), slot, parity};
+      };
+      // Its scores, issued in this group's turn, with (after them) the values of the tile
+      // before it; waits for the scores.
+      auto scoresInTurn = [&](ValueId n, const std::function<void()> &alsoIssue) {
+        auto [stage, slot, parity] = stageOf(n);
         b.mbarrierWait(bars, barrierAt(kKFull, slot), parity);
         b.barrier(mine, 256);
-        scores(stage, [&] { b.barrierArrive(other, 256); });
+        issueScores(stage);
+        if (alsoIssue)
+          alsoIssue();
+        b.barrierArrive(other, 256);
+        b.wgmmaWait(alsoIssue ? 1 : 0, {s});
         b.mbarrierArrive(bars, barrierAt(kKEmpty, slot));
-        softmax(kt, hiding);
+      };
+      // O += P·V of key tile n (i64), P's fragments in pf.
+      auto issueValuesOf = [&](ValueId n) {
+        auto [stage, slot, parity] = stageOf(n);
         b.mbarrierWait(bars, barrierAt(kVFull, slot), parity);
-        accumulate(b.add(stage, i32(kBytes)));
+        issueValues(b.add(stage, i32(kBytes)), pf);
+      };
+      auto valuesDone = [&](ValueId n) {
+        auto [stage, slot, parity] = stageOf(n);
+        b.wgmmaWait(0, {o});
         b.mbarrierArrive(bars, barrierAt(kVEmpty, slot));
+      };
+      // Tile j's scores go with tile j - 1's values, so that j's softmax runs under them: the
+      // first tile's scores alone, the last tile's values after the loop (FlashAttention-3's
+      // intra-warpgroup overlap). O is rescaled once its GEMM is done.
+      ValueId one = i64(1);
+      b.ifThenElse(b.less(zeroIndex, keyTiles), [&] {
+        ValueId first = b.load(seen, zeroIndex, 1, "n");
+        scoresInTurn(first, {});
+        softmax(zeroIndex, Hiding::WhereNeeded);
+        rescaleDeferred();
+        packAll(pf);
         increment(seen);
+        keyLoop(one, keyTiles, [&](ValueId kt, Hiding hiding) {
+          ValueId n = b.load(seen, zeroIndex, 1, "n");
+          ValueId before = b.arith(IndexOp::Sub, n, one);
+          scoresInTurn(n, [&] { issueValuesOf(before); });
+          softmax(kt, hiding);
+          valuesDone(before);
+          rescaleDeferred();
+          packAll(pf);
+          increment(seen);
+        });
+        ValueId n = b.load(seen, zeroIndex, 1, "n");
+        ValueId last = b.arith(IndexOp::Sub, n, one);
+        issueValuesOf(last);
+        valuesDone(last);
       });
+      alphas = kir::kNoValue;
       b.mbarrierArrive(bars, i64(kQEmpty));
       store();
       increment(done);
@@ -610,7 +654,12 @@ private:
   /// Runs keyTile(kt, hiding) for each key tile before `keyTiles` (i64): causal on sm_90a in two
   /// loops, the tiles that hide no key first.
   void keyLoop(ValueId keyTiles, const std::function<void(ValueId, Hiding)> &keyTile) {
-    ValueId zeroIndex = i64(0), one = i64(1);
+    keyLoop(i64(0), keyTiles, keyTile);
+  }
+  /// The same from key tile `from` (i64).
+  void keyLoop(ValueId from, ValueId keyTiles,
+               const std::function<void(ValueId, Hiding)> &keyTile) {
+    ValueId one = i64(1);
     if (p.wgmma && p.causal && p.dvk() <= 128) {
       // The tiles before `plain` hide no key (causal: none after the tile's first query, none
       // past Sk) and run without the code that hides keys, the diagonal ones with it: NVRTC
@@ -619,11 +668,14 @@ private:
       ValueId afterQ0 = b.add(q0, i64(1));
       ValueId firstHidden = b.math(min, {afterQ0, i64(p.sk)}, "firstHidden");
       ValueId wholeTiles = op(IndexOp::Div, firstHidden, i64(p.bc));
+      kir::MathOp max{OpKind::Max, DType::I64, DType::I64};
       ValueId plain = b.math(min, {wholeTiles, keyTiles}, "plain");
-      b.forLoop(zeroIndex, plain, one, "kt", 0, [&](ValueId kt) { keyTile(kt, Hiding::Never); });
+      if (from != i64(0))
+        plain = b.math(max, {plain, from}, "plain");
+      b.forLoop(from, plain, one, "kt", 0, [&](ValueId kt) { keyTile(kt, Hiding::Never); });
       b.forLoop(plain, keyTiles, one, "kt", 0, [&](ValueId kt) { keyTile(kt, Hiding::Always); });
     } else {
-      b.forLoop(zeroIndex, keyTiles, one, "kt", 0,
+      b.forLoop(from, keyTiles, one, "kt", 0,
                 [&](ValueId kt) { keyTile(kt, Hiding::WhereNeeded); });
     }
   }
@@ -705,22 +757,14 @@ private:
   /// S = Q·Kᵀ for the key tile in the stage at byte `stage`: blocks x 8 n8 tiles of 4 f32. With
   /// wgmma, `issued` runs once the GEMMs are issued, before waiting for them.
   void scores(ValueId stage, const std::function<void()> &issued = {}) {
-    s = registers(p.blocks * p.keysPerWarp() / 2, zero, "s");
     if (p.wgmma) {
-      b.wgmmaFence({s});
-      for (int kk = 0; kk < p.dk() / 16; ++kk) {
-        ValueId qAt = i32(kSlice(kk, p.qkWidth(), p.br()));
-        if (qGroup != kir::kNoValue)
-          qAt = b.add(qAt, qGroup);
-        ValueId kAt = b.add(stage, i32(kSlice(kk, p.qkWidth(), p.bc)));
-        b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
-      }
-      b.wgmmaCommit();
+      issueScores(stage);
       if (issued)
         issued();
       b.wgmmaWait(0, {s});
       return;
     }
+    s = registers(p.blocks * p.keysPerWarp() / 2, zero, "s");
     unrolled(p.dk() / 16, "kk", [&](ValueId kk) {
       // This k slice's Q fragments: in registers, or read now (blocks x 4 words).
       ValueId qk = qf;
@@ -745,6 +789,39 @@ private:
                     [&](ValueId mb) { return b.load(qk, qSlot(mb), 4); });
       });
     });
+  }
+
+  /// Issues S = Q·Kᵀ for the key tile at byte `stage` as the warpgroup's wgmmas (one group).
+  void issueScores(ValueId stage) {
+    s = registers(p.keysPerWarp() / 2, zero, "s");
+    b.wgmmaFence({s});
+    for (int kk = 0; kk < p.dk() / 16; ++kk) {
+      ValueId qAt = i32(kSlice(kk, p.qkWidth(), p.br()));
+      if (qGroup != kir::kNoValue)
+        qAt = b.add(qAt, qGroup);
+      ValueId kAt = b.add(stage, i32(kSlice(kk, p.qkWidth(), p.bc)));
+      b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
+    }
+    b.wgmmaCommit();
+  }
+
+  /// P's A fragments (bc / 4 words) into `pf`, from the probabilities in S.
+  void packAll(ValueId pf) {
+    unrolled(p.bc / 16, "kk", [&](ValueId kk) {
+      ValueId first = b.mul(kk, i64(8));
+      packProbabilities(first, pf, b.mul(kk, i64(4)));
+    });
+  }
+
+  /// Issues O += P·V for the value tile at byte `stage`, P's fragments in `pf` (one group).
+  void issueValues(ValueId stage, ValueId pf) {
+    b.wgmmaFence({o, pf});
+    for (int kk = 0; kk < p.bc / 16; ++kk) {
+      ValueId a = b.load(pf, i64(4 * kk), 4);
+      ValueId vAt = b.add(stage, i32(16 * kk * rowBytes(p.vWidth())));
+      b.wgmma(p.dtype, unsigned(p.dvk()), o, a, {smem, vAt, columnMajor}, true);
+    }
+    b.wgmmaCommit();
   }
 
   /// The query row (i64) of this thread's row slot `mb`, `h` (i64 loop counters).
@@ -895,6 +972,15 @@ private:
     ValueId oldSum = b.load(rowSum, rowSlot);
     ValueId scaledSum = math(OpKind::Mul, oldSum, alpha);
     b.store(rowSum, rowSlot, scaledSum);
+    if (alphas != kir::kNoValue) // O is in flight: rescaled once its GEMM is done
+      b.store(alphas, rowSlot, alpha);
+    else
+      scaleRow(mb, h, alpha);
+    return base;
+  }
+
+  /// O's elements of this thread in row slot (mb, h) times `alpha`.
+  void scaleRow(ValueId mb, ValueId h, ValueId alpha) {
     unrolled(p.dvk() / 8, "n", [&](ValueId n) {
       unrolled(2, "e", [&](ValueId e) {
         ValueId tileSlot = fragment(mb, p.dvk() / 8, n);
@@ -904,7 +990,16 @@ private:
         b.store(o, slot, y);
       });
     });
-    return base;
+  }
+
+  /// O rescaled by the factors the last softmax left in `alphas`.
+  void rescaleDeferred() {
+    unrolled(p.blocks, "mb", [&](ValueId mb) {
+      unrolled(2, "h", [&](ValueId h) {
+        ValueId rowSlot = b.add(b.mul(mb, i64(2)), h);
+        scaleRow(mb, h, b.load(alphas, rowSlot, 1, "alpha"));
+      });
+    });
   }
 
   /// P = 2^(t - base) in place of the scores of row slot `rowSlot`, added to its row sum (this
@@ -925,17 +1020,8 @@ private:
   void accumulate(ValueId stage) {
     if (p.wgmma) { // P in registers as A; k slice kk: 16 rows (keys) further down V
       ValueId pf = b.localArray(DType::I32, unsigned(p.bc / 4), "pf");
-      unrolled(p.bc / 16, "kk", [&](ValueId kk) {
-        ValueId first = b.mul(kk, i64(8));
-        packProbabilities(first, pf, b.mul(kk, i64(4)));
-      });
-      b.wgmmaFence({o, pf});
-      for (int kk = 0; kk < p.bc / 16; ++kk) {
-        ValueId a = b.load(pf, i64(4 * kk), 4);
-        ValueId vAt = b.add(stage, i32(16 * kk * rowBytes(p.vWidth())));
-        b.wgmma(p.dtype, unsigned(p.dvk()), o, a, {smem, vAt, columnMajor}, true);
-      }
-      b.wgmmaCommit();
+      packAll(pf);
+      issueValues(stage, pf);
       b.wgmmaWait(0, {o});
       return;
     }
@@ -1209,6 +1295,7 @@ private:
   int qBytes = 0, kBytes = 0, stageBytes = 0;
   ValueId q, key, value, mask, out, smem;
   ValueId qMap, kMap, vMap, bars; // warp-specialized: the tensor maps and the mbarriers
+  ValueId alphas = kir::kNoValue; // warp-specialized: the softmax's rescaling of O, deferred
   std::vector<ValueId> coords;    // the batch index's coordinates (kNoValue: not one of its own)
   ValueId parts = kir::kNoValue, counters = kir::kNoValue; // decode with splits: the scratch
   ValueId tid, lane, warpRow, laneRow, quadLane, laneCol, qLane, kLane, vLane;
