@@ -307,79 +307,99 @@ private:
   void consume(int64_t tiles) {
     setUp();
     ValueId group = op(IndexOp::Shr, tid, i32(7), "group");
-    ValueId mine = b.add(group, i32(1), "turn"), other = b.arith(IndexOp::Sub, i32(2), group);
+    mine = b.add(group, i32(1), "turn");
+    other = b.arith(IndexOp::Sub, i32(2), group);
     b.ifThenElse(b.less(i32(0), group), [&] { b.barrierArrive(i32(1), 256); });
-    ValueId seen = counter("seen"), done = counter("done");
+    seen = counter("seen");
+    ValueId done = counter("done");
     eachTile(tiles, [&](ValueId tile) {
       ValueId keyTiles = tileBounds(tile);
-      ValueId zeroIndex = i64(0);
-      ValueId qFull = i64(kQFull);
+      ValueId zeroIndex = i64(0), qFull = i64(kQFull);
       b.mbarrierWait(bars, qFull, parityOf(b.load(done, zeroIndex, 1, "d")));
       freshState();
-      ValueId pf = b.localArray(DType::I32, unsigned(p.bc / 4), "pf");
-      alphas = b.localArray(DType::F32, 2, "alphas");
-      // Key tile n's stage (i32 byte offset) and its slot and parity.
-      auto stageOf = [&](ValueId n) {
-        auto [slot, parity] = slotOf(n);
-        return std::tuple{stageAt(b.convert(DType::I32, slot)), slot, parity};
-      };
-      // Its scores, issued in this group's turn, with (after them) the values of the tile
-      // before it; waits for the scores.
-      auto scoresInTurn = [&](ValueId n, const std::function<void()> &alsoIssue) {
-        auto [stage, slot, parity] = stageOf(n);
-        b.mbarrierWait(bars, barrierAt(kKFull, slot), parity);
-        b.barrier(mine, 256);
-        issueScores(stage);
-        if (alsoIssue)
-          alsoIssue();
-        b.barrierArrive(other, 256);
-        b.wgmmaWait(alsoIssue ? 1 : 0, {s});
-        b.mbarrierArrive(bars, barrierAt(kKEmpty, slot));
-      };
-      // O += P·V of key tile n (i64), P's fragments in pf.
-      auto issueValuesOf = [&](ValueId n) {
-        auto [stage, slot, parity] = stageOf(n);
-        b.mbarrierWait(bars, barrierAt(kVFull, slot), parity);
-        issueValues(b.add(stage, i32(kBytes)), pf);
-      };
-      auto valuesDone = [&](ValueId n) {
-        auto [stage, slot, parity] = stageOf(n);
-        b.wgmmaWait(0, {o});
-        b.mbarrierArrive(bars, barrierAt(kVEmpty, slot));
-      };
-      // Tile j's scores go with tile j - 1's values, so that j's softmax runs under them: the
-      // first tile's scores alone, the last tile's values after the loop (FlashAttention-3's
-      // intra-warpgroup overlap). O is rescaled once its GEMM is done.
-      ValueId one = i64(1);
-      b.ifThenElse(b.less(zeroIndex, keyTiles), [&] {
-        ValueId first = b.load(seen, zeroIndex, 1, "n");
-        scoresInTurn(first, {});
-        softmax(zeroIndex, Hiding::WhereNeeded);
-        rescaleDeferred();
-        packAll(pf);
-        increment(seen);
-        keyLoop(one, keyTiles, [&](ValueId kt, Hiding hiding) {
+      pf = b.localArray(DType::I32, unsigned(p.bc / 4), "pf");
+      if (p.dvk() > 128) { // O alone holds dv / 2 registers: no room for the next tile's S
+        keyLoop(keyTiles, [&](ValueId kt, Hiding hiding) {
           ValueId n = b.load(seen, zeroIndex, 1, "n");
-          ValueId before = b.arith(IndexOp::Sub, n, one);
-          scoresInTurn(n, [&] { issueValuesOf(before); });
+          scoresInTurn(n, {});
           softmax(kt, hiding);
-          valuesDone(before);
-          rescaleDeferred();
           packAll(pf);
+          issueValuesOf(n);
+          valuesDone(n);
           increment(seen);
         });
-        ValueId n = b.load(seen, zeroIndex, 1, "n");
-        ValueId last = b.arith(IndexOp::Sub, n, one);
-        issueValuesOf(last);
-        valuesDone(last);
-      });
-      alphas = kir::kNoValue;
+      } else {
+        overlapped(keyTiles);
+      }
       b.mbarrierArrive(bars, i64(kQEmpty));
       store();
       increment(done);
     });
     // Group 1 arrived once more than group 0 waited (its first arrival lets group 0 start).
     b.ifThenElse(b.less(group, i32(1)), [&] { b.barrier(i32(1), 256); });
+  }
+
+  /// The key tiles of a query tile, tile j's scores issued with tile j - 1's values, so that j's
+  /// softmax runs under them: the first tile's scores alone, the last tile's values after the
+  /// loop (FlashAttention-3's intra-warpgroup overlap). O is rescaled once its GEMM is done.
+  void overlapped(ValueId keyTiles) {
+    alphas = b.localArray(DType::F32, 2, "alphas");
+    ValueId zeroIndex = i64(0), one = i64(1);
+    b.ifThenElse(b.less(zeroIndex, keyTiles), [&] {
+      scoresInTurn(b.load(seen, zeroIndex, 1, "n"), {});
+      softmax(zeroIndex, Hiding::WhereNeeded);
+      rescaleDeferred();
+      packAll(pf);
+      increment(seen);
+      keyLoop(one, keyTiles, [&](ValueId kt, Hiding hiding) {
+        ValueId n = b.load(seen, zeroIndex, 1, "n");
+        ValueId before = b.arith(IndexOp::Sub, n, one);
+        scoresInTurn(n, [&] { issueValuesOf(before); });
+        softmax(kt, hiding);
+        valuesDone(before);
+        rescaleDeferred();
+        packAll(pf);
+        increment(seen);
+      });
+      ValueId n = b.load(seen, zeroIndex, 1, "n");
+      ValueId last = b.arith(IndexOp::Sub, n, one);
+      issueValuesOf(last);
+      valuesDone(last);
+    });
+    alphas = kir::kNoValue;
+  }
+
+  /// Key tile n's stage (i32 byte offset), slot and parity.
+  std::tuple<ValueId, ValueId, ValueId> stageOf(ValueId n) {
+    auto [slot, parity] = slotOf(n);
+    return {stageAt(b.convert(DType::I32, slot)), slot, parity};
+  }
+
+  /// Key tile n's scores, issued in this group's turn with `alsoIssue` (the values of the tile
+  /// before it) after them; waits for the scores and frees K's stage.
+  void scoresInTurn(ValueId n, const std::function<void()> &alsoIssue) {
+    auto [stage, slot, parity] = stageOf(n);
+    b.mbarrierWait(bars, barrierAt(kKFull, slot), parity);
+    b.barrier(mine, 256);
+    issueScores(stage);
+    if (alsoIssue)
+      alsoIssue();
+    b.barrierArrive(other, 256);
+    b.wgmmaWait(alsoIssue ? 1 : 0, {s});
+    b.mbarrierArrive(bars, barrierAt(kKEmpty, slot));
+  }
+
+  /// Issues O += P·V of key tile n once its V landed, P's fragments in pf.
+  void issueValuesOf(ValueId n) {
+    auto [stage, slot, parity] = stageOf(n);
+    b.mbarrierWait(bars, barrierAt(kVFull, slot), parity);
+    issueValues(b.add(stage, i32(kBytes)), pf);
+  }
+
+  /// Waits for O += P·V of key tile n and frees V's stage.
+  void valuesDone(ValueId n) {
+    b.wgmmaWait(0, {o});
+    b.mbarrierArrive(bars, barrierAt(kVEmpty, std::get<1>(stageOf(n))));
   }
 
   /// The thread's place and the lane offsets of its fragments, the literals of the softmax.
@@ -875,6 +895,11 @@ private:
     });
   }
 
+  /// Whether the scores stay unscaled until the exponent, t = s · scale · log2 e - m being one
+  /// fma (FlashAttention's form): without a mask, for a positive scale (the largest score is
+  /// then the largest scaled). Otherwise t = s · scale · log2 e + mask term goes in place first.
+  bool rawScores() const { return !p.hasMask && p.scale > 0; }
+
   /// The softmax of the key tile kt: scores in log2 units (t = s · scale · log2 e + mask term),
   /// keys hidden (-inf) as `hiding` says; the new running max, the rescaling of O and of the row
   /// sums, and P = 2^(t - max) in place of S.
@@ -909,17 +934,20 @@ private:
         ValueId rowTerm = kir::kNoValue; // a mask that does not vary along the keys
         if (p.hasMask && maskAlongRows() && p.mask.col == 0)
           rowTerm = maskTerm(row, kir::kNoValue);
-        eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId column) {
-          ValueId x = b.load(s, slot);
-          ValueId t = math(OpKind::Mul, x, scaleLog2, "t");
-          if (p.hasMask) {
+        if (p.hasMask) // scores in log2 units now; without a mask in the exponent (rawScores)
+          eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId column) {
+            ValueId x = b.load(s, slot);
+            ValueId t = math(OpKind::Mul, x, scaleLog2, "t");
             ValueId mu = keyTerms != kir::kNoValue  ? b.load(keyTerms, column)
                          : rowTerm != kir::kNoValue ? rowTerm
                                                     : maskTerm(row, key);
-            t = math(OpKind::Add, t, mu, "t");
-          }
-          b.store(s, slot, t);
-        });
+            b.store(s, slot, math(OpKind::Add, t, mu, "t"));
+          });
+        else if (!rawScores())
+          eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId) {
+            ValueId x = b.load(s, slot);
+            b.store(s, slot, math(OpKind::Mul, x, scaleLog2, "t"));
+          });
         auto hide = [&] {
           eachScore(mb, h, k0, [&](ValueId slot, ValueId key, ValueId) {
             ValueId visible = b.less(key, i64(p.sk));
@@ -958,6 +986,8 @@ private:
       b.store(most, zeroIndex, larger);
     });
     ValueId tileMax = b.load(most, zeroIndex);
+    if (rawScores()) // the scale is positive: the largest score scaled is the largest scaled
+      tileMax = math(OpKind::Mul, tileMax, scaleLog2);
     for (int64_t d : {1, 2}) {
       ValueId other = b.shuffle(kir::ShuffleMode::Xor, tileMax, i64(d));
       tileMax = math(OpKind::Max, tileMax, other);
@@ -1007,6 +1037,8 @@ private:
   void exponentiate(ValueId mb, ValueId h, ValueId k0, ValueId rowSlot, ValueId base) {
     eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId) {
       ValueId t = b.load(s, slot);
+      if (rawScores()) // s · scale · log2 e - base: one fma
+        t = math(OpKind::Mul, t, scaleLog2, "t");
       ValueId x = math(OpKind::Sub, t, base);
       ValueId pr = b.exp2(x, "p");
       b.store(s, slot, pr);
@@ -1296,6 +1328,7 @@ private:
   ValueId q, key, value, mask, out, smem;
   ValueId qMap, kMap, vMap, bars; // warp-specialized: the tensor maps and the mbarriers
   ValueId alphas = kir::kNoValue; // warp-specialized: the softmax's rescaling of O, deferred
+  ValueId mine, other, seen, pf;  // warp-specialized consumers: turn barriers, tiles seen, P
   std::vector<ValueId> coords;    // the batch index's coordinates (kNoValue: not one of its own)
   ValueId parts = kir::kNoValue, counters = kir::kNoValue; // decode with splits: the scratch
   ValueId tid, lane, warpRow, laneRow, quadLane, laneCol, qLane, kLane, vLane;
