@@ -131,6 +131,13 @@ KernelArg::TensorView tensorView(const Plan &p, const Operand &x, int64_t width,
   return t;
 }
 
+/// Keys from which sm_90a's warp-specialized schedule is the default: on the H100 it ran B4 H16
+/// S4096 D128 at 580 TFLOP/s against the one-warpgroup schedule's 386-431, S2048 D64 at 0.91x
+/// cuDNN against 0.87-0.89x, but BERT's S512 in 39.6 us against 35.6 and B1 H12 S128 in 8.0
+/// against 7.1, where 128-query blocks leave SMs idle and the rows are too short to pipeline
+/// (bench/RESULTS.md, 2026-11-27).
+constexpr int64_t kSpecializedKeys = 1024;
+
 /// The warp-specialized schedule's tiles (sm_90a, docs/codegen-attention.md section 5): 128
 /// queries a block in two consumer warpgroups, 128 keys a tile where two stages fit (64 at d
 /// 256), three stages where they fit in 160 KiB. False where a tensor map cannot read an
@@ -204,8 +211,8 @@ std::string readConfig(const std::string &text, Plan &p) {
           p.warps = x;
         else if (key == "splits" && p.decode)
           p.splits = x;
-        else if (key == "specialized" && p.wgmma && !p.decode) // planned before (analyze)
-          return (x == 1) == p.specialized && value.size() == 1;
+        else if (key == "specialized") // planned before (analyze); only sm_90a's rows
+          return (value == "0" || value == "1");
         else
           return false;
         return x > 0;
@@ -349,8 +356,9 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
   std::string text = config ? config->get<std::string>() : "";
   if (p.sq <= 16)
     planDecode(p);
-  else if (p.wgmma && text.find("specialized=0") == std::string::npos)
-    planSpecialized(p); // config specialized=0 keeps the one-warpgroup schedule
+  else if (p.wgmma && text.find("specialized=0") == std::string::npos &&
+           (p.sk >= kSpecializedKeys || text.find("specialized=1") != std::string::npos))
+    planSpecialized(p); // config specialized=0 or 1 chooses
   p.splits = 0;         // unset: chosen below unless the config sets it
   if (std::string problem = config ? readConfig(text, p) : ""; !problem.empty())
     return refuse(diags, kernel, "config \"" + text + "\": " + problem);
