@@ -138,6 +138,18 @@ KernelArg::TensorView tensorView(const Plan &p, const Operand &x, int64_t width,
 /// (bench/RESULTS.md, 2026-11-27).
 constexpr int64_t kSpecializedKeys = 1024;
 
+/// What a `config` says of the warp-specialized schedule (specialized=0|1), if anything: read
+/// before the tiles are planned, since it picks their defaults.
+std::optional<bool> configSpecialized(const std::string &text) {
+  std::optional<bool> said;
+  templates::readConfig(text, [&](const std::string &key, const std::string &value) {
+    if (key == "specialized")
+      said = value == "1";
+    return true;
+  });
+  return said;
+}
+
 /// The warp-specialized schedule's tiles (sm_90a, docs/codegen-attention.md section 5): 128
 /// queries a block in two consumer warpgroups, 128 keys a tile where two stages fit (64 at d
 /// 256), three stages where they fit in 160 KiB. False where a tensor map cannot read an
@@ -356,9 +368,8 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
   std::string text = config ? config->get<std::string>() : "";
   if (p.sq <= 16)
     planDecode(p);
-  else if (p.wgmma && text.find("specialized=0") == std::string::npos &&
-           (p.sk >= kSpecializedKeys || text.find("specialized=1") != std::string::npos))
-    planSpecialized(p); // config specialized=0 or 1 chooses
+  else if (p.wgmma && configSpecialized(text).value_or(p.sk >= kSpecializedKeys))
+    planSpecialized(p);
   p.splits = 0;         // unset: chosen below unless the config sets it
   if (std::string problem = config ? readConfig(text, p) : ""; !problem.empty())
     return refuse(diags, kernel, "config \"" + text + "\": " + problem);

@@ -399,7 +399,7 @@ private:
   /// Waits for O += P·V of key tile n and frees V's stage.
   void valuesDone(ValueId n) {
     b.wgmmaWait(0, {o});
-    b.mbarrierArrive(bars, barrierAt(kVEmpty, std::get<1>(stageOf(n))));
+    b.mbarrierArrive(bars, barrierAt(kVEmpty, slotOf(n).first));
   }
 
   /// The thread's place and the lane offsets of its fragments, the literals of the softmax.
