@@ -370,7 +370,7 @@ bool analyze(const Op &kernel, const std::string &entry, std::string_view target
     planDecode(p);
   else if (p.wgmma && configSpecialized(text).value_or(p.sk >= kSpecializedKeys))
     planSpecialized(p);
-  p.splits = 0;         // unset: chosen below unless the config sets it
+  p.splits = 0; // unset: chosen below unless the config sets it
   if (std::string problem = config ? readConfig(text, p) : ""; !problem.empty())
     return refuse(diags, kernel, "config \"" + text + "\": " + problem);
   if (p.splits == 0)
