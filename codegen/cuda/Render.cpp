@@ -229,7 +229,7 @@ std::string Renderer::hopper(const Inst &i) {
 }
 
 /// The warpgroup matrix instructions, as inline PTX: a wgmma names each accumulator register
-/// ("+f" of acc[0], acc[1], ...); a fence and a wait pin each register they guard, so that no
+/// ("+f" of acc[0], acc[1], ...; "=f" where it overwrites them); a fence and a wait pin each register they guard, so that no
 /// write of one moves below the fence and no read above the wait (what CUTLASS's
 /// warpgroup_fence_operand does).
 std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
@@ -261,10 +261,11 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
     std::string ptx; // the PTX as a C string literal's contents
     for (char c : kir::wgmmaPtx(i, '%'))
       ptx += c == '\n' ? std::string("\\n") : std::string(1, c);
+    bool overwrite = i.accumulate == kir::Accumulate::Overwrite; // registers written, not read
     std::string outputs;
     for (unsigned r = 0; r < n; ++r)
-      outputs +=
-          (r ? ", \"+f\"(" : "\"+f\"(") + ref(i.operands[0]) + "[" + std::to_string(r) + "])";
+      outputs += std::string(r ? ", " : "") + (overwrite ? "\"=f\"(" : "\"+f\"(") +
+                 ref(i.operands[0]) + "[" + std::to_string(r) + "])";
     std::string a = "\"l\"(" + descriptor(i, 1) + ")";
     if (!sharedA) { // the words of an i32x4 (an expression, maybe)
       std::string words = "(" + ref(i.operands[1]) + ")";
@@ -272,7 +273,8 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
           ".d)";
     }
     return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent +
-           "    : " + a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(1)\n" +
+           "    : " + a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(" +
+           (overwrite ? "0" : "1") + ")\n" +
            indent + "    : \"memory\");";
   }
   case kir::MatrixOp::LoadX4:

@@ -242,23 +242,25 @@ int64_t Builder::wgmmaLayout(unsigned swizzleBytes, unsigned strideBytes, unsign
 }
 
 void Builder::wgmma(DType t, unsigned n, ValueId acc, const SharedTile &a, const SharedTile &b,
-                    bool transposeB) {
+                    bool transposeB, Accumulate into) {
   append({.op = Opcode::Matrix,
           .operands = {acc, a.layout, a.ptr, a.index, b.layout, b.ptr, b.index},
           .imm = n,
           .dtype = t,
           .matrix = MatrixOp::Wgmma,
-          .transposeB = transposeB});
+          .transposeB = transposeB,
+          .accumulate = into});
 }
 
 void Builder::wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTile &b,
-                    bool transposeB) {
+                    bool transposeB, Accumulate into) {
   append({.op = Opcode::Matrix,
           .operands = {acc, a, b.layout, b.ptr, b.index},
           .imm = n,
           .dtype = t,
           .matrix = MatrixOp::Wgmma,
-          .transposeB = transposeB});
+          .transposeB = transposeB,
+          .accumulate = into});
 }
 
 void Builder::wgmmaFence(const std::vector<ValueId> &registers) {

@@ -155,6 +155,10 @@ enum class MBarrierOp : uint8_t { Init, InitFence, Arrive, ExpectTx, Wait };
 /// - WgmmaWait: until at most `imm` groups are in flight; its operands are the accumulator arrays
 ///   whose reads must not move above it.
 enum class MatrixOp : uint8_t { LoadX4, MmaM16N8K16, Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait };
+/// What a wgmma does with its accumulator: adds A · B to it, or overwrites it with A · B (PTX's
+/// scale-d false: the first k slice of a fresh tile, whose registers are then neither zeroed nor
+/// read).
+enum class Accumulate : uint8_t { Add, Overwrite };
 struct Inst;
 using Block = std::vector<Inst>;
 
@@ -189,6 +193,7 @@ struct Inst {
   std::vector<Block> regions = {};
   unsigned align = 16;     ///< Alloca, DynamicShared: the array's alignment in bytes
   bool transposeB = false; ///< Matrix Wgmma: B is MN-major
+  Accumulate accumulate = Accumulate::Add; ///< Matrix Wgmma
   bool arrive = false;     ///< Barrier (named): arrive without waiting
   bool raise = false;      ///< SetMaxRegisters: inc (else dec)
 };
@@ -299,9 +304,10 @@ public:
   static int64_t wgmmaLayout(unsigned swizzleBytes, unsigned strideBytes, unsigned leadingBytes);
   /// acc += A · B, a 64 x n x 16 tile on the warpgroup's tensor cores (MatrixOp::Wgmma).
   void wgmma(DType t, unsigned n, ValueId acc, const SharedTile &a, const SharedTile &b,
-             bool transposeB);
+             bool transposeB, Accumulate into = Accumulate::Add);
   /// The same with A in registers (i32x4).
-  void wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTile &b, bool transposeB);
+  void wgmma(DType t, unsigned n, ValueId acc, ValueId a, const SharedTile &b, bool transposeB,
+             Accumulate into = Accumulate::Add);
   /// wgmma.fence; `registers` (local arrays) are written before it.
   void wgmmaFence(const std::vector<ValueId> &registers);
   void wgmmaCommit();

@@ -162,9 +162,10 @@ std::string Printer::matrix(const Inst &i) const {
   case MatrixOp::MmaM16N8K16:
     return "mma.m16n8k16." + name(i.dtype) + " " + refs(i.operands);
   case MatrixOp::Wgmma: {
-    // wgmma.m64n64k16.f16 %acc, %layoutA %a[%i], %layoutB %b[%j] (transposed b)
+    // wgmma.m64n64k16.f16 %acc (=|+=), %layoutA %a[%i], %layoutB %b[%j] (transposed b)
     std::string s = "wgmma.m64n" + std::to_string(i.imm) + "k16." + name(i.dtype) + " " +
-                    ref(i.operands[0]) + ", ";
+                    ref(i.operands[0]) +
+                    (i.accumulate == Accumulate::Overwrite ? " = " : " += ");
     size_t b = i.operands.size() - 3;
     s += b == 4 ? ref(i.operands[1]) + " " + at(i, 2) : ref(i.operands[1]);
     s += ", " + ref(i.operands[b]) + " " + at(i, b + 1);

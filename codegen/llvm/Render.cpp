@@ -312,7 +312,8 @@ llvm::Value *Renderer::descriptor(const Inst &i, size_t at) {
 }
 
 /// The warpgroup matrix instructions, as inline PTX (LLVM 19 has no wgmma intrinsics): a wgmma
-/// takes each accumulator register as an operand tied to its result; a fence and a wait pin each
+/// takes each accumulator register as an operand tied to its result (none where it overwrites
+/// them); a fence and a wait pin each
 /// register they guard, so that no write of one moves below the fence and no read above the wait.
 void Renderer::warpgroup(const Inst &i) {
   auto pin = [&] { // each register of the guarded arrays through an empty asm
@@ -355,10 +356,11 @@ void Renderer::warpgroup(const Inst &i) {
         constraints += ",r";
       }
     }
+    bool overwrite = i.accumulate == kir::Accumulate::Overwrite; // registers written, not read
     args.push_back(descriptor(i, i.operands.size() - 3));
-    args.push_back(b.getInt32(1));
+    args.push_back(b.getInt32(overwrite ? 0 : 1));
     constraints += ",l,r";
-    for (unsigned r = 0; r < n; ++r) {
+    for (unsigned r = 0; r < n && !overwrite; ++r) {
       args.push_back(b.CreateLoad(b.getFloatTy(), element(i.operands[0], r)));
       constraints += "," + std::to_string(r);
     }

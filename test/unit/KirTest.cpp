@@ -279,7 +279,8 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   b.proxyFence();
   b.barrier();
   b.wgmmaFence({acc});
-  b.wgmma(DType::F16, 64, acc, {smem, zero, layout}, {smem, other, layout}, false);
+  b.wgmma(DType::F16, 64, acc, {smem, zero, layout}, {smem, other, layout}, false,
+          Accumulate::Overwrite);
   ValueId frag = b.loadMatrix(smem, zero, false, "frag");
   b.wgmma(DType::BF16, 64, acc, frag, {smem, other, layout}, true);
   b.wgmmaCommit();
@@ -293,8 +294,8 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   std::string text = print(k);
   for (const char *line : {"%smem = dynamic_shared i8 align 1024 : ptr<shared i8>",
                            "  fence.proxy.async\n", "  wgmma.fence guarding %acc\n",
-                           "  wgmma.m64n64k16.f16 %acc, %t %smem[%t_1], %t %smem[%t_2]\n",
-                           "  wgmma.m64n64k16.bf16 %acc, %frag, %t %smem[%t_2] transposed b\n",
+                           "  wgmma.m64n64k16.f16 %acc = %t %smem[%t_1], %t %smem[%t_2]\n",
+                           "  wgmma.m64n64k16.bf16 %acc += %frag, %t %smem[%t_2] transposed b\n",
                            "  wgmma.commit_group\n", "  wgmma.wait_group 0 guarding %acc\n"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 
@@ -306,6 +307,7 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
                            "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
                            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
                            "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
+                           "\"=f\"(acc[31])\n", "\"r\"(0)\n", "\"r\"(1)\n",
                            "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
                            "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
                            "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
@@ -317,7 +319,8 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
                            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
                            "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
                            "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;",
-                           "wgmma.wait_group.sync.aligned 0;", "\"=f,0,~{memory}\""})
+                           "wgmma.wait_group.sync.aligned 0;", "\"=f,0,~{memory}\"",
+                           "=f,l,l,r,~{memory}", "=f,r,r,r,r,l,r,0,1,"})
     EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
 
   // An accumulator that is not a local f32 array, and an N that is not a multiple of 8.

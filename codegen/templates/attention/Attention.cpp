@@ -812,15 +812,17 @@ private:
   }
 
   /// Issues S = Q·Kᵀ for the key tile at byte `stage` as the warpgroup's wgmmas (one group).
+  /// Its first k slice overwrites S: the registers are neither zeroed nor read.
   void issueScores(ValueId stage) {
-    s = registers(p.keysPerWarp() / 2, zero, "s");
-    b.wgmmaFence({s});
+    s = b.localArray(DType::F32, unsigned(p.keysPerWarp() / 2), "s");
+    b.wgmmaFence({});
     for (int kk = 0; kk < p.dk() / 16; ++kk) {
       ValueId qAt = i32(kSlice(kk, p.qkWidth(), p.br()));
       if (qGroup != kir::kNoValue)
         qAt = b.add(qAt, qGroup);
       ValueId kAt = b.add(stage, i32(kSlice(kk, p.qkWidth(), p.bc)));
-      b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false);
+      b.wgmma(p.dtype, unsigned(p.bc), s, {smem, qAt, rowMajor}, {smem, kAt, rowMajor}, false,
+              kk == 0 ? kir::Accumulate::Overwrite : kir::Accumulate::Add);
     }
     b.wgmmaCommit();
   }
