@@ -978,13 +978,16 @@ private:
   /// and the row sum rescaled to it; returns the exponent base: the max, or 0 while it is -inf
   /// (so that -inf - -inf never happens).
   ValueId updateMax(ValueId mb, ValueId h, ValueId k0, ValueId rowSlot) {
-    ValueId most = registers(partials(), minusInf, "most");
-    eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId column) {
-      ValueId at = partialOf(column);
-      ValueId larger = math(OpKind::Max, b.load(most, at), b.load(s, slot));
-      b.store(most, at, larger);
+    ValueId most = b.localArray(DType::F32, 1, "most");
+    ValueId zeroIndex = i64(0);
+    b.store(most, zeroIndex, minusInf);
+    eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId) {
+      ValueId t = b.load(s, slot);
+      ValueId m = b.load(most, zeroIndex);
+      ValueId larger = math(OpKind::Max, m, t);
+      b.store(most, zeroIndex, larger);
     });
-    ValueId tileMax = combine(OpKind::Max, most);
+    ValueId tileMax = b.load(most, zeroIndex);
     if (rawScores()) // the scale is positive: the largest score scaled is the largest scaled
       tileMax = math(OpKind::Mul, tileMax, scaleLog2);
     for (int64_t d : {1, 2}) {
@@ -1034,35 +1037,17 @@ private:
   /// P = 2^(t - base) in place of the scores of row slot `rowSlot`, added to its row sum (this
   /// thread's part: the quad sums once, in the epilogue).
   void exponentiate(ValueId mb, ValueId h, ValueId k0, ValueId rowSlot, ValueId base) {
-    ValueId sums = registers(partials(), zero, "sums");
-    eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId column) {
+    eachScore(mb, h, k0, [&](ValueId slot, ValueId, ValueId) {
       ValueId t = b.load(s, slot);
       if (rawScores()) // s · scale · log2 e - base: one fma
         t = math(OpKind::Mul, t, scaleLog2, "t");
       ValueId x = math(OpKind::Sub, t, base);
       ValueId pr = b.exp2(x, "p");
       b.store(s, slot, pr);
-      ValueId at = partialOf(column);
-      b.store(sums, at, math(OpKind::Add, b.load(sums, at), pr));
+      ValueId sum = b.load(rowSum, rowSlot);
+      ValueId more = math(OpKind::Add, sum, pr);
+      b.store(rowSum, rowSlot, more);
     });
-    ValueId sum = math(OpKind::Add, b.load(rowSum, rowSlot), combine(OpKind::Add, sums));
-    b.store(rowSum, rowSlot, sum);
-  }
-
-  /// With wgmma, a row's max and sum over this thread's scores run as partials() independent
-  /// chains (column c in chain c mod partials()), combined pairwise at the end: 32 scores a row
-  /// are then 8 dependent steps, not 32, on the path from S's GEMM to the next P·V. (mma.sync's
-  /// schedule keeps one chain: it has other warps to switch to, and no registers to spare.)
-  int64_t partials() const { return p.wgmma ? std::min<int64_t>(4, p.keysPerWarp() / 4) : 1; }
-  ValueId partialOf(ValueId column) { return op(IndexOp::Rem, column, i64(partials())); }
-  ValueId combine(OpKind kind, ValueId chains) {
-    std::vector<ValueId> xs;
-    for (int64_t c = 0; c < partials(); ++c)
-      xs.push_back(b.load(chains, i64(c)));
-    for (size_t width = 1; width < xs.size(); width *= 2)
-      for (size_t c = 0; c + width < xs.size(); c += 2 * width)
-        xs[c] = math(kind, xs[c], xs[c + width]);
-    return xs[0];
   }
 
   /// O += P·V for the value tile at byte `stage`.
