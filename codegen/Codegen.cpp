@@ -43,7 +43,7 @@ std::optional<templates::KirKernel> build(const Op &op, const std::string &entry
   case KernelTemplate::RowReduction:
     return rowred::buildRowReduction(op, entry, diags);
   case KernelTemplate::Gemm:
-    return gemm::buildGemm(op, entry, diags);
+    return gemm::buildGemm(op, entry, target, diags);
   case KernelTemplate::Attention:
     return attention::buildAttention(op, entry, target, diags);
   }

@@ -26,6 +26,8 @@ namespace fusec::gemm {
 
 namespace {
 
+constexpr int64_t kSMs = 132; // the H100 SXM's: the persistent grid of the sm_90a schedule
+
 using kir::IndexOp;
 using kir::ValueId;
 constexpr ValueId kNone = kir::kNoValue;
@@ -63,17 +65,21 @@ public:
     k.name = plan.entry;
     std::string how = schedule();
     k.comment = comment(how);
-    k.maxThreads = unsigned(t.threads());
+    k.maxThreads = unsigned(threads());
     // One block an SM: ptxas may use every register (the 64x64 warp tiles need ~240) rather
     // than cap them for occupancy and spill.
     k.minBlocks = plan.tensorCores ? 1 : 0;
     declareParams();
-    int sharedBytes = plan.tensorCores ? tensorCoreKernel() : simtKernel();
+    int sharedBytes = plan.wgmma         ? specializedKernel()
+                      : plan.tensorCores ? tensorCoreKernel()
+                                         : simtKernel();
     std::optional<LaunchConfig> launch;
-    if (std::optional<int64_t> tiles = tileCount(plan, t))
-      launch = LaunchConfig{{unsigned(std::min<int64_t>(*tiles, 0x7fffffff)), 1, 1},
-                            {unsigned(t.threads()), 1, 1},
+    if (std::optional<int64_t> tiles = tileCount(plan, t)) {
+      int64_t grid = plan.wgmma ? std::min<int64_t>(*tiles, kSMs) : *tiles; // wgmma: persistent
+      launch = LaunchConfig{{unsigned(std::min<int64_t>(grid, 0x7fffffff)), 1, 1},
+                            {unsigned(threads()), 1, 1},
                             unsigned(sharedBytes)};
+    }
     return templates::KirKernel{std::move(k), plan.args, launch, how};
   }
 
@@ -97,10 +103,19 @@ private:
     b.forLoop(start, end, step, name, unroll, body);
   }
 
+  /// The block's threads: the specialized schedule's producer warpgroup and its consumers.
+  int threads() const { return plan.wgmma ? 128 + 32 * t.warpsM * t.warpsN : t.threads(); }
+
   /// How the kernel maps the work onto threads (KernelFacts::schedule).
   std::string schedule() const {
     std::ostringstream how;
-    if (plan.tensorCores)
+    if (plan.wgmma)
+      how << "tensor cores (wgmma m64n" << t.bn << "k16 " << dtypeName(plan.operand)
+          << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk
+          << ", warp-specialized: a producer warpgroup TMA-loads A and B"
+          << (plan.b.kMajor ? "" : " (N-major)") << " in " << t.stages << " stages for "
+          << t.bm / 64 << " consumer warpgroups of 64 rows; persistent";
+    else if (plan.tensorCores)
       how << "tensor cores (mma.sync m16n8k16 " << dtypeName(plan.operand)
           << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk << ", "
           << t.warpsM * t.warpsN << " warps of " << t.bm / t.warpsM << "x" << t.bn / t.warpsN
@@ -394,11 +409,11 @@ private:
   /// The bm x bn accumulators in tileC (row stride ldc), once every thread has stored its own,
   /// four columns a thread, through each element's chain epilogue into the results.
   void epilogueLoop(ValueId tileC, int ldc, const TileAt &at) {
-    b.barrier();
+    syncEpilogue();
     int quadsPerRow = t.bn / 4;
-    ValueId stride = i64(t.threads());
+    ValueId stride = i64(epilogueThreads());
     ValueId quads = i64(int64_t(t.bm) * t.bn / 4);
-    b.forLoop(tidWide, quads, stride, "i", 1, [&](ValueId i) {
+    b.forLoop(epilogueTid, quads, stride, "i", 1, [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
       ValueId four = i32(4);
@@ -409,7 +424,8 @@ private:
       ValueId inCols = b.less(col, i64(plan.n));
       b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
         ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
-        ValueId first = b.add(b.mul(r, i32(ldc)), c, "first");
+        ValueId first = fold(IndexOp::Add, cBase, b.add(b.mul(r, i32(ldc)), c));
+        b.rename(first, "first");
         // chain < g + 1 in the else of chain < g: chain g.
         std::function<void(unsigned)> chainFrom = [&](unsigned g) {
           if (g + 1 == plan.chains.size())
@@ -421,7 +437,17 @@ private:
         chainFrom(0);
       });
     });
-    b.barrier(); // the next tile reuses the shared memory
+    syncEpilogue(); // the next tile reuses the shared memory
+  }
+
+  /// The threads of the epilogue: the block, or the specialized schedule's consumers (named
+  /// barrier 1; the producer runs ahead into the next tile's stages meanwhile).
+  int epilogueThreads() const { return plan.wgmma ? 32 * t.warpsM * t.warpsN : t.threads(); }
+  void syncEpilogue() {
+    if (plan.wgmma)
+      b.barrier(i32(1), unsigned(epilogueThreads()));
+    else
+      b.barrier();
   }
 
   ValueId zeroedAccumulators(int count) {
@@ -749,7 +775,7 @@ private:
           ValueId mRow = b.mul(m, i64(ni));
           ValueId slot = b.add(b.mul(b.add(mRow, n), four), h2);
           ValueId pair = b.load(acc, slot, 2);
-          b.store(tileC, b.add(b.mul(row, i32(ldc)), col), pair, 2);
+          b.store(tileC, fold(IndexOp::Add, cBase, b.add(b.mul(row, i32(ldc)), col)), pair, 2);
         });
       });
     });
@@ -770,6 +796,7 @@ private:
     if (!plan.a.async || !plan.b.async)
       words = b.dynamicShared(DType::I32, "smemWords");
     tidWide = b.special(kir::Special::TidX);
+    epilogueTid = tidWide;
     tid = to32(tidWide, "tid");
     lane = op(IndexOp::And, tid, i32(31), "lane");
     ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
@@ -790,6 +817,152 @@ private:
       epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
     });
     return std::max(t.stages * stageBytes, t.bm * (t.bn + 8) * 4);
+  }
+
+  // ---- the warp-specialized kernel (sm_90a) ----
+
+  /// Mbarriers of stage s: full (the producer's arrival and the TMA bytes) and empty (every
+  /// consumer thread's arrival once its wgmmas have read the stage).
+  ValueId fullAt(ValueId slot) { return slot; }
+  ValueId emptyAt(ValueId slot) { return b.add(slot, i64(t.stages)); }
+
+  /// The stage slot (i64) and its barriers' phase parity (i32) of K step number `n` (i64) of the
+  /// block: both sides count the steps they went through, across the block's tiles.
+  std::pair<ValueId, ValueId> slotOf(ValueId n) {
+    ValueId slot = op(IndexOp::Rem, n, i64(t.stages), "slot");
+    ValueId lap = op(IndexOp::Div, n, i64(t.stages));
+    ValueId parity = b.convert(DType::I32, op(IndexOp::And, lap, i64(1)), "parity");
+    return {slot, parity};
+  }
+
+  /// A stage's bytes: A's bm x 64 panel, then B's (bn x 64, or bn / 64 panels of 64 x 64).
+  ValueId stageStart(ValueId slot) { return b.mul(slot, i64(stageBytes), "stage"); }
+
+  /// The producer (one thread): each K step of each tile into the next stage once it is free.
+  void produce(ValueId aMap, ValueId bMap) {
+    ValueId seen = b.localArray(DType::I64, 1, "seen");
+    ValueId zero = i64(0), one = i64(1);
+    b.store(seen, zero, zero);
+    forEachTile([&](const TileAt &at) {
+      ValueId m0 = to32(at.m0), n0 = to32(at.n0);
+      b.forLoop(zero, i64(kTiles), one, "kt", 0, [&](ValueId kt) {
+        ValueId n = b.load(seen, zero, 1, "n");
+        auto [slot, parity] = slotOf(n);
+        ValueId empty = emptyAt(slot);
+        b.mbarrierWait(bars, empty, op(IndexOp::Xor, parity, i32(1), "free"));
+        ValueId full = fullAt(slot);
+        b.mbarrierExpectTx(bars, full, unsigned(stageBytes));
+        ValueId stage = stageStart(slot);
+        ValueId kt32 = to32(kt);
+        ValueId k0 = b.mul(kt32, i32(t.bk), "k0");
+        b.tensorLoad(smem, stage, aMap, bars, full, {k0, m0});
+        ValueId bStage = b.add(stage, i64(aBytes));
+        if (plan.b.kMajor) {
+          b.tensorLoad(smem, bStage, bMap, bars, full, {k0, n0});
+        } else {
+          for (int panel = 0; panel < t.bn / 64; ++panel) {
+            ValueId to = b.add(bStage, i64(int64_t(panel) * 64 * 128));
+            b.tensorLoad(smem, to, bMap, bars, full, {b.add(n0, i32(64 * panel)), k0});
+          }
+        }
+        b.store(seen, zero, b.add(n, one));
+      });
+    });
+  }
+
+  /// A consumer warpgroup: 64 rows of each tile, a K step's four wgmmas once its stage is full;
+  /// the stage before it is freed once those are done (one group stays in flight). Then the
+  /// accumulators through shared memory into the epilogue, shared by both consumer groups.
+  void consume() {
+    ValueId thread = to32(tidWide);
+    ValueId consumer = b.arith(IndexOp::Sub, thread, i32(128), "consumer");
+    epilogueTid = to64(consumer);
+    tid = consumer;
+    lane = op(IndexOp::And, tid, i32(31), "lane");
+    ValueId warp = op(IndexOp::Shr, tid, i32(5), "warp");
+    warpRow = b.mul(warp, i32(16), "warpRow"); // group g's rows: 64 g + 16 (warp % 4)
+    warpCol = i32(0);
+    ValueId group = op(IndexOp::Shr, tid, i32(7), "group");
+    ValueId aRows = b.mul(group, i32(64 * 128)); // the group's rows of A's panel (128 B a row)
+    ValueId kMajor = b.index(kir::Builder::wgmmaLayout(128, 8 * 128, 16));
+    ValueId nMajor = b.index(kir::Builder::wgmmaLayout(128, 8 * 128, t.bk * 128));
+    b.rename(kMajor, "kMajor");
+    b.rename(nMajor, "nMajor");
+    ValueId seen = b.localArray(DType::I64, 1, "seen");
+    ValueId zero = i64(0), one = i64(1);
+    b.store(seen, zero, zero);
+    forEachTile([&](const TileAt &at) {
+      acc = zeroedAccumulators(t.bn / 2);
+      b.forLoop(zero, i64(kTiles), one, "kt", 0, [&](ValueId kt) {
+        ValueId n = b.load(seen, zero, 1, "n");
+        auto [slot, parity] = slotOf(n);
+        b.mbarrierWait(bars, fullAt(slot), parity);
+        ValueId stage = b.convert(DType::I32, stageStart(slot));
+        ValueId aStage = b.add(stage, aRows);
+        ValueId bStage = b.add(stage, i32(aBytes));
+        b.wgmmaFence({acc});
+        for (int kk = 0; kk < t.bk / 16; ++kk) {
+          ValueId aAt = b.add(aStage, i32(32 * kk));
+          ValueId bAt = b.add(bStage, i32(plan.b.kMajor ? 32 * kk : 16 * 128 * kk));
+          b.wgmma(plan.operand, unsigned(t.bn), acc, {smem, aAt, kMajor},
+                  {smem, bAt, plan.b.kMajor ? kMajor : nMajor}, !plan.b.kMajor);
+        }
+        b.wgmmaCommit();
+        b.wgmmaWait(1, {acc});
+        b.ifThenElse(b.less(zero, kt), [&] {
+          ValueId before = b.arith(IndexOp::Sub, n, one);
+          b.mbarrierArrive(bars, emptyAt(slotOf(before).first));
+        });
+        b.store(seen, zero, b.add(n, one));
+      });
+      b.wgmmaWait(0, {acc});
+      ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
+      b.mbarrierArrive(bars, emptyAt(slotOf(last).first));
+      epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
+    });
+  }
+
+  /// Builds the warp-specialized kernel (docs/codegen-gemm.md): warpgroup 0 the producer (one
+  /// thread issues the TMA copies), warpgroups 1 and 2 the consumers; returns its shared bytes:
+  /// the stages, then the f32 output tile.
+  int specializedKernel() {
+    mi = 1; // a warp's wgmma accumulators: 16 rows, bn / 8 n8 tiles (the mma layout)
+    ni = t.bn / 8;
+    aBytes = t.bm * t.bk * 2;
+    stageBytes = aBytes + t.bn * t.bk * 2;
+    kTiles = int((plan.k + t.bk - 1) / t.bk);
+    cBase = i32(int64_t(t.stages) * stageBytes / 4);
+    b.rename(cBase, "tileStart");
+    bars = b.sharedArray(DType::I64, unsigned(2 * t.stages), "bars", 8);
+    smem = b.dynamicShared(DType::I8, "smem", 1024);
+    tidWide = b.special(kir::Special::TidX);
+    ValueId thread = to32(tidWide, "thread");
+    tileSpace();
+    ValueId first = i32(1);
+    b.ifThenElse(b.less(thread, first), [&] {
+      for (int st = 0; st < t.stages; ++st) {
+        b.mbarrierInit(bars, i64(st), 1);
+        b.mbarrierInit(bars, i64(t.stages + st), unsigned(epilogueThreads()));
+      }
+      b.mbarrierInitFence();
+    });
+    b.barrier();
+    std::vector<ValueId> maps; // aMap, bMap (chooseSchedule)
+    for (size_t i = 0; i < plan.args.size(); ++i)
+      if (plan.args[i].kind == KernelArg::Kind::TensorMap)
+        maps.push_back(params[i]);
+    ValueId aMap = maps.at(0), bMap = maps.at(1);
+    b.ifThenElse(
+        b.less(thread, i32(128)),
+        [&] {
+          b.setMaxRegisters(40, false);
+          b.ifThenElse(b.less(thread, first), [&] { produce(aMap, bMap); });
+        },
+        [&] {
+          b.setMaxRegisters(232, true);
+          consume();
+        });
+    return t.stages * stageBytes + t.bm * (t.bn + 8) * 4;
   }
 
   // ---- the SIMT kernel ----
@@ -871,6 +1044,7 @@ private:
     int ldc = t.bn + 16; // 16 words of padding keep a warp's stores conflict-free
     smem = b.dynamicShared(plan.acc, "smem");
     tidWide = b.special(kir::Special::TidX);
+    epilogueTid = tidWide;
     tid = to32(tidWide, "tid");
     ValueId tx = op(IndexOp::Rem, tid, i32(t.bn / t.tn), "tx");
     ValueId ty = op(IndexOp::Div, tid, i32(t.bn / t.tn), "ty");
@@ -911,9 +1085,12 @@ private:
   std::vector<ValueId> params; // by KernelArg index
   std::map<const Op *, unsigned> tables;
   ValueId tid, tidWide, rowsM, numTiles, tilesM;
+  ValueId epilogueTid;   // i64: this thread's place among epilogueThreads()
+  ValueId cBase = kNone; // i32: the f32 output tile's first element in shared memory
   // tensor cores: warp tile in m16 and n8 blocks; sizes in bytes
   int mi = 0, ni = 0, aBytes = 0, stageBytes = 0, kTiles = 0;
   ValueId smem, words, lane, warpRow, warpCol, aLane, bLane, acc;
+  ValueId bars; // wgmma: the stages' mbarriers
   Loader la, lb;
   // SIMT: the staging arrays' row lengths
   int lda = 0, ldb = 0;
@@ -922,10 +1099,11 @@ private:
 } // namespace
 
 std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
-                                              Diagnostics &diags) {
+                                              std::string_view target, Diagnostics &diags) {
   Plan plan;
   if (!analyzeGemm(kernel, entry, plan, diags) || !chooseTiles(plan, diags))
     return std::nullopt;
+  chooseSchedule(plan, target);
   return GemmBuilder(plan).run();
 }
 

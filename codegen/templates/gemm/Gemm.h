@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace fusec::gemm {
 
@@ -21,6 +22,6 @@ namespace fusec::gemm {
 /// "bm=128 bn=128 bk=16 thread=8x8" for SIMT; any subset) overrides the chosen tiles; a
 /// malformed one is an error.
 std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
-                                              Diagnostics &diags);
+                                              std::string_view target, Diagnostics &diags);
 
 } // namespace fusec::gemm

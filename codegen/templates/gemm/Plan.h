@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fusec::gemm {
@@ -74,6 +75,7 @@ struct TileConfig {
   int stages = 4;             ///< tensor cores: shared-memory pipeline depth
   int groupM = 8;             ///< tile rows visited together (L2 reuse)
   int tm = 8, tn = 8;         ///< SIMT: outputs a thread computes, per axis
+  int specialized = 1;        ///< sm_90a: the warp-specialized wgmma schedule where it applies
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
 };
 
@@ -87,6 +89,7 @@ struct Plan {
   DType operand = DType::F32; ///< the contraction's operand dtype
   DType acc = DType::F32;     ///< F32 or F64
   bool tensorCores = false;   ///< f16/bf16 operands: mma.sync; else SIMT in `acc`
+  bool wgmma = false;         ///< sm_90a's warp-specialized schedule (TMA, mbarriers, wgmma)
   std::set<const Op *> prologue;
   std::vector<Extent> dims; ///< the result shape
   Extent m;                 ///< rows of one product, the one extent that may be symbolic
@@ -103,6 +106,11 @@ bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnos
 /// Then the tiles: the kernel's `config` attribute over the defaults of Tiles.cpp; false, with an
 /// error at the kernel, for a malformed or unfit config.
 bool chooseTiles(Plan &plan, Diagnostics &diags);
+
+/// On sm_90a (`target`), whether the warp-specialized schedule runs `plan` and, if so, its tiles
+/// and the tensor maps of A and B (appended to the arguments): one chain, one product of static
+/// rows, A K-major, both operands copied as stored (no cast), and no `specialized=0` in the config.
+void chooseSchedule(Plan &plan, std::string_view target);
 
 /// Output tiles of the whole problem for tiles `t` (chains x batches x tile rows x tile
 /// columns), or nullopt for symbolic rows.

@@ -59,10 +59,12 @@ bool parsePair(const std::string &v, int &x, int &y) {
 std::string parseConfig(const std::string &text, bool tensorCores, TileConfig &t) {
   std::map<std::string, int *> sizes = {
       {"bm", &t.bm}, {"bn", &t.bn}, {"bk", &t.bk}, {"stages", &t.stages}, {"group", &t.groupM}};
+  if (tensorCores)
+    sizes["specialized"] = &t.specialized;
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
-      return *it->second > 0;
+      return key == "specialized" ? value == "0" || value == "1" : *it->second > 0;
     }
     if (key == "warps" && tensorCores)
       return parsePair(value, t.warpsM, t.warpsN);
@@ -108,6 +110,39 @@ bool chooseTiles(Plan &plan, Diagnostics &diags) {
   if (!problem.empty())
     diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
   return problem.empty();
+}
+
+/// The tensor map of operand `x` (rows of `inner` elements, `rows` of them), read a box of
+/// `boxRows` rows of 64 elements (one 128-byte swizzled panel) at a time.
+KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
+  KernelArg::TensorView v;
+  v.dims = {x.inner, rows};
+  v.strides = {x.inner};
+  v.box = {64, unsigned(boxRows)};
+  v.swizzle = 128;
+  return v;
+}
+
+void chooseSchedule(Plan &plan, std::string_view target) {
+  const Matrix &a = plan.a, &b = plan.b;
+  plan.wgmma = target == "sm_90a" && plan.tensorCores && plan.tile.specialized &&
+               plan.chains.size() == 1 && plan.batches == 1 && plan.m.isStatic() && a.async &&
+               b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
+  if (!plan.wgmma)
+    return;
+  TileConfig &t = plan.tile;
+  t.bm = 128; // two consumer warpgroups of 64 rows
+  t.bn = 128;
+  t.bk = 64; // one 128-byte swizzled panel of K
+  t.stages = 4;
+  t.warpsM = 8;
+  t.warpsN = 1;
+  DType type = plan.operand;
+  plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0,
+                       std::nullopt, type, panels(a, plan.m.factor, t.bm)});
+  int64_t bRows = b.kMajor ? plan.n : plan.k;
+  plan.args.push_back({KernelArg::Kind::TensorMap, "bMap", b.sources.front().input, 0,
+                       std::nullopt, type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
 }
 
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
