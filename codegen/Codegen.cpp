@@ -24,8 +24,8 @@ GeneratedKernel renderKir(templates::KirKernel k, Backend backend) {
   FUSEC_ASSERT(errors.empty(),
                ("kernel " + k.kernel.name + " is invalid kir: " + errors.front()).c_str());
   std::string source = backend == Backend::Llvm ? llvmir::render(k.kernel) : cuda::render(k.kernel);
-  GeneratedKernel out{k.kernel.name, std::move(source), std::move(k.args), k.launch,
-                      k.scratchBytes, backend};
+  GeneratedKernel out{k.kernel.name, std::move(source), std::move(k.args),
+                      k.launch,      k.scratchBytes,    backend};
   out.facts.schedule = std::move(k.schedule);
   out.kir = std::make_shared<const kir::Kernel>(std::move(k.kernel));
   return out;

@@ -138,11 +138,11 @@ void chooseSchedule(Plan &plan, std::string_view target) {
   t.warpsM = 8;
   t.warpsN = 1;
   DType type = plan.operand;
-  plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0,
-                       std::nullopt, type, panels(a, plan.m.factor, t.bm)});
+  plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt,
+                       type, panels(a, plan.m.factor, t.bm)});
   int64_t bRows = b.kMajor ? plan.n : plan.k;
-  plan.args.push_back({KernelArg::Kind::TensorMap, "bMap", b.sources.front().input, 0,
-                       std::nullopt, type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
+  plan.args.push_back({KernelArg::Kind::TensorMap, "bMap", b.sources.front().input, 0, std::nullopt,
+                       type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
 }
 
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
