@@ -839,7 +839,7 @@ private:
   ValueId stageStart(ValueId slot) { return b.mul(slot, i64(stageBytes), "stage"); }
 
   /// The producer (one thread): each K step of each tile into the next stage once it is free.
-  void produce(ValueId aMap, ValueId bMap) {
+  void produce(ValueId aMap, const std::vector<ValueId> &bMaps) {
     ValueId seen = b.localArray(DType::I64, 1, "seen");
     ValueId zero = i64(0), one = i64(1);
     b.store(seen, zero, zero);
@@ -857,14 +857,25 @@ private:
         ValueId k0 = b.mul(kt32, i32(t.bk), "k0");
         b.tensorLoad(smem, stage, aMap, bars, full, {k0, m0});
         ValueId bStage = b.add(stage, i64(aBytes));
-        if (plan.b.kMajor) {
-          b.tensorLoad(smem, bStage, bMap, bars, full, {k0, n0});
-        } else {
+        auto loadB = [&](ValueId bMap) {
+          if (plan.b.kMajor) {
+            b.tensorLoad(smem, bStage, bMap, bars, full, {k0, n0});
+            return;
+          }
           for (int panel = 0; panel < t.bn / 64; ++panel) {
             ValueId to = b.add(bStage, i64(int64_t(panel) * 64 * 128));
             b.tensorLoad(smem, to, bMap, bars, full, {b.add(n0, i32(64 * panel)), k0});
           }
-        }
+        };
+        // chain < g + 1 in the else of chain < g: chain g's B.
+        std::function<void(size_t)> chainFrom = [&](size_t g) {
+          if (g + 1 == bMaps.size())
+            return loadB(bMaps[g]);
+          b.ifThenElse(
+              b.less(at.chain, i32(int64_t(g) + 1)), [&] { loadB(bMaps[g]); },
+              [&] { chainFrom(g + 1); });
+        };
+        chainFrom(0);
         b.store(seen, zero, b.add(n, one));
       });
     });
@@ -947,16 +958,17 @@ private:
       b.mbarrierInitFence();
     });
     b.barrier();
-    std::vector<ValueId> maps; // aMap, bMap (chooseSchedule)
+    std::vector<ValueId> maps; // aMap, then each chain's bMap (chooseSchedule)
     for (size_t i = 0; i < plan.args.size(); ++i)
       if (plan.args[i].kind == KernelArg::Kind::TensorMap)
         maps.push_back(params[i]);
-    ValueId aMap = maps.at(0), bMap = maps.at(1);
+    ValueId aMap = maps.front();
+    std::vector<ValueId> bMaps(maps.begin() + 1, maps.end());
     b.ifThenElse(
         b.less(thread, i32(128)),
         [&] {
           b.setMaxRegisters(40, false);
-          b.ifThenElse(b.less(thread, first), [&] { produce(aMap, bMap); });
+          b.ifThenElse(b.less(thread, first), [&] { produce(aMap, bMaps); });
         },
         [&] {
           b.setMaxRegisters(232, true);

@@ -108,8 +108,9 @@ bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnos
 bool chooseTiles(Plan &plan, Diagnostics &diags);
 
 /// On sm_90a (`target`), whether the warp-specialized schedule runs `plan` and, if so, its tiles
-/// and the tensor maps of A and B (appended to the arguments): one chain, one product of static
-/// rows, A K-major, both operands copied as stored (no cast), and no `specialized=0` in the config.
+/// and the tensor maps of A and of each chain's B (appended to the arguments): one product of
+/// static rows, A K-major, both operands copied as stored (no cast), and no `specialized=0` in the
+/// config.
 void chooseSchedule(Plan &plan, std::string_view target);
 
 /// Output tiles of the whole problem for tiles `t` (chains x batches x tile rows x tile

@@ -126,8 +126,8 @@ KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
 void chooseSchedule(Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
   plan.wgmma = target == "sm_90a" && plan.tensorCores && plan.tile.specialized &&
-               plan.chains.size() == 1 && plan.batches == 1 && plan.m.isStatic() && a.async &&
-               b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
+               plan.batches == 1 && plan.m.isStatic() && a.async && b.async && a.kMajor &&
+               a.batchOffset.empty() && b.batchOffset.empty();
   if (!plan.wgmma)
     return;
   TileConfig &t = plan.tile;
@@ -141,8 +141,9 @@ void chooseSchedule(Plan &plan, std::string_view target) {
   plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt,
                        type, panels(a, plan.m.factor, t.bm)});
   int64_t bRows = b.kMajor ? plan.n : plan.k;
-  plan.args.push_back({KernelArg::Kind::TensorMap, "bMap", b.sources.front().input, 0, std::nullopt,
-                       type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
+  for (size_t g = 0; g < b.sources.size(); ++g) // one B a chain (a grouped gemm has several)
+    plan.args.push_back({KernelArg::Kind::TensorMap, "bMap" + std::to_string(g), b.sources[g].input,
+                         0, std::nullopt, type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
 }
 
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
