@@ -426,18 +426,21 @@ private:
         ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
         ValueId first = fold(IndexOp::Add, cBase, b.add(b.mul(r, i32(ldc)), c));
         b.rename(first, "first");
-        // chain < g + 1 in the else of chain < g: chain g.
-        std::function<void(unsigned)> chainFrom = [&](unsigned g) {
-          if (g + 1 == plan.chains.size())
-            return epilogueQuad(g, tileC, first, row, col);
-          b.ifThenElse(
-              b.less(at.chain, i32(g + 1)), [&] { epilogueQuad(g, tileC, first, row, col); },
-              [&] { chainFrom(g + 1); });
-        };
-        chainFrom(0);
+        byChain(at, [&](unsigned g) { epilogueQuad(g, tileC, first, row, col); });
       });
     });
     syncEpilogue(); // the next tile reuses the shared memory
+  }
+
+  /// body(g) for the tile's chain g: chain < g + 1 in the else of chain < g (one chain: body(0)).
+  void byChain(const TileAt &at, const std::function<void(unsigned)> &body) {
+    std::function<void(unsigned)> from = [&](unsigned g) {
+      if (g + 1 == plan.chains.size())
+        return body(g);
+      b.ifThenElse(
+          b.less(at.chain, i32(g + 1)), [&] { body(g); }, [&] { from(g + 1); });
+    };
+    from(0);
   }
 
   /// The threads of the epilogue: the block, or the specialized schedule's consumers (named
@@ -867,15 +870,7 @@ private:
             b.tensorLoad(smem, to, bMap, bars, full, {b.add(n0, i32(64 * panel)), k0});
           }
         };
-        // chain < g + 1 in the else of chain < g: chain g's B.
-        std::function<void(size_t)> chainFrom = [&](size_t g) {
-          if (g + 1 == bMaps.size())
-            return loadB(bMaps[g]);
-          b.ifThenElse(
-              b.less(at.chain, i32(int64_t(g) + 1)), [&] { loadB(bMaps[g]); },
-              [&] { chainFrom(g + 1); });
-        };
-        chainFrom(0);
+        byChain(at, [&](unsigned g) { loadB(bMaps[g]); });
         b.store(seen, zero, b.add(n, one));
       });
     });
