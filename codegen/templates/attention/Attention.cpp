@@ -235,19 +235,9 @@ private:
     ValueId one = i64(1);
     b.store(c, zeroIndex, b.add(n, one));
   }
-  /// The parity (i32) of the phase for the use number `n` (i64) of a barrier used once a phase.
-  ValueId parityOf(ValueId n) {
-    ValueId bit = op(IndexOp::And, n, i64(1));
-    return b.convert(DType::I32, bit, "parity");
-  }
-
-  /// The stage slot (i64) and the parity (i32) of its barriers' phase for key tile number `n`
-  /// (i64) of the block.
-  std::pair<ValueId, ValueId> slotOf(ValueId n) {
-    ValueId slot = op(IndexOp::Rem, n, i64(p.stages), "slot");
-    ValueId lap = op(IndexOp::Div, n, i64(p.stages));
-    return {slot, parityOf(lap)};
-  }
+  ValueId parityOf(ValueId n) { return templates::phaseParity(b, n); }
+  /// The stage slot and its barriers' parity for key tile number `n` (i64) of the block.
+  std::pair<ValueId, ValueId> slotOf(ValueId n) { return templates::ringSlot(b, n, p.stages); }
 
   /// The TMA coordinates (i32, innermost first) of row `row` (i64), column `column`, of operand
   /// `x` in the current batch index: the batch dims its tensor map keeps (Analysis.cpp,

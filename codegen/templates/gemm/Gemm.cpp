@@ -829,14 +829,9 @@ private:
   ValueId fullAt(ValueId slot) { return slot; }
   ValueId emptyAt(ValueId slot) { return b.add(slot, i64(t.stages)); }
 
-  /// The stage slot (i64) and its barriers' phase parity (i32) of K step number `n` (i64) of the
-  /// block: both sides count the steps they went through, across the block's tiles.
-  std::pair<ValueId, ValueId> slotOf(ValueId n) {
-    ValueId slot = op(IndexOp::Rem, n, i64(t.stages), "slot");
-    ValueId lap = op(IndexOp::Div, n, i64(t.stages));
-    ValueId parity = b.convert(DType::I32, op(IndexOp::And, lap, i64(1)), "parity");
-    return {slot, parity};
-  }
+  /// The stage slot and its barriers' parity of K step number `n` (i64) of the block: both sides
+  /// count the steps they went through, across the block's tiles.
+  std::pair<ValueId, ValueId> slotOf(ValueId n) { return templates::ringSlot(b, n, t.stages); }
 
   /// A stage's bytes: A's bm x 64 panel, then B's (bn x 64, or bn / 64 panels of 64 x 64).
   ValueId stageStart(ValueId slot) { return b.mul(slot, i64(stageBytes), "stage"); }
