@@ -42,6 +42,8 @@ struct TileAt {
   ValueId z, m0, n0;     // i64
   ValueId a, b;          // the operands' pointers (B by chain)
   ValueId aBase, bBase;  // i64 element offsets of the batch's matrices
+  ValueId index = kNone; // split K: the tile's i64 number, and the unit's split of it
+  ValueId split = kNone;
 };
 
 /// One operand's tile of the tensor-core kernel and this thread's place in it.
@@ -75,12 +77,13 @@ public:
                                          : simtKernel();
     std::optional<LaunchConfig> launch;
     if (std::optional<int64_t> tiles = tileCount(plan, t)) {
-      int64_t grid = plan.wgmma ? std::min<int64_t>(*tiles, kSMs) : *tiles; // wgmma: persistent
+      int64_t units = *tiles * t.splitK;
+      int64_t grid = plan.wgmma ? std::min<int64_t>(units, kSMs) : units; // wgmma: persistent
       launch = LaunchConfig{{unsigned(std::min<int64_t>(grid, 0x7fffffff)), 1, 1},
                             {unsigned(threads()), 1, 1},
                             unsigned(sharedBytes)};
     }
-    return templates::KirKernel{std::move(k), plan.args, launch, how};
+    return templates::KirKernel{std::move(k), plan.args, launch, how, plan.scratchBytes()};
   }
 
 private:
@@ -114,7 +117,8 @@ private:
           << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk
           << ", warp-specialized: a producer warpgroup TMA-loads A and B"
           << (plan.b.kMajor ? "" : " (N-major)") << " in " << t.stages << " stages for "
-          << t.bm / 64 << " consumer warpgroups of 64 rows; persistent";
+          << t.bm / 64 << " consumer warpgroups of 64 rows; persistent"
+          << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "");
     else if (plan.tensorCores)
       how << "tensor cores (mma.sync m16n8k16 " << dtypeName(plan.operand)
           << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk << ", "
@@ -351,32 +355,32 @@ private:
     return b.widen(dt, raw, name);
   }
 
-  /// Four elements of type `t` from src[from] to dst[to]: one vector when they fit 16 bytes.
-  void copyFour(ValueId dst, ValueId to, ValueId src, ValueId from, DType t) {
-    if (dtypeSize(t) * 4 <= 16) {
-      ValueId four = b.load(src, from, 4);
-      return b.store(dst, to, four, 4);
+  /// `width` elements of type `t` from src[from] to dst[to]: one vector when they fit 16 bytes.
+  void copyVector(ValueId dst, ValueId to, ValueId src, ValueId from, DType t, int width) {
+    if (dtypeSize(t) * width <= 16) {
+      ValueId vector = b.load(src, from, unsigned(width));
+      return b.store(dst, to, vector, unsigned(width));
     }
-    for (int q = 0; q < 4; ++q) {
+    for (int q = 0; q < width; ++q) {
       ValueId x = b.load(src, b.add(from, b.constant(k.typeOf(from).elem, q)), 1);
       ValueId at = b.add(to, b.constant(k.typeOf(to).elem, q));
       b.store(dst, at, x);
     }
   }
 
-  /// Chain g's epilogue on the four elements (row, col + q), q < 4, whose accumulators are
-  /// tileC[first + q]: stored at once when N % 4 == 0, else each checked against N.
-  void epilogueQuad(unsigned g, ValueId tileC, ValueId first, ValueId row, ValueId col) {
+  /// Chain g's epilogue on the `width` elements (row, col + q), q < width, whose accumulators
+  /// are sums[q]: stored at once when N % width == 0, else each checked against N.
+  void epilogueVector(unsigned g, int width, ValueId sums, ValueId row, ValueId col) {
     const Chain &chain = plan.chains[g];
     ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
     auto resultType = [&](size_t r) { return plan.kernel->result(chain.results[r])->type().dtype; };
     auto output = [&](size_t r) { return params[plan.kernel->numOperands() + chain.results[r]]; };
-    ValueId zero = i64(0), four = i64(4), one = i64(1);
-    if (plan.n % 4 != 0) {
-      b.forLoop(zero, four, one, "q", -1, [&](ValueId q) {
+    ValueId zero = i64(0), count = i64(width), one = i64(1);
+    if (plan.n % width != 0) {
+      b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
         ValueId colQ = b.add(col, q);
         b.ifThenElse(b.less(colQ, i64(plan.n)), [&] {
-          ValueId c = b.load(tileC, b.add(first, to32(q)), 1, "c");
+          ValueId c = b.load(sums, q, 1, "c");
           std::vector<ValueId> v = chainValues(g, c, row, colQ);
           for (size_t r = 0; r < v.size(); ++r) {
             ValueId narrow = b.narrow(resultType(r), v[r]);
@@ -386,24 +390,22 @@ private:
       });
       return;
     }
-    ValueId sums = b.localArray(plan.acc, 4, "c");
-    copyFour(sums, zero, tileC, first, plan.acc); // first is a multiple of 4
-    std::vector<ValueId> quads;
+    std::vector<ValueId> vectors;
     for (size_t r = 0; r < chain.results.size(); ++r) {
       std::string name = "e" + std::to_string(chain.results[r]);
-      quads.push_back(b.localArray(kir::storageType(resultType(r)), 4, name));
+      vectors.push_back(b.localArray(kir::storageType(resultType(r)), unsigned(width), name));
     }
-    b.forLoop(zero, four, one, "q", -1, [&](ValueId q) {
+    b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
       ValueId c = b.load(sums, q, 1, "c");
       ValueId colQ = b.add(col, q);
       std::vector<ValueId> v = chainValues(g, c, row, colQ);
       for (size_t r = 0; r < v.size(); ++r) {
         ValueId narrow = b.narrow(resultType(r), v[r]);
-        b.store(quads[r], q, narrow);
+        b.store(vectors[r], q, narrow);
       }
     });
-    for (size_t r = 0; r < quads.size(); ++r)
-      copyFour(output(r), at, quads[r], zero, kir::storageType(resultType(r)));
+    for (size_t r = 0; r < vectors.size(); ++r)
+      copyVector(output(r), at, vectors[r], zero, kir::storageType(resultType(r)), width);
   }
 
   /// The bm x bn accumulators in tileC (row stride ldc), once every thread has stored its own,
@@ -426,7 +428,9 @@ private:
         ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
         ValueId first = fold(IndexOp::Add, cBase, b.add(b.mul(r, i32(ldc)), c));
         b.rename(first, "first");
-        byChain(at, [&](unsigned g) { epilogueQuad(g, tileC, first, row, col); });
+        ValueId sums = b.localArray(plan.acc, 4, "c");
+        copyVector(sums, i64(0), tileC, first, plan.acc, 4); // first is a multiple of 4
+        byChain(at, [&](unsigned g) { epilogueVector(g, 4, sums, row, col); });
       });
     });
     syncEpilogue(); // the next tile reuses the shared memory
@@ -836,14 +840,39 @@ private:
   /// A stage's bytes: A's bm x 64 panel, then B's (bn x 64, or bn / 64 panels of 64 x 64).
   ValueId stageStart(ValueId slot) { return b.mul(slot, i64(stageBytes), "stage"); }
 
-  /// The producer (one thread): each K step of each tile into the next stage once it is free.
+  /// body(at, first, count) for each unit of the block: a tile and its split's K steps [first,
+  /// first + count) (i64). Split K, unit u is split u % splits of tile u / splits, the splits of
+  /// a tile on neighbouring blocks; split s takes the steps from s kTiles / splits on.
+  void forEachUnit(const std::function<void(const TileAt &, ValueId, ValueId)> &body) {
+    if (t.splitK == 1)
+      return forEachTile([&](const TileAt &at) {
+        ValueId first = i64(0);
+        body(at, first, i64(kTiles));
+      });
+    ValueId first = b.special(kir::Special::CtaidX);
+    ValueId grid = b.special(kir::Special::NctaidX);
+    ValueId units = b.mul(numTiles, i64(t.splitK), "units");
+    b.forLoop(first, units, grid, "unit", 0, [&](ValueId unit) {
+      ValueId splits = i64(t.splitK), steps = i64(kTiles);
+      ValueId index = op(IndexOp::Div, unit, splits, "tileIndex");
+      TileAt at = decodeTile(index);
+      at.index = index;
+      at.split = op(IndexOp::Rem, unit, splits, "split");
+      ValueId from = op(IndexOp::Div, b.mul(at.split, steps), splits, "kFirst");
+      ValueId next = b.add(at.split, i64(1));
+      ValueId to = op(IndexOp::Div, b.mul(next, steps), splits, "kEnd");
+      body(at, from, op(IndexOp::Sub, to, from, "kSteps"));
+    });
+  }
+
+  /// The producer (one thread): each K step of each unit into the next stage once it is free.
   void produce(ValueId aMap, const std::vector<ValueId> &bMaps) {
     ValueId seen = b.localArray(DType::I64, 1, "seen");
     ValueId zero = i64(0), one = i64(1);
     b.store(seen, zero, zero);
-    forEachTile([&](const TileAt &at) {
+    forEachUnit([&](const TileAt &at, ValueId from, ValueId count) {
       ValueId m0 = to32(at.m0), n0 = to32(at.n0);
-      b.forLoop(zero, i64(kTiles), one, "kt", 0, [&](ValueId kt) {
+      b.forLoop(zero, count, one, "kt", 0, [&](ValueId kt) {
         ValueId n = b.load(seen, zero, 1, "n");
         auto [slot, parity] = slotOf(n);
         ValueId empty = emptyAt(slot);
@@ -851,8 +880,8 @@ private:
         ValueId full = fullAt(slot);
         b.mbarrierExpectTx(bars, full, unsigned(stageBytes));
         ValueId stage = stageStart(slot);
-        ValueId kt32 = to32(kt);
-        ValueId k0 = b.mul(kt32, i32(t.bk), "k0");
+        ValueId step = to32(t.splitK == 1 ? kt : b.add(from, kt));
+        ValueId k0 = b.mul(step, i32(t.bk), "k0");
         b.tensorLoad(smem, stage, aMap, bars, full, {k0, m0});
         ValueId bStage = b.add(stage, i64(aBytes));
         auto loadB = [&](ValueId bMap) {
@@ -871,9 +900,9 @@ private:
     });
   }
 
-  /// A consumer warpgroup: 64 rows of each tile, a K step's four wgmmas once its stage is full;
-  /// the stage before it is freed once those are done (one group stays in flight). Then the
-  /// accumulators through shared memory into the epilogue, shared by both consumer groups.
+  /// A consumer warpgroup: 64 rows of each unit's tile, a K step's four wgmmas once its stage is
+  /// full; the stage before it is freed once those are done (one group stays in flight). Then the
+  /// epilogue from the accumulators, split K by the tile's last split only.
   void consume() {
     ValueId thread = to32(tidWide);
     ValueId consumer = b.arith(IndexOp::Sub, thread, i32(128), "consumer");
@@ -892,9 +921,9 @@ private:
     ValueId seen = b.localArray(DType::I64, 1, "seen");
     ValueId zero = i64(0), one = i64(1);
     b.store(seen, zero, zero);
-    forEachTile([&](const TileAt &at) {
+    forEachUnit([&](const TileAt &at, ValueId, ValueId count) {
       acc = zeroedAccumulators(t.bn / 2);
-      b.forLoop(zero, i64(kTiles), one, "kt", 0, [&](ValueId kt) {
+      b.forLoop(zero, count, one, "kt", 0, [&](ValueId kt) {
         ValueId n = b.load(seen, zero, 1, "n");
         auto [slot, parity] = slotOf(n);
         b.mbarrierWait(bars, fullAt(slot), parity);
@@ -919,22 +948,133 @@ private:
       b.wgmmaWait(0, {acc});
       ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
       b.mbarrierArrive(bars, emptyAt(slotOf(last).first));
-      epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
+      if (t.splitK == 1)
+        return epilogue(at);
+      b.ifThenElse(lastSplit(at), [&] {
+        sumPartials(at);
+        epilogue(at);
+        b.ifThenElse(b.less(tid, i32(1)), [&] { b.store(counters, at.index, i32(0)); });
+      });
+    });
+  }
+
+  /// The i64 element of the scratch where consumer `tid` keeps n8 tile j of split `split`'s
+  /// partial tile `index`: four words a thread, a warp's 512 bytes contiguous.
+  ValueId partAt(ValueId index, ValueId split, int j) {
+    ValueId unit = b.add(b.mul(index, i64(t.splitK)), split);
+    ValueId tileStep = b.mul(unit, i64(t.bn / 8));
+    ValueId slot = b.add(tileStep, i64(j));
+    ValueId slotStart = b.mul(slot, i64(epilogueThreads()));
+    ValueId thread = b.add(slotStart, to64(tid));
+    return b.mul(thread, i64(4));
+  }
+
+  /// Split K: the unit's partial tile into the scratch, then the block counts itself in the
+  /// tile's counter once every consumer's part is visible to the whole GPU; true (i1) for the
+  /// tile's last split to arrive (CUDA's threadFenceReduction pattern).
+  ValueId lastSplit(const TileAt &at) {
+    for (int j = 0; j < t.bn / 8; ++j) {
+      ValueId at4 = partAt(at.index, at.split, j);
+      b.store(parts, at4, b.load(acc, i64(4 * j), 4), 4);
+    }
+    b.fence();
+    syncEpilogue();
+    ValueId zero32 = i32(0), zero = i64(0);
+    b.ifThenElse(b.less(tid, i32(1)), [&] {
+      ValueId before = b.atomicAdd(counters, at.index, i32(1), "arrived");
+      b.fence(); // what the splits that counted before wrote, for this block
+      ValueId isLast = b.less(i32(t.splitK - 2), before);
+      b.store(lastFlag, zero, b.select(isLast, i32(1), zero32));
+    });
+    syncEpilogue();
+    ValueId flag = b.load(lastFlag, zero, 1, "last");
+    return b.less(zero32, flag);
+  }
+
+  /// The tile's last split: its accumulators become the sum of every split's partial tile, in
+  /// split order (the same sums whichever split arrives last).
+  void sumPartials(const TileAt &at) {
+    b.fence();
+    ValueId zero = b.literal(zeros(plan.acc), "");
+    loop(t.bn / 2, "e", -1, [&](ValueId e) { b.store(acc, e, zero); });
+    ValueId part = b.localArray(plan.acc, 4, "part");
+    // Unrolled, the splits' loads overlap; bn 256's accumulators leave no registers for that.
+    loop(t.splitK, "s", t.bn <= 128 ? -1 : 1, [&](ValueId split) {
+      for (int j = 0; j < t.bn / 8; ++j) {
+        ValueId from = partAt(at.index, split, j);
+        ValueId first = i64(0);
+        b.store(part, first, b.load(parts, from, 4), 4);
+        for (int q = 0; q < 4; ++q) {
+          ValueId slot = i64(4 * j + q);
+          ValueId x = b.load(part, i64(q), 1);
+          b.store(acc, slot,
+                  b.math({OpKind::Add, plan.acc, plan.acc}, {b.load(acc, slot, 1), x}, ""));
+        }
+      }
+    });
+  }
+
+  /// The tile's epilogue: through the f32 output tile in shared memory, shared by both consumer
+  /// groups (a 16-byte store a thread a row quad), or, bn 256, from each thread's accumulators.
+  void epilogue(const TileAt &at) {
+    if (t.sharedOutput())
+      return epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
+    registerEpilogue(at);
+  }
+
+  /// The epilogue straight from a consumer's accumulators (the wgmma layout: rows 16 warp +
+  /// lane / 4 + 8 h, columns 8 n + 2 (lane % 4) + {0, 1}): each pair of columns through its
+  /// chain's epilogue into the results.
+  void registerEpilogue(const TileAt &at) {
+    ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
+    ValueId laneQuad = op(IndexOp::And, lane, i32(3));
+    ValueId laneCol = b.mul(laneQuad, i32(2));
+    ValueId sums = b.localArray(plan.acc, 2, "c");
+    byChain(at, [&](unsigned g) {
+      loop(t.bn / 8, "ni", -1, [&](ValueId n) {
+        loop(2, "h", -1, [&](ValueId h) {
+          ValueId rowBase = b.add(warpRow, laneRow);
+          ValueId h32 = to32(h);
+          ValueId half = b.mul(h32, i32(8));
+          ValueId rowIn = b.add(rowBase, half);
+          ValueId n32 = to32(n);
+          ValueId colBase = b.mul(n32, i32(8));
+          ValueId colIn = b.add(colBase, laneCol);
+          ValueId m = b.add(at.m0, to64(rowIn), "m");
+          ValueId col = b.add(at.n0, to64(colIn), "col");
+          ValueId inRows = b.less(m, rowsM);
+          ValueId inCols = b.less(col, i64(plan.n));
+          b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
+            ValueId nSlot = b.mul(n, i64(4));
+            ValueId slot = b.add(nSlot, b.mul(h, i64(2)));
+            ValueId zero = i64(0);
+            b.store(sums, zero, b.load(acc, slot, 2), 2);
+            epilogueVector(g, 2, sums, m, col);
+          });
+        });
+      });
     });
   }
 
   /// Builds the warp-specialized kernel (docs/codegen-gemm.md): warpgroup 0 the producer (one
   /// thread issues the TMA copies), warpgroups 1 and 2 the consumers; returns its shared bytes:
-  /// the stages, then the f32 output tile.
+  /// the stages, then the f32 output tile where the epilogue reads one.
   int specializedKernel() {
     mi = 1; // a warp's wgmma accumulators: 16 rows, bn / 8 n8 tiles (the mma layout)
     ni = t.bn / 8;
     aBytes = t.bm * t.bk * 2;
     stageBytes = aBytes + t.bn * t.bk * 2;
     kTiles = int((plan.k + t.bk - 1) / t.bk);
-    cBase = i32(int64_t(t.stages) * stageBytes / 4);
-    b.rename(cBase, "tileStart");
+    if (t.sharedOutput()) {
+      cBase = i32(int64_t(t.stages) * stageBytes / 4);
+      b.rename(cBase, "tileStart");
+    }
     bars = b.sharedArray(DType::I64, unsigned(2 * t.stages), "bars", 8);
+    if (t.splitK > 1) {
+      lastFlag = b.sharedArray(DType::I32, 1, "last");
+      parts = params.end()[-2];
+      counters = params.back();
+    }
     smem = b.dynamicShared(DType::I8, "smem", 1024);
     tidWide = b.special(kir::Special::TidX);
     ValueId thread = to32(tidWide, "thread");
@@ -948,7 +1088,7 @@ private:
       b.mbarrierInitFence();
     });
     b.barrier();
-    std::vector<ValueId> maps; // aMap, then each chain's bMap (chooseSchedule)
+    std::vector<ValueId> maps; // aMap, then each chain's bMap (chooseTiles)
     for (size_t i = 0; i < plan.args.size(); ++i)
       if (plan.args[i].kind == KernelArg::Kind::TensorMap)
         maps.push_back(params[i]);
@@ -964,7 +1104,7 @@ private:
           b.setMaxRegisters(232, true);
           consume();
         });
-    return t.stages * stageBytes + t.bm * (t.bn + 8) * 4;
+    return t.stages * stageBytes + t.outputBytes();
   }
 
   // ---- the SIMT kernel ----
@@ -1087,12 +1227,14 @@ private:
   std::vector<ValueId> params; // by KernelArg index
   std::map<const Op *, unsigned> tables;
   ValueId tid, tidWide, rowsM, numTiles, tilesM;
-  ValueId epilogueTid;   // i64: this thread's place among epilogueThreads()
-  ValueId cBase = kNone; // i32: the f32 output tile's first element in shared memory
+  ValueId epilogueTid; // i64: this thread's place among epilogueThreads()
   // tensor cores: warp tile in m16 and n8 blocks; sizes in bytes
   int mi = 0, ni = 0, aBytes = 0, stageBytes = 0, kTiles = 0;
   ValueId smem, words, lane, warpRow, warpCol, aLane, bLane, acc;
-  ValueId bars; // wgmma: the stages' mbarriers
+  ValueId bars;          // wgmma: the stages' mbarriers
+  ValueId cBase = kNone; // wgmma, bn <= 128: the f32 output tile's first element in shared memory
+  // wgmma, split K: the scratch's partial tiles and counters, the last-split flag (shared)
+  ValueId parts = kNone, counters = kNone, lastFlag = kNone;
   Loader la, lb;
   // SIMT: the staging arrays' row lengths
   int lda = 0, ldb = 0;
@@ -1103,9 +1245,8 @@ private:
 std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
                                               std::string_view target, Diagnostics &diags) {
   Plan plan;
-  if (!analyzeGemm(kernel, entry, plan, diags) || !chooseTiles(plan, diags))
+  if (!analyzeGemm(kernel, entry, plan, diags) || !chooseTiles(plan, target, diags))
     return std::nullopt;
-  chooseSchedule(plan, target);
   return GemmBuilder(plan).run();
 }
 

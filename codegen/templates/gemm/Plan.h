@@ -76,7 +76,12 @@ struct TileConfig {
   int groupM = 8;             ///< tile rows visited together (L2 reuse)
   int tm = 8, tn = 8;         ///< SIMT: outputs a thread computes, per axis
   int specialized = 1;        ///< sm_90a: the warp-specialized wgmma schedule where it applies
+  int splitK = 1;             ///< wgmma: blocks a tile's K steps are split over
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
+  /// wgmma: the epilogue reads the f32 output tile from shared memory (beside the stages, row
+  /// stride bn + 8); a wider tile's runs straight from the accumulators.
+  bool sharedOutput() const { return bn <= 128; }
+  int outputBytes() const { return sharedOutput() ? bm * (bn + 8) * 4 : 0; }
 };
 
 /// Everything the builder needs about one gemm kernel.
@@ -97,21 +102,27 @@ struct Plan {
   int64_t n = 0, k = 0;
   TileConfig tile;
   std::vector<KernelArg> args; ///< inputs, outputs, then the named dims
+
+  /// Split K (wgmma): the scratch holds each unit's f32 partial tile, then an i32 counter a tile.
+  int64_t outputTiles() const {
+    return int64_t(chains.size()) * ((m.factor + tile.bm - 1) / tile.bm) *
+           ((n + tile.bn - 1) / tile.bn);
+  }
+  int64_t partsBytes() const { return outputTiles() * tile.splitK * tile.bm * tile.bn * 4; }
+  int64_t scratchBytes() const { return tile.splitK > 1 ? partsBytes() + outputTiles() * 4 : 0; }
 };
 
 /// Fills `plan` but for its tiles from `kernel`'s body: anchors, sources, chains, shapes,
 /// parameters. Reports every problem at its op and returns false.
 bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnostics &diags);
 
-/// Then the tiles: the kernel's `config` attribute over the defaults of Tiles.cpp; false, with an
-/// error at the kernel, for a malformed or unfit config.
-bool chooseTiles(Plan &plan, Diagnostics &diags);
-
-/// On sm_90a (`target`), whether the warp-specialized schedule runs `plan` and, if so, its tiles
-/// and the tensor maps of A and of each chain's B (appended to the arguments): one product of
-/// static rows, A K-major, both operands copied as stored (no cast), and no `specialized=0` in the
-/// config.
-void chooseSchedule(Plan &plan, std::string_view target);
+/// Then the schedule and its tiles: on sm_90a (`target`) the warp-specialized one where it
+/// applies (one product of static rows, A K-major, both operands copied as stored, no
+/// `specialized=0` in the config), with the tensor maps of A and of each chain's B and, for a
+/// split K, the scratch appended to the arguments; else mma.sync or SIMT. The kernel's `config`
+/// attribute goes over the defaults of Tiles.cpp; false, with an error at the kernel, for a
+/// malformed or unfit config.
+bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags);
 
 /// Output tiles of the whole problem for tiles `t` (chains x batches x tile rows x tile
 /// columns), or nullopt for symbolic rows.

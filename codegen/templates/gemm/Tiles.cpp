@@ -14,6 +14,10 @@ namespace fusec::gemm {
 namespace {
 
 constexpr int64_t kWave = 132;
+/// Shared memory the warp-specialized stages may take (of 227 KiB; the rest: mbarriers, flags).
+constexpr int kSpecializedShared = 224 * 1024;
+/// The most scratch a split K may take for its partial tiles.
+constexpr int64_t kMaxScratch = int64_t(256) << 20;
 
 TileConfig defaultTiles(const Plan &plan) {
   if (!plan.tensorCores) {
@@ -55,12 +59,17 @@ bool parsePair(const std::string &v, int &x, int &y) {
   return x > 0 && y > 0;
 }
 
-/// Applies "key=value ..." to `t`; what is wrong with the first malformed entry, or "".
-std::string parseConfig(const std::string &text, bool tensorCores, TileConfig &t) {
+/// Applies the config's entries to `t`: those the tensor-core (`tensorCores`) or SIMT kernel
+/// reads, and on the warp-specialized schedule (`specialized`) its own; what is wrong with the
+/// first malformed entry, or "".
+std::string parseConfig(const std::string &text, bool tensorCores, bool specialized,
+                        TileConfig &t) {
   std::map<std::string, int *> sizes = {
       {"bm", &t.bm}, {"bn", &t.bn}, {"bk", &t.bk}, {"stages", &t.stages}, {"group", &t.groupM}};
   if (tensorCores)
     sizes["specialized"] = &t.specialized;
+  if (specialized)
+    sizes["splitk"] = &t.splitK;
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
@@ -95,23 +104,6 @@ std::string tileProblem(const TileConfig &t, bool tensorCores, bool registers, D
   return "";
 }
 
-} // namespace
-
-bool chooseTiles(Plan &plan, Diagnostics &diags) {
-  const Op &kernel = *plan.kernel;
-  plan.tile = defaultTiles(plan);
-  const Attribute *config = kernel.attrIfPresent("config");
-  if (!config)
-    return true;
-  const std::string &text = config->get<std::string>();
-  std::string problem = parseConfig(text, plan.tensorCores, plan.tile);
-  if (problem.empty())
-    problem = tileProblem(plan.tile, plan.tensorCores, !plan.a.async || !plan.b.async, plan.acc);
-  if (!problem.empty())
-    diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
-  return problem.empty();
-}
-
 /// The tensor map of operand `x` (rows of `inner` elements, `rows` of them), read a box of
 /// `boxRows` rows of 64 elements (one 128-byte swizzled panel) at a time.
 KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
@@ -123,20 +115,122 @@ KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
   return v;
 }
 
-void chooseSchedule(Plan &plan, std::string_view target) {
+/// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
+/// K-major, both operands copied as stored (no cast).
+bool specializable(const Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
-  plan.wgmma = target == "sm_90a" && plan.tensorCores && plan.tile.specialized &&
-               plan.batches == 1 && plan.m.isStatic() && a.async && b.async && a.kMajor &&
-               a.batchOffset.empty() && b.batchOffset.empty();
+  return target == "sm_90a" && plan.tensorCores && plan.batches == 1 && plan.m.isStatic() &&
+         a.async && b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
+}
+
+/// The deepest pipeline of at most 6 stages of `bn`-wide tiles that fits shared memory beside
+/// the output tile.
+int specializedStages(int bn) {
+  TileConfig t;
+  t.bn = bn;
+  return std::min(6, (kSpecializedShared - t.outputBytes()) / ((128 + bn) * 64 * 2));
+}
+
+// Note [Specialized tiles]
+// The warp-specialized schedule's default tile width bn (256, 128 or 64) and split of K (1 to 16;
+// bn <= 128) are those of least estimated time on an H100's 132 SMs, in microseconds fitted to the
+// tile sweep of docs/codegen-gemm.md ("Choosing the tiles"): units = tiles x splits run in
+// ceil(units / 132) waves of the persistent grid; a unit costs its K steps (0.29, 0.40, 0.70 us a
+// step of 64 at bn 64, 128, 256: an SM's rate, below peak for the narrow tiles), its epilogue (1.2,
+// 1.8 us through shared memory; 6.5 us from the registers of bn 256) and, split, writing its
+// partial tile and the last split's reading them back (2 us + 0.33 us a split and 64 columns). The
+// whole product moves its operands and result at most at 2 TB/s, 40 GB/s an SM at work (decode:
+// the weights stream at the rate the units in flight can draw).
+TileConfig specializedTiles(const Plan &plan) {
+  TileConfig best;
+  best.bm = 128; // two consumer warpgroups of 64 rows
+  best.bk = 64;  // one 128-byte swizzled panel of K
+  best.warpsM = 8;
+  best.warpsN = 1;
+  int64_t kSteps = (plan.k + 63) / 64;
+  double bytes = double(plan.chains.size()) *
+                 double(plan.m.factor * plan.k + plan.k * plan.n + plan.m.factor * plan.n) *
+                 double(dtypeSize(plan.operand));
+  double bestCost = 0;
+  for (int bn : {256, 128, 64}) {
+    double step = bn == 256 ? 0.70 : bn == 128 ? 0.40 : 0.29;
+    double epilogue = bn == 256 ? 6.5 : bn == 128 ? 1.8 : 1.2;
+    TileConfig t = best;
+    t.bn = bn;
+    int64_t tiles = tileCount(plan, t).value_or(kWave);
+    for (int64_t splits = 1; splits <= std::min<int64_t>(bn <= 128 ? 16 : 1, kSteps); ++splits) {
+      int64_t units = tiles * splits, waves = (units + kWave - 1) / kWave;
+      double steps = double((kSteps + splits - 1) / splits);
+      double partial = splits > 1 ? 2.0 + 0.33 * double(splits) * bn / 64 : 0;
+      double compute = double(waves) * (steps * step + epilogue + partial);
+      double stream = bytes / std::min(2.0e6, double(std::min(units, kWave)) * 40e3);
+      double cost = std::max(compute, stream);
+      if (bestCost == 0 || cost < bestCost) {
+        bestCost = cost;
+        best.bn = bn;
+        best.splitK = int(splits);
+      }
+    }
+  }
+  best.stages = specializedStages(best.bn);
+  return best;
+}
+
+/// Why the warp-specialized tiles cannot run, or "" when they can.
+std::string specializedProblem(const TileConfig &t) {
+  if (t.bm != 128 || t.bk != 64 || t.warpsM != 8 || t.warpsN != 1)
+    return "the warp-specialized schedule's tiles are 128 x bn x 64 (bm=128 bk=64 warps=8x1)";
+  if (t.bn != 64 && t.bn != 128 && t.bn != 256)
+    return "the warp-specialized schedule's bn is 64, 128 or 256";
+  if (t.stages < 2 || t.stages > specializedStages(t.bn))
+    return "the warp-specialized schedule of bn " + std::to_string(t.bn) + " takes 2 to " +
+           std::to_string(specializedStages(t.bn)) + " stages";
+  if (t.splitK > 16)
+    return "splitk is at most 16";
+  return "";
+}
+
+} // namespace
+
+bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags) {
+  const Op &kernel = *plan.kernel;
+  const Attribute *config = kernel.attrIfPresent("config");
+  std::string text = config ? config->get<std::string>() : "";
+  // The schedule first (an opt-out in the config), then its defaults and the config over them.
+  TileConfig optOut;
+  std::string problem = parseConfig(text, plan.tensorCores, true, optOut);
+  plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
+  plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
+  if (problem.empty() && !plan.wgmma && text.find("splitk=") != std::string::npos)
+    problem = "splitk applies to sm_90a's warp-specialized schedule only, which this kernel does "
+              "not take";
+  if (problem.empty() && !text.empty()) {
+    TileConfig defaults = plan.tile;
+    problem = parseConfig(text, plan.tensorCores, plan.wgmma, plan.tile);
+    if (problem.empty() && plan.wgmma && plan.tile.bn != defaults.bn &&
+        text.find("stages=") == std::string::npos)
+      plan.tile.stages = specializedStages(plan.tile.bn);
+    if (problem.empty())
+      problem = plan.wgmma ? specializedProblem(plan.tile)
+                           : tileProblem(plan.tile, plan.tensorCores,
+                                         !plan.a.async || !plan.b.async, plan.acc);
+  }
+  if (!problem.empty()) {
+    diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
+    return false;
+  }
   if (!plan.wgmma)
-    return;
+    return true;
   TileConfig &t = plan.tile;
-  t.bm = 128; // two consumer warpgroups of 64 rows
-  t.bn = 128;
-  t.bk = 64; // one 128-byte swizzled panel of K
-  t.stages = 4;
-  t.warpsM = 8;
-  t.warpsN = 1;
+  t.splitK = int(std::min<int64_t>(t.splitK, (plan.k + t.bk - 1) / t.bk)); // a K step a split
+  if (plan.scratchBytes() > kMaxScratch) {
+    diags.error(kernel.loc(), "gemm kernel config \"" + text +
+                                  "\": splitk=" + std::to_string(t.splitK) + " needs " +
+                                  std::to_string(plan.scratchBytes() >> 20) +
+                                  " MiB of partial tiles, more than the 256 MiB allowed");
+    return false;
+  }
+  const Matrix &a = plan.a, &b = plan.b;
   DType type = plan.operand;
   plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt,
                        type, panels(a, plan.m.factor, t.bm)});
@@ -144,6 +238,12 @@ void chooseSchedule(Plan &plan, std::string_view target) {
   for (size_t g = 0; g < b.sources.size(); ++g) // one B a chain (a grouped gemm has several)
     plan.args.push_back({KernelArg::Kind::TensorMap, "bMap" + std::to_string(g), b.sources[g].input,
                          0, std::nullopt, type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
+  if (t.splitK > 1) {
+    plan.args.push_back({KernelArg::Kind::Scratch, "parts", 0, 0, std::nullopt, DType::F32});
+    plan.args.push_back({KernelArg::Kind::Scratch, "counters", unsigned(plan.partsBytes()), 0,
+                         std::nullopt, DType::I32});
+  }
+  return true;
 }
 
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
