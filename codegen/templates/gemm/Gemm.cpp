@@ -70,7 +70,7 @@ public:
     k.maxThreads = unsigned(threads());
     // One block an SM: ptxas may use every register (the 64x64 warp tiles need ~240) rather
     // than cap them for occupancy and spill.
-    k.minBlocks = plan.tensorCores ? 1 : 0;
+    k.minBlocks = plan.wgmma ? t.blocksPerSM() : plan.tensorCores ? 1 : 0;
     declareParams();
     int sharedBytes = plan.wgmma         ? specializedKernel()
                       : plan.tensorCores ? tensorCoreKernel()
@@ -78,7 +78,8 @@ public:
     std::optional<LaunchConfig> launch;
     if (std::optional<int64_t> tiles = tileCount(plan, t)) {
       int64_t units = *tiles * t.splitK;
-      int64_t grid = plan.wgmma ? std::min<int64_t>(units, kSMs) : units; // wgmma: persistent
+      int64_t persistent = kSMs * t.blocksPerSM();
+      int64_t grid = plan.wgmma ? std::min<int64_t>(units, persistent) : units;
       launch = LaunchConfig{{unsigned(std::min<int64_t>(grid, 0x7fffffff)), 1, 1},
                             {unsigned(threads()), 1, 1},
                             unsigned(sharedBytes)};
@@ -1101,7 +1102,9 @@ private:
           b.ifThenElse(b.less(thread, first), [&] { produce(aMap, bMaps); });
         },
         [&] {
-          b.setMaxRegisters(232, true);
+          // The producer's registers go to the consumers: 168 a thread at launch for 384
+          // threads; 128 for two blocks of 256.
+          b.setMaxRegisters(t.blocksPerSM() == 2 ? 216 : 232, true);
           consume();
         });
     return t.stages * stageBytes + t.outputBytes();

@@ -81,6 +81,9 @@ struct TileConfig {
   /// wgmma: the epilogue reads the f32 output tile from shared memory (beside the stages, row
   /// stride bn + 8); a wider tile's runs straight from the accumulators.
   bool sharedOutput() const { return bn <= 128; }
+  /// wgmma: blocks an SM runs at once. A 64-row tile has one consumer warpgroup and two blocks
+  /// share the SM, so that one's epilogue runs beside the other's main loop.
+  int blocksPerSM() const { return bm == 64 ? 2 : 1; }
   int outputBytes() const { return sharedOutput() ? bm * (bn + 8) * 4 : 0; }
 };
 

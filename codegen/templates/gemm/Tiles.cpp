@@ -14,8 +14,9 @@ namespace fusec::gemm {
 namespace {
 
 constexpr int64_t kWave = 132;
-/// Shared memory the warp-specialized stages may take (of 227 KiB; the rest: mbarriers, flags).
-constexpr int kSpecializedShared = 224 * 1024;
+/// Shared memory the warp-specialized stages and output tile of a block may take: of the SM's
+/// 228 KiB, 1 KiB a block is the system's and 1 KiB its mbarriers and flags.
+constexpr int kSpecializedShared = 226 * 1024;
 /// The most scratch a split K may take for its partial tiles.
 constexpr int64_t kMaxScratch = int64_t(256) << 20;
 
@@ -123,12 +124,11 @@ bool specializable(const Plan &plan, std::string_view target) {
          a.async && b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
 }
 
-/// The deepest pipeline of at most 6 stages of `bn`-wide tiles that fits shared memory beside
-/// the output tile.
-int specializedStages(int bn) {
-  TileConfig t;
-  t.bn = bn;
-  return std::min(6, (kSpecializedShared - t.outputBytes()) / ((128 + bn) * 64 * 2));
+/// The deepest pipeline of at most 6 stages of t's tiles that fits a block's share of shared
+/// memory beside the output tile.
+int specializedStages(const TileConfig &t) {
+  int share = kSpecializedShared / t.blocksPerSM() - (t.blocksPerSM() - 1) * 2048;
+  return std::min(6, (share - t.outputBytes()) / ((t.bm + t.bn) * 64 * 2));
 }
 
 // Note [Specialized tiles]
@@ -140,31 +140,37 @@ int specializedStages(int bn) {
 // 1.8 us through shared memory; 6.5 us from the registers of bn 256) and, split, writing its
 // partial tile and the last split's reading them back (2 us + 0.33 us a split and 64 columns). The
 // whole product moves its operands and result at most at 2 TB/s, 40 GB/s an SM at work (decode:
-// the weights stream at the rate the units in flight can draw).
+// the weights stream at the rate the units in flight can draw). Products of at most 64 rows
+// (decode) take 64-row tiles, two blocks an SM: half the shared memory a stage, twice the loads in
+// flight an SM (8 x 4096 x 4096: 27.3 us against 34.1 with 128 rows).
 TileConfig specializedTiles(const Plan &plan) {
   TileConfig best;
-  best.bm = 128; // two consumer warpgroups of 64 rows
-  best.bk = 64;  // one 128-byte swizzled panel of K
-  best.warpsM = 8;
+  best.bm = plan.m.factor <= 64 ? 64 : 128; // a consumer warpgroup a 64 rows
+  best.bk = 64;                             // one 128-byte swizzled panel of K
+  best.warpsM = best.bm / 16;
   best.warpsN = 1;
+  int64_t slots = kWave * best.blocksPerSM(); // blocks of the persistent grid
   int64_t kSteps = (plan.k + 63) / 64;
   double bytes = double(plan.chains.size()) *
                  double(plan.m.factor * plan.k + plan.k * plan.n + plan.m.factor * plan.n) *
                  double(dtypeSize(plan.operand));
   double bestCost = 0;
   for (int bn : {256, 128, 64}) {
+    if (bn == 256 && best.bm == 64)
+      continue;
     double step = bn == 256 ? 0.70 : bn == 128 ? 0.40 : 0.29;
     double epilogue = bn == 256 ? 6.5 : bn == 128 ? 1.8 : 1.2;
     TileConfig t = best;
     t.bn = bn;
     int64_t tiles = tileCount(plan, t).value_or(kWave);
     for (int64_t splits = 1; splits <= std::min<int64_t>(bn <= 128 ? 16 : 1, kSteps); ++splits) {
-      int64_t units = tiles * splits, waves = (units + kWave - 1) / kWave;
+      int64_t units = tiles * splits, waves = (units + slots - 1) / slots;
       double steps = double((kSteps + splits - 1) / splits);
       double partial = splits > 1 ? 2.0 + 0.33 * double(splits) * bn / 64 : 0;
       double compute = double(waves) * (steps * step + epilogue + partial);
-      double stream = bytes / std::min(2.0e6, double(std::min(units, kWave)) * 40e3);
-      double cost = std::max(compute, stream);
+      double busy = double(std::min(units, slots)) / best.blocksPerSM(); // SMs at work
+      double stream = bytes / std::min(2.0e6, busy * 40e3);
+      double cost = std::max(compute, stream) + 0.01 * compute; // streaming: the less work
       if (bestCost == 0 || cost < bestCost) {
         bestCost = cost;
         best.bn = bn;
@@ -172,19 +178,23 @@ TileConfig specializedTiles(const Plan &plan) {
       }
     }
   }
-  best.stages = specializedStages(best.bn);
+  best.stages = specializedStages(best);
   return best;
 }
 
 /// Why the warp-specialized tiles cannot run, or "" when they can.
 std::string specializedProblem(const TileConfig &t) {
-  if (t.bm != 128 || t.bk != 64 || t.warpsM != 8 || t.warpsN != 1)
-    return "the warp-specialized schedule's tiles are 128 x bn x 64 (bm=128 bk=64 warps=8x1)";
+  if ((t.bm != 64 && t.bm != 128) || t.bk != 64 || t.warpsM != t.bm / 16 || t.warpsN != 1)
+    return "the warp-specialized schedule's tiles are bm x bn x 64, bm 64 or 128 (a consumer "
+           "warpgroup a 64 rows; warps are set by bm)";
   if (t.bn != 64 && t.bn != 128 && t.bn != 256)
     return "the warp-specialized schedule's bn is 64, 128 or 256";
-  if (t.stages < 2 || t.stages > specializedStages(t.bn))
-    return "the warp-specialized schedule of bn " + std::to_string(t.bn) + " takes 2 to " +
-           std::to_string(specializedStages(t.bn)) + " stages";
+  if (t.bm == 64 && t.bn == 256) // 128 registers a thread at launch hold no m64n256 wgmma
+    return "the warp-specialized schedule's 64-row tiles are at most 128 wide";
+  int most = specializedStages(t);
+  if (t.stages < 2 || t.stages > most)
+    return "the warp-specialized schedule of " + std::to_string(t.bm) + " x " +
+           std::to_string(t.bn) + " tiles takes 2 to " + std::to_string(most) + " stages";
   if (t.splitK > 16)
     return "splitk is at most 16";
   return "";
@@ -207,9 +217,12 @@ bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags) {
   if (problem.empty() && !text.empty()) {
     TileConfig defaults = plan.tile;
     problem = parseConfig(text, plan.tensorCores, plan.wgmma, plan.tile);
-    if (problem.empty() && plan.wgmma && plan.tile.bn != defaults.bn &&
-        text.find("stages=") == std::string::npos)
-      plan.tile.stages = specializedStages(plan.tile.bn);
+    TileConfig &t = plan.tile;
+    if (problem.empty() && plan.wgmma && text.find("warps=") == std::string::npos)
+      t.warpsM = t.bm / 16; // one consumer warpgroup a 64 rows
+    bool changed = t.bn != defaults.bn || t.bm != defaults.bm;
+    if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
+      t.stages = specializedStages(t);
     if (problem.empty())
       problem = plan.wgmma ? specializedProblem(plan.tile)
                            : tileProblem(plan.tile, plan.tensorCores,
