@@ -411,18 +411,20 @@ private:
 
   /// The bm x bn accumulators in tileC (row stride ldc), once every thread has stored its own,
   /// four columns a thread, through each element's chain epilogue into the results.
-  void epilogueLoop(ValueId tileC, int ldc, const TileAt &at) {
+  void epilogueLoop(ValueId tileC, int ldc, const TileAt &at, int col0 = 0, int width = 0) {
+    width = width ? width : t.bn;
     syncEpilogue();
-    int quadsPerRow = t.bn / 4;
+    int quadsPerRow = width / 4;
     ValueId stride = i64(epilogueThreads());
-    ValueId quads = i64(int64_t(t.bm) * t.bn / 4);
+    ValueId quads = i64(int64_t(t.bm) * width / 4);
     b.forLoop(epilogueTid, quads, stride, "i", 1, [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
       ValueId four = i32(4);
       ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), four, "c");
       ValueId m = b.add(at.m0, to64(r), "m");
-      ValueId col = b.add(at.n0, to64(c), "col");
+      ValueId n0 = col0 ? b.add(at.n0, i64(col0)) : at.n0;
+      ValueId col = b.add(n0, to64(c), "col");
       ValueId inRows = b.less(m, rowsM);
       ValueId inCols = b.less(col, i64(plan.n));
       b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
@@ -762,14 +764,17 @@ private:
 
   /// Each lane's accumulators into the f32 tile (reusing the stages), two adjacent columns at a
   /// time.
-  ValueId accumulatorsToShared() {
-    int ldc = t.bn + 8; // 8 words of padding keep the stores conflict-free
+  /// This thread's accumulators of n8 tiles [first, first + count) of its warp tile (all of
+  /// them by default) into the f32 output tile in shared memory, columns from the first's.
+  ValueId accumulatorsToShared(int first = 0, int count = 0) {
+    int ldc = (count ? count * 8 : t.bn) + 8; // 8 words of padding keep the stores conflict-free
+    count = count ? count : ni;
     ValueId tileC = b.dynamicShared(DType::F32, "tileC");
     ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
     ValueId two = i32(2);
     ValueId laneCol = b.mul(op(IndexOp::And, lane, i32(3)), two);
     loop(mi, "mi", -1, [&](ValueId m) {
-      loop(ni, "ni", -1, [&](ValueId n) {
+      loop(count, "ni", -1, [&](ValueId n) {
         loop(2, "h", -1, [&](ValueId h) {
           ValueId m32 = to32(m);
           ValueId n32 = to32(n);
@@ -781,7 +786,8 @@ private:
           ValueId h2 = b.mul(h, i64(2));
           ValueId four = i64(4);
           ValueId mRow = b.mul(m, i64(ni));
-          ValueId slot = b.add(b.mul(b.add(mRow, n), four), h2);
+          ValueId tile = first ? b.add(n, i64(first)) : n;
+          ValueId slot = b.add(b.mul(b.add(mRow, tile), four), h2);
           ValueId pair = b.load(acc, slot, 2);
           b.store(tileC, fold(IndexOp::Add, cBase, b.add(b.mul(row, i32(ldc)), col)), pair, 2);
         });
@@ -1015,46 +1021,15 @@ private:
     });
   }
 
-  /// The tile's epilogue: through the f32 output tile in shared memory, shared by both consumer
-  /// groups (a 16-byte store a thread a row quad), or, bn 256, from each thread's accumulators.
+  /// The tile's epilogue through the f32 output tile in shared memory, shared by both consumer
+  /// groups, a 16-byte store a thread a row quad: all of it at once, or a 256-wide tile 32
+  /// columns at a time (no room beside its stages for more).
   void epilogue(const TileAt &at) {
-    if (t.sharedOutput())
+    int width = t.outputColumns();
+    if (width == t.bn)
       return epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
-    registerEpilogue(at);
-  }
-
-  /// The epilogue straight from a consumer's accumulators (the wgmma layout: rows 16 warp +
-  /// lane / 4 + 8 h, columns 8 n + 2 (lane % 4) + {0, 1}): each pair of columns through its
-  /// chain's epilogue into the results.
-  void registerEpilogue(const TileAt &at) {
-    ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
-    ValueId laneQuad = op(IndexOp::And, lane, i32(3));
-    ValueId laneCol = b.mul(laneQuad, i32(2));
-    ValueId sums = b.localArray(plan.acc, 2, "c");
-    byChain(at, [&](unsigned g) {
-      loop(t.bn / 8, "ni", -1, [&](ValueId n) {
-        loop(2, "h", -1, [&](ValueId h) {
-          ValueId rowBase = b.add(warpRow, laneRow);
-          ValueId h32 = to32(h);
-          ValueId half = b.mul(h32, i32(8));
-          ValueId rowIn = b.add(rowBase, half);
-          ValueId n32 = to32(n);
-          ValueId colBase = b.mul(n32, i32(8));
-          ValueId colIn = b.add(colBase, laneCol);
-          ValueId m = b.add(at.m0, to64(rowIn), "m");
-          ValueId col = b.add(at.n0, to64(colIn), "col");
-          ValueId inRows = b.less(m, rowsM);
-          ValueId inCols = b.less(col, i64(plan.n));
-          b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
-            ValueId nSlot = b.mul(n, i64(4));
-            ValueId slot = b.add(nSlot, b.mul(h, i64(2)));
-            ValueId zero = i64(0);
-            b.store(sums, zero, b.load(acc, slot, 2), 2);
-            epilogueVector(g, 2, sums, m, col);
-          });
-        });
-      });
-    });
+    for (int col0 = 0; col0 < t.bn; col0 += width)
+      epilogueLoop(accumulatorsToShared(col0 / 8, width / 8), width + 8, at, col0, width);
   }
 
   /// Builds the warp-specialized kernel (docs/codegen-gemm.md): warpgroup 0 the producer (one
@@ -1066,10 +1041,8 @@ private:
     aBytes = t.bm * t.bk * 2;
     stageBytes = aBytes + t.bn * t.bk * 2;
     kTiles = int((plan.k + t.bk - 1) / t.bk);
-    if (t.sharedOutput()) {
-      cBase = i32(int64_t(t.stages) * stageBytes / 4);
-      b.rename(cBase, "tileStart");
-    }
+    cBase = i32(int64_t(t.stages) * stageBytes / 4);
+    b.rename(cBase, "tileStart");
     bars = b.sharedArray(DType::I64, unsigned(2 * t.stages), "bars", 8);
     if (t.splitK > 1) {
       lastFlag = b.sharedArray(DType::I32, 1, "last");

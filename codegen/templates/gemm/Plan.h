@@ -79,12 +79,12 @@ struct TileConfig {
   int splitK = 1;             ///< wgmma: blocks a tile's K steps are split over
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
   /// wgmma: the epilogue reads the f32 output tile from shared memory (beside the stages, row
-  /// stride bn + 8); a wider tile's runs straight from the accumulators.
-  bool sharedOutput() const { return bn <= 128; }
+  /// stride columns + 8), a 256-wide tile 32 columns at a time.
+  int outputColumns() const { return bn <= 128 ? bn : 32; }
+  int outputBytes() const { return bm * (outputColumns() + 8) * 4; }
   /// wgmma: blocks an SM runs at once. A 64-row tile has one consumer warpgroup and two blocks
   /// share the SM, so that one's epilogue runs beside the other's main loop.
   int blocksPerSM() const { return bm == 64 ? 2 : 1; }
-  int outputBytes() const { return sharedOutput() ? bm * (bn + 8) * 4 : 0; }
 };
 
 /// Everything the builder needs about one gemm kernel.
