@@ -32,6 +32,7 @@ import datetime
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -430,9 +431,25 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
+def gemm_tiles(fus):
+    """Each gemm kernel's tile, stages and split of K, from the schedule `fusec bench`
+    reports ("128x256x64, 4 stages, K split 2"); "-" for results without one."""
+    out = []
+    for k in fus["kernels"]:
+        s = k.get("schedule", "")
+        tile = re.search(r"tile (\d+x\d+x\d+)", s)
+        if not tile:
+            continue
+        stages = re.search(r"(\d+) stages", s)
+        split = re.search(r"K split (\d+) ways", s)
+        out.append(tile.group(1) + (f", {stages.group(1)} stages" if stages else "")
+                   + (f", K split {split.group(1)}" if split else ""))
+    return "; ".join(out) or "-"
+
+
 def render_gemm(raw, rows):
     out = ["| GEMM M×N×K | fusec | cuBLAS / eager | best torch.compile (mode) | fusec / cuBLAS "
-           "| fusec / best compile | fusec cold | notes |", "| --- " * 8 + "|"]
+           "| fusec / best compile | fusec cold | fusec tiles | notes |", "| --- " * 9 + "|"]
     ratios = {}
     for name, r in rows:
         fus, flops = r["fusec"], r["flops"]
@@ -441,7 +458,7 @@ def render_gemm(raw, rows):
         mode, cms = best_compile(r)
         comp = f"{rate(0, flops, cms)} ({mode})" if cms else "-"
         if "error" in fus:
-            out.append(f"| {name} | {err_text(fus)} | {rate(0, flops, base)} | {comp} | | | | "
+            out.append(f"| {name} | {err_text(fus)} | {rate(0, flops, base)} | {comp} | | | | | "
                        f"{notes(r)} |")
             continue
         ms = kernel_ms(fus)
@@ -451,7 +468,8 @@ def render_gemm(raw, rows):
             ratios.setdefault(name.split("_")[1], []).append(ratio)
         out.append(f"| {name} | {us(ms)}, {rate(0, flops, ms)} | {rate(0, flops, base)} "
                    f"({base_name}) | {comp} | {ratio:.2f}x | "
-                   f"{(cms / ms) if cms else float('nan'):.2f}x | {cold:.0f} ms | {notes(r)} |")
+                   f"{(cms / ms) if cms else float('nan'):.2f}x | {cold:.0f} ms | "
+                   f"{gemm_tiles(fus)} | {notes(r)} |")
     summary = ", ".join(f"{dt} {geomean(v):.2f}x over {len(v)} shapes" for dt, v in ratios.items())
     out.append("")
     out.append(f"Geomean of fusec's speed over cuBLAS's (cuBLAS time / fusec time): {summary}.")

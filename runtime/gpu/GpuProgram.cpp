@@ -250,6 +250,7 @@ bool GpuProgram::loadSteps(const std::vector<LoweredStep> &lowered, std::vector<
     reports[i].bytes = k.facts.bytes;
     reports[i].flops = k.facts.flops;
     reports[i].fuses = k.facts.fuses;
+    reports[i].schedule = k.facts.schedule;
     reports[i].launch = *k.launch;
     reports[i].compileMs += msSince(start);
   }

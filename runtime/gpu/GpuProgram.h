@@ -42,6 +42,8 @@ struct GpuKernelReport {
   std::string fuses;        ///< the ops it runs, '+'-joined (ir/Cost.h fusedOpNames)
   uint64_t bytes = 0;       ///< what it must move: operands read once, results written once
   uint64_t flops = 0;       ///< what its contractions must compute (ir/Cost.h)
+  std::string schedule;     ///< its tiles and schedule as its template chose them
+                            ///< (KernelFacts::schedule; a gemm's tile, stages, split of K)
   LaunchConfig launch;
   CacheLookup lookup;
   double compileMs = 0; ///< NVRTC, cache lookup and module load

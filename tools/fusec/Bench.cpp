@@ -4,7 +4,8 @@
 // the bytes the kernel must move (each operand read once, each result
 // written once); then the end-to-end device time of a run replayed as a CUDA
 // graph and of direct launches, and the host time per kernel of a graph
-// replay. Device times are medians of runs timed as triton.testing.do_bench
+// replay. Each kernel's schedule (its template's tiles and choices) follows
+// its row. Device times are medians of runs timed as triton.testing.do_bench
 // times PyTorch, each after an L2 flush (runtime/gpu/DeviceTimer.h). --trace
 // writes one run's kernels on a timeline (Chrome trace JSON). Cold compiles
 // (the median of three) are timed after a warm-up build with the same back
@@ -242,6 +243,8 @@ void printTable(const GpuProgram &p, const CompileTimes &times, const Timings &t
     std::printf("%-40s %-14s %9.2f %9.3f %9.4f %10.2f %9.1f\n", k.name.c_str(),
                 k.templateName.c_str(), compileMs[0][i], compileMs[1][i], compileMs[2][i],
                 t.kernelMs[i] * 1000.0, gbs);
+    if (!k.schedule.empty())
+      std::printf("    %s\n", k.schedule.c_str());
   }
   std::printf("end to end: %.2f us (graph replay), %.2f us (direct launches); host %.2f us per "
               "kernel under replay\n",
@@ -262,6 +265,7 @@ bool writeTrace(const GpuProgram &p, const Timings &t, Diagnostics &diags) {
     const GpuKernelReport &k = p.kernels()[i];
     llvm::json::Object args{
         {"template", k.templateName},
+        {"schedule", k.schedule},
         {"bytes", int64_t(k.bytes)},
         {"grid", llvm::json::Array{k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
         {"block", llvm::json::Array{k.launch.block[0], k.launch.block[1], k.launch.block[2]}}};
@@ -289,6 +293,7 @@ bool writeJson(const GpuProgram &p, const CompileTimes &times, const Timings &t,
     kernels.push_back(llvm::json::Object{{"name", k.name},
                                          {"template", k.templateName},
                                          {"fuses", k.fuses},
+                                         {"schedule", k.schedule},
                                          {"bytes", int64_t(k.bytes)},
                                          {"flops", int64_t(k.flops)},
                                          {"device_ms", t.kernelMs[i]},
