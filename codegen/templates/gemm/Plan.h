@@ -82,8 +82,8 @@ struct TileConfig {
   /// stride columns + 8), a 256-wide tile 32 columns at a time.
   int outputColumns() const { return bn <= 128 ? bn : 32; }
   int outputBytes() const { return bm * (outputColumns() + 8) * 4; }
-  /// wgmma: blocks an SM runs at once. A 64-row tile has one consumer warpgroup and two blocks
-  /// share the SM, so that one's epilogue runs beside the other's main loop.
+  /// wgmma: blocks an SM runs at once. A 64-row tile (decode) has one consumer warpgroup and
+  /// two blocks share the SM: twice the loads in flight for the weights it streams.
   int blocksPerSM() const { return bm == 64 ? 2 : 1; }
 };
 

@@ -1,8 +1,9 @@
-// The gemm template's tiles: the defaults, or the kernel's `config` attribute, checked.
-// Defaults (docs/codegen-gemm.md has the table and the measurements behind it): for each way the
-// operands are staged, block tiles from largest to smallest; the first that gives every SM of an
-// H100 a tile and is at most twice as wide as N wins. Every default fits sm_80's 163 KiB of
-// shared memory and assembles without spills.
+// The gemm template's schedule and tiles: the defaults, or the kernel's `config` attribute,
+// checked. mma.sync defaults (docs/codegen-gemm.md has the table and the measurements behind it):
+// for each way the operands are staged, block tiles from largest to smallest; the first that
+// gives every SM of an H100 a tile and is at most twice as wide as N wins; each fits sm_80's 163
+// KiB of shared memory and assembles without spills. sm_90a's warp-specialized schedule takes
+// the tile width and split of K of least estimated time (Note [Specialized tiles]).
 #include "codegen/templates/Template.h"
 #include "codegen/templates/gemm/Plan.h"
 
