@@ -288,6 +288,10 @@ bool analyzeShapes(Plan &plan, Diagnostics &diags) {
   bool folded = !ta;
   for (size_t i = 0; !linear && i + 2 < sb.size(); ++i)
     folded = folded && sb[i].isStaticValue(1);
+  // A static result does not make the contraction static: linear(x: [k], w: [2, k]) is [2].
+  for (const Value *v : anchor.operands())
+    for (const Dim &d : v->type().shape)
+      isStatic = isStatic && d.isStatic();
   if (!isStatic && !checkSymbolic(plan, folded, diags))
     return false;
   plan.n = space.back().size;

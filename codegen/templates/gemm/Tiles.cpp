@@ -118,11 +118,13 @@ KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
 }
 
 /// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
-/// K-major, both operands copied as stored (no cast).
+/// K-major, both operands copied as stored (no cast), and no empty extent (a tensor map has
+/// none, and the stage ring needs a K step).
 bool specializable(const Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
+  bool empty = plan.m.factor == 0 || plan.n == 0 || plan.k == 0;
   return target == "sm_90a" && plan.tensorCores && plan.batches == 1 && plan.m.isStatic() &&
-         a.async && b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
+         !empty && a.async && b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
 }
 
 /// The deepest pipeline of at most 6 stages of t's tiles that fits a block's share of shared
