@@ -1026,8 +1026,6 @@ private:
   /// columns at a time (no room beside its stages for more).
   void epilogue(const TileAt &at) {
     int width = t.outputColumns();
-    if (width == t.bn)
-      return epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
     for (int col0 = 0; col0 < t.bn; col0 += width)
       epilogueLoop(accumulatorsToShared(col0 / 8, width / 8), width + 8, at, col0, width);
   }
