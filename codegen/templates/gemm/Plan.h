@@ -107,10 +107,7 @@ struct Plan {
   std::vector<KernelArg> args; ///< inputs, outputs, then the named dims
 
   /// Split K (wgmma): the scratch holds each unit's f32 partial tile, then an i32 counter a tile.
-  int64_t outputTiles() const {
-    return int64_t(chains.size()) * ((m.factor + tile.bm - 1) / tile.bm) *
-           ((n + tile.bn - 1) / tile.bn);
-  }
+  int64_t outputTiles() const; // tileCount(*this, tile) of the static rows split K needs
   int64_t partsBytes() const { return outputTiles() * tile.splitK * tile.bm * tile.bn * 4; }
   int64_t scratchBytes() const { return tile.splitK > 1 ? partsBytes() + outputTiles() * 4 : 0; }
 };

@@ -262,6 +262,8 @@ bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags) {
   return true;
 }
 
+int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
+
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.m.isStatic())
     return std::nullopt;
