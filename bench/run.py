@@ -23,7 +23,7 @@ mode, the best named). fusec is timed by `fusec bench` the same way
 
 Usage:
   bench/run.py --fusec dist/bin/fusec --out DIR [--only NAME|FAMILY,...]
-               [--budget SECONDS] [--no-llvm]
+               [--budget SECONDS] [--no-llvm] [--tune]
   bench/run.py --render DIR/results.json --out DIR     (no GPU needed)
 Writes DIR/results.md, DIR/results.json and the roofline pictures.
 """
@@ -231,12 +231,16 @@ def workloads():
 # Measuring.
 
 def run_fusec(fusec, name, fir, workdir, flags=()):
-    """`fusec bench` on `fir` (text): its JSON, or {"error": [message]}."""
+    """`fusec bench` on `fir` (text): its JSON, or {"error": [message]}. Its caches are the
+    run's own: empty but for what earlier `--tune` runs of the board tuned (a run without
+    `--tune` reads a cache of its own, which stays empty: the template's choices)."""
     base = os.path.join(workdir, name.replace("^", "p"))
     with open(base + ".fir", "w") as f:
         f.write(fir)
+    cache = os.path.join(workdir, "cache-tuned" if "--tune" in flags else "cache")
     r = subprocess.run([fusec, "bench", base + ".fir", "--iterations=100",
-                        "--json=" + base + ".json", *flags], capture_output=True, text=True)
+                        "--json=" + base + ".json", *flags], capture_output=True, text=True,
+                       env={**os.environ, "FUSEC_CACHE_DIR": cache})
     if r.returncode != 0:
         lines = (r.stderr or r.stdout).strip().splitlines()
         errors = [l[l.index("error:") + 7:] for l in lines if "error:" in l]
@@ -304,6 +308,9 @@ def model_peers(name, inputs, budget):
 def measure_row(name, row, args, workdir, budget):
     r = {"family": row.family, "bytes": row.bytes, "flops": row.flops,
          "fusec": run_fusec(args.fusec, name, row.fir, workdir, row.flags)}
+    if row.family in ("gemm", "models") and args.tune:
+        r["fusec_tuned"] = run_fusec(args.fusec, name + "_tuned", row.fir, workdir,
+                                     (*row.flags, "--tune"))
     if row.family in ("memory", "attention") and not args.no_llvm:
         r["fusec_llvm"] = run_fusec(args.fusec, name + "_llvm", row.fir, workdir,
                                     (*row.flags, "--backend=llvm"))
@@ -448,18 +455,31 @@ def gemm_tiles(fus):
 
 
 def render_gemm(raw, rows):
+    tuned = any("fusec_tuned" in r for _, r in rows)
     out = ["| GEMM M×N×K | fusec | cuBLAS / eager | best torch.compile (mode) | fusec / cuBLAS "
-           "| fusec / best compile | fusec cold | fusec tiles | notes |", "| --- " * 9 + "|"]
-    ratios = {}
+           "| fusec / best compile | fusec cold | fusec tiles | "
+           + ("tuned: fusec / cuBLAS, tiles | " if tuned else "") + "notes |",
+           "| --- " * (10 if tuned else 9) + "|"]
+    ratios, tuned_ratios = {}, {}
     for name, r in rows:
         fus, flops = r["fusec"], r["flops"]
         base_name = "cuBLAS" if "cuBLAS" in r["peers"] else "eager"
         base = r["peers"][base_name]["ms"]
         mode, cms = best_compile(r)
         comp = f"{rate(0, flops, cms)} ({mode})" if cms else "-"
+        tuned_cell = ""
+        if tuned:
+            t = r.get("fusec_tuned", {"error": ["not run"]})
+            if "error" in t:
+                tuned_cell = err_text(t) + " | "
+            else:
+                if base_name == "cuBLAS":
+                    tuned_ratios.setdefault(name.split("_")[1], []).append(base / kernel_ms(t))
+                tuned_cell = (f"{us(kernel_ms(t))}, {base / kernel_ms(t):.2f}x, "
+                              f"{gemm_tiles(t)} | ")
         if "error" in fus:
             out.append(f"| {name} | {err_text(fus)} | {rate(0, flops, base)} | {comp} | | | | | "
-                       f"{notes(r)} |")
+                       f"{tuned_cell}{notes(r)} |")
             continue
         ms = kernel_ms(fus)
         cold = max(k["compile_cold_ms"] for k in fus["kernels"])
@@ -469,10 +489,14 @@ def render_gemm(raw, rows):
         out.append(f"| {name} | {us(ms)}, {rate(0, flops, ms)} | {rate(0, flops, base)} "
                    f"({base_name}) | {comp} | {ratio:.2f}x | "
                    f"{(cms / ms) if cms else float('nan'):.2f}x | {cold:.0f} ms | "
-                   f"{gemm_tiles(fus)} | {notes(r)} |")
-    summary = ", ".join(f"{dt} {geomean(v):.2f}x over {len(v)} shapes" for dt, v in ratios.items())
+                   f"{gemm_tiles(fus)} | {tuned_cell}{notes(r)} |")
     out.append("")
-    out.append(f"Geomean of fusec's speed over cuBLAS's (cuBLAS time / fusec time): {summary}.")
+    for label, rs in (("", ratios), ("tuned (`fusec bench --tune`) ", tuned_ratios)):
+        if rs:
+            summary = ", ".join(f"{dt} {geomean(v):.2f}x over {len(v)} shapes"
+                                for dt, v in rs.items())
+            out.append(f"Geomean of fusec's {label}speed over cuBLAS's (cuBLAS time / fusec "
+                       f"time): {summary}.")
     return out
 
 
@@ -529,7 +553,7 @@ def render_models(raw, rows):
            "max-autotune-no-cudagraphs | best peer | fusec speedup vs best | error vs fp32: "
            "fusec / PyTorch | cold compile: fusec / default / reduce-overhead / max-autotune |",
            "| --- " * 10 + "|"]
-    details = []
+    details, tuned = [], []
     for name, r in rows:
         fus, p = r["fusec"], r["peers"]
         cells = []
@@ -558,6 +582,9 @@ def render_models(raw, rows):
         out.append(f"| {name} | {us(fus['graph_ms'])} / {us(fus['direct_ms'])}, "
                    f"{len(fus['kernels'])} kernels | {' | '.join(cells)} | {bname} "
                    f"({us(bms)}) | {bms / fus['graph_ms']:.2f}x | {agree} | {colds} |")
+        t = r.get("fusec_tuned")
+        if t and "error" not in t:
+            tuned.append(f"{name} {us(t['graph_ms'])} ({bms / t['graph_ms']:.2f}x {bname})")
         details += ["", f"**{name}**: where fusec's {us(kernel_ms(fus))} of kernel time goes "
                     f"(floor: the bytes at {raw['copy_gbs']:.0f} GB/s or the FLOPs at the "
                     f"cuBLAS 8192³ rate, whichever is longer).", "",
@@ -568,6 +595,8 @@ def render_models(raw, rows):
                            f"{k['us']:.1f} us | {k['bytes'] / 1e6:.2f} MB | "
                            f"{k['flops'] / 1e9:.2f} | {k['floor_us']:.1f} us | "
                            f"{k['pct_of_floor']:.0f}% | {k['share']:.1f}% |")
+    if tuned:
+        out += ["", "Tuned (`fusec bench --tune`, graph replay): " + "; ".join(tuned) + "."]
     return out + details
 
 
@@ -606,6 +635,8 @@ def main():
                     help="seconds of torch.compile for the whole run; modes past it are skipped "
                          "with a note")
     ap.add_argument("--no-llvm", action="store_true", help="skip the LLVM back end's column")
+    ap.add_argument("--tune", action="store_true",
+                    help="also run the GEMM and model rows with `fusec bench --tune`")
     ap.add_argument("--commit", default=os.environ.get("FUSEC_COMMIT", "?"))
     ap.add_argument("--render", help="a results.json to render again instead of measuring")
     args = ap.parse_args()

@@ -74,4 +74,18 @@ std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry
   return k;
 }
 
+std::vector<std::string> tuningCandidates(const Op &op, std::string_view target) {
+  if (op.kind() != OpKind::Kernel)
+    return {};
+  switch (*lookupKernelTemplate(op.getString("template"))) {
+  case KernelTemplate::Gemm:
+    return gemm::tuningConfigs(op, target);
+  case KernelTemplate::Pointwise:
+  case KernelTemplate::RowReduction:
+  case KernelTemplate::Attention:
+    return {};
+  }
+  FUSEC_ASSERT(false, "unknown kernel template");
+}
+
 } // namespace fusec

@@ -11,7 +11,9 @@
 #include "ir/Graph.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace fusec {
 
@@ -23,5 +25,10 @@ namespace fusec {
 std::optional<GeneratedKernel> emitKernel(const Op &op, const std::string &entry,
                                           Diagnostics &diags, Backend backend = Backend::Nvrtc,
                                           std::string_view target = "sm_80");
+
+/// The `config` values worth timing for `op` on `target`, "" (its template's own choice) first:
+/// what `--tune` compares (runtime/Tuning.h). Empty for an op with nothing to tune (today every
+/// template but gemm, and a gemm of symbolic rows).
+std::vector<std::string> tuningCandidates(const Op &op, std::string_view target);
 
 } // namespace fusec

@@ -2,8 +2,11 @@
 #include "ir/Kernel.h"
 
 #include "ir/Graph.h"
+#include "ir/TextFormat.h"
 
 #include <array>
+#include <map>
+#include <sstream>
 
 namespace fusec {
 
@@ -44,6 +47,60 @@ std::string describeLaunchedOp(const Op &op) {
   if (op.kind() == OpKind::Kernel)
     return "kernel '%" + result + "' (template " + op.getString("template") + ")";
   return "'" + std::string(op.name()) + "' '%" + result + "'";
+}
+
+namespace {
+
+void printTypes(std::ostream &os, const std::vector<const Value *> &values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    os << (i ? ", " : "") << values[i]->type().str();
+}
+
+} // namespace
+
+std::string kernelSignature(const Op &kernel) {
+  std::ostringstream os;
+  std::vector<const Value *> ins(kernel.operands().begin(), kernel.operands().end()), outs;
+  for (unsigned r = 0; r < kernel.numResults(); ++r)
+    outs.push_back(kernel.result(r));
+  os << "kernel " << kernel.getString("template") << " (";
+  printTypes(os, ins);
+  os << ") -> (";
+  printTypes(os, outs);
+  os << ")\n";
+  const Graph &body = *kernel.body();
+  std::map<const Value *, unsigned> number; // body values by position
+  for (const Value *v : body.inputs())
+    number.emplace(v, unsigned(number.size()));
+  for (const auto &op : body.ops()) {
+    os << "  " << op->name() << "(";
+    for (unsigned i = 0; i < op->numOperands(); ++i)
+      os << (i ? ", " : "") << "%" << number.at(op->operand(i));
+    os << ") {";
+    for (const NamedAttr &a : op->attrs()) {
+      os << " " << a.name << "=";
+      if (a.value.kind() != AttrKind::Dense) {
+        os << toString(a.value);
+        continue;
+      }
+      const DenseData &d = *a.value.get<DenseRef>();
+      os << "dense<" << dtypeName(d.dtype);
+      for (int64_t e : d.shape)
+        os << " " << e;
+      os << ">";
+    }
+    os << " } -> (";
+    for (unsigned r = 0; r < op->numResults(); ++r) {
+      number.emplace(op->result(r), unsigned(number.size()));
+      os << (r ? ", " : "") << op->result(r)->type().str();
+    }
+    os << ")\n";
+  }
+  os << "  return";
+  for (const Value *v : body.outputs())
+    os << " %" << number.at(v);
+  os << "\n";
+  return os.str();
 }
 
 } // namespace fusec

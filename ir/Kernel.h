@@ -29,4 +29,10 @@ class Op;
 /// "kernel '%y' (template pointwise)" or "'transpose' '%t'".
 std::string describeLaunchedOp(const Op &op);
 
+/// `kernel`'s structure as text, without its names, locations or `config`: its template, operand
+/// and result types, and each op of its body with its operands (by position), attributes (a dense
+/// one by dtype and shape) and result types. What a tuned config is chosen for
+/// (runtime/gpu/TuningCache.h): two kernels of one signature generate the same code.
+std::string kernelSignature(const Op &kernel);
+
 } // namespace fusec

@@ -5,6 +5,7 @@
 #include "ir/Specialize.h"
 #include "ir/TextFormat.h"
 #include "ir/Verifier.h"
+#include "runtime/Tuning.h"
 #include "runtime/reference/ConstantFolder.h"
 
 #include <chrono>
@@ -21,6 +22,8 @@ std::string_view stageName(Stage s) {
     return "passes";
   case Stage::Specialize:
     return "specialize";
+  case Stage::Tune:
+    return "tune";
   case Stage::Lower:
     return "lower";
   case Stage::Compile:
@@ -33,7 +36,7 @@ std::string_view stageName(Stage s) {
 
 namespace {
 
-constexpr Stage kStages[] = {Stage::Verify, Stage::Passes,  Stage::Specialize,
+constexpr Stage kStages[] = {Stage::Verify, Stage::Passes,  Stage::Specialize, Stage::Tune,
                              Stage::Lower,  Stage::Compile, Stage::Load};
 
 void banner(std::ostream &os, std::string_view what) {
@@ -131,7 +134,7 @@ std::optional<LoweredProgram> lowerProgram(const Graph &g,
                                            const std::vector<std::vector<int64_t>> &inputShapes,
                                            EntryNamer &names, bool fallback, Backend backend,
                                            std::string_view target, StageTrace *trace,
-                                           Diagnostics &diags) {
+                                           Diagnostics &diags, const TuningRequest *tuning) {
   StageTrace none;
   StageTrace &t = trace ? *trace : none;
   LoweredProgram p;
@@ -145,6 +148,11 @@ std::optional<LoweredProgram> lowerProgram(const Graph &g,
       },
       printGraphOnly);
   if (!specialized)
+    return std::nullopt;
+  if (tuning && tuning->mode != TuningMode::Off &&
+      !t.stage(
+          Stage::Tune, [&] { return tuneKernels(*p.graph, *tuning, p.tuning, diags); },
+          printGraphOnly))
     return std::nullopt;
   // After lower: the graph of steps, then each step's kernel in kir.
   auto printSteps = [&](std::ostream &os) {
@@ -164,18 +172,22 @@ std::unique_ptr<GpuProgram> buildGpuProgram(const Graph &g,
                                             const std::vector<std::vector<int64_t>> &inputShapes,
                                             const GpuBuildOptions &opts, Diagnostics &diags) {
   GpuBuildOptions resolved = opts; // the kernels are generated for the target
-  if (resolved.target.empty()) {
-    std::string whyNot;
-    std::optional<gpu::DeviceInfo> device = gpu::openDevice(&whyNot);
-    if (!device) {
-      diags.error(Loc{}, whyNot);
-      return nullptr;
-    }
-    resolved.target = device->target();
+  std::string whyNot;
+  std::optional<gpu::DeviceInfo> device = gpu::openDevice(&whyNot);
+  if (!device) {
+    diags.error(Loc{}, whyNot);
+    return nullptr;
   }
+  if (resolved.target.empty())
+    resolved.target = device->target();
+  // Tuned configs are the device's, for its own target.
+  TuningRequest tuning{opts.tuning,  opts.tuningCache, opts.cache,
+                       device->name, resolved.target,  opts.backend};
+  bool tunes = opts.tuning != TuningMode::Off && resolved.target == device->target();
   EntryNamer names;
   std::optional<LoweredProgram> lowered =
-      lowerProgram(g, inputShapes, names, true, opts.backend, resolved.target, opts.trace, diags);
+      lowerProgram(g, inputShapes, names, true, opts.backend, resolved.target, opts.trace, diags,
+                   tunes ? &tuning : nullptr);
   if (!lowered)
     return nullptr;
   std::unique_ptr<GpuProgram> p = GpuProgram::create(std::move(*lowered), resolved, diags);

@@ -6,6 +6,9 @@
 //   passes      the default pass pipeline, constants folded by the CPU
 //               reference (each pass is a name for --print-after too)
 //   specialize  symbolic dims bound to the input shapes (ir/Specialize.h)
+//   tune        kernels take their tuned configs from the tuning cache, or are
+//               tuned on the GPU first with --tune (runtime/Tuning.h; GPU
+//               builds only)
 //   lower       the graph as launched steps, each with its generated kernel
 //               (runtime/gpu/Lowering.h: templates, generic kernels, fallbacks)
 //   compile     each kernel to PTX (and a cubin) through the kernel cache
@@ -34,7 +37,7 @@
 
 namespace fusec {
 
-enum class Stage : uint8_t { Verify, Passes, Specialize, Lower, Compile, Load };
+enum class Stage : uint8_t { Verify, Passes, Specialize, Tune, Lower, Compile, Load };
 
 /// "verify", "passes", ... as --print-after and --time-stages name them.
 std::string_view stageName(Stage s);
@@ -66,16 +69,19 @@ private:
 bool prepareModule(Module &m, PrecisionChoice precision, Diagnostics &diags,
                    LayoutChoice layout = LayoutChoice::Auto, StageTrace *trace = nullptr);
 
-/// specialize, lower: `g` for `inputShapes` as launched steps for GPU `target`, entry points
-/// named by `names`. A kernel a template refuses runs op by op when
+struct TuningRequest; // runtime/Tuning.h
+
+/// specialize, tune (when `tuning` is given), lower: `g` for `inputShapes` as launched steps for
+/// GPU `target`, entry points named by `names`. A kernel a template refuses runs op by op when
 /// `fallback` (noted in steps.fallbacks), else is an error.
 std::optional<LoweredProgram> lowerProgram(const Graph &g,
                                            const std::vector<std::vector<int64_t>> &inputShapes,
                                            EntryNamer &names, bool fallback, Backend backend,
                                            std::string_view target, StageTrace *trace,
-                                           Diagnostics &diags);
+                                           Diagnostics &diags,
+                                           const TuningRequest *tuning = nullptr);
 
-/// specialize, lower, compile, load: `g` (optimized; symbolic dims allowed)
+/// specialize, tune, lower, compile, load: `g` (optimized; symbolic dims allowed)
 /// as a GPU program for `inputShapes`, its kernels compiled in parallel
 /// through the kernel cache and loaded, its constants uploaded (the stages
 /// shown as `opts.trace` asks). Null after reporting an error.

@@ -91,7 +91,9 @@ GpuProgram *CompiledGraph::Impl::programFor(const std::vector<std::vector<int64_
       programs.splice(programs.begin(), programs, it);
       return it->second.get();
     }
-  GpuBuildOptions opts{options.target, nullptr, options.cudaGraphs, options.backend};
+  GpuBuildOptions opts{
+      options.target,  nullptr, options.cudaGraphs,
+      options.backend, nullptr, options.tune ? TuningMode::Tune : TuningMode::Cached};
   std::unique_ptr<GpuProgram> p = buildGpuProgram(graph(), shapes, opts, diags);
   if (!p)
     return nullptr;
@@ -187,6 +189,8 @@ std::vector<KernelInfo> CompiledGraph::kernels(const std::vector<std::vector<int
     k.sharedBytes = r.launch.sharedBytes;
     k.compileMs = r.compileMs;
     k.cacheSource = cacheSourceName(r.lookup.source);
+    k.schedule = r.schedule;
+    k.tuning = r.tuning;
     infos.push_back(std::move(k));
   }
   return infos;

@@ -37,6 +37,10 @@ struct CompileOptions {
   std::string target;                    ///< "" : the device's (sm_90a on Hopper)
   bool cudaGraphs = true;                ///< capture and replay runs on a non-null stream
   Backend backend = Backend::Nvrtc;      ///< the code generator (backend.h)
+  /// Time the candidate configs of each kernel the tuning cache does not know on the GPU when a
+  /// shape is first compiled, and keep the fastest there (beside the kernel cache). Off, a
+  /// compile still takes the configs the cache holds.
+  bool tune = false;
 };
 
 /// A device buffer and the shape of the tensor in it (row-major, dense).
@@ -55,6 +59,8 @@ struct KernelInfo {
   unsigned sharedBytes = 0;
   double compileMs = 0;
   std::string cacheSource; ///< "memory", "disk" or "compiled"
+  std::string schedule;    ///< its tiles and schedule as its template chose them (a gemm's)
+  std::string tuning;      ///< where its config came from: the tuning cache, --tune, or "" untuned
 };
 
 /// A loaded and verified model: one or more graphs.

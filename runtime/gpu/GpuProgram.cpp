@@ -100,6 +100,10 @@ std::unique_ptr<GpuProgram> GpuProgram::create(LoweredProgram program, const Gpu
   p->pending = std::move(program.steps.steps);
   p->fallbackNotes = std::move(program.steps.fallbacks);
   p->dropInPlaceReshapes(p->pending);
+  p->reports.resize(p->pending.size());
+  for (size_t i = 0; i < p->pending.size(); ++i)
+    if (auto it = program.tuning.find(p->pending[i].op); it != program.tuning.end())
+      p->reports[i].tuning = it->second;
   return p;
 }
 

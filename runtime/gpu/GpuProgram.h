@@ -16,6 +16,7 @@
 #include "runtime/gpu/KernelCache.h"
 #include "runtime/gpu/Lowering.h"
 #include "runtime/gpu/TensorMap.h"
+#include "runtime/gpu/TuningCache.h"
 
 #include <list>
 #include <memory>
@@ -27,12 +28,18 @@ namespace fusec {
 
 struct StageTrace; // runtime/CompilePipeline.h
 
+/// How a compile uses the tuning cache (runtime/Tuning.h): not at all, for the configs it holds,
+/// or tuning the kernels it does not know on the GPU first.
+enum class TuningMode : uint8_t { Off, Cached, Tune };
+
 struct GpuBuildOptions {
   std::string target;           ///< default: the device's (DeviceInfo::target)
   KernelCache *cache = nullptr; ///< default: KernelCache::global()
   bool useGraphs = true;
   Backend backend = Backend::Nvrtc; ///< the code generator
   StageTrace *trace = nullptr;      ///< what to show of the compile's stages (CompilePipeline.h)
+  TuningMode tuning = TuningMode::Cached;
+  TuningCache *tuningCache = nullptr; ///< default: TuningCache::global()
 };
 
 /// What was compiled for one step, for reports.
@@ -46,6 +53,7 @@ struct GpuKernelReport {
                             ///< (KernelFacts::schedule; a gemm's tile, stages, split of K)
   LaunchConfig launch;
   CacheLookup lookup;
+  std::string tuning;   ///< where its config came from (runtime/Tuning.h TuningNotes); "" untuned
   double compileMs = 0; ///< NVRTC, cache lookup and module load
 };
 

@@ -59,7 +59,9 @@ uint64_t checksum(const std::string &ptx, const std::string &cubin) {
   return llvm::xxh3_64bits(llvm::StringRef(ptx + cubin));
 }
 
-std::string defaultDirectory() {
+} // namespace
+
+std::string KernelCache::defaultDirectory() {
   if (const char *off = std::getenv("FUSEC_CACHE"); off && std::strcmp(off, "0") == 0)
     return "";
   if (const char *dir = std::getenv("FUSEC_CACHE_DIR"); dir && *dir)
@@ -74,8 +76,6 @@ std::string defaultDirectory() {
   llvm::sys::path::append(path, "fusec");
   return std::string(path);
 }
-
-} // namespace
 
 const char *cacheSourceName(CacheLookup::Source s) {
   switch (s) {

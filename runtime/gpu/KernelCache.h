@@ -40,6 +40,9 @@ public:
 
   /// The process-wide cache, configured from the environment.
   static KernelCache &global();
+  /// Its directory: $FUSEC_CACHE_DIR, else $XDG_CACHE_HOME/fusec, else
+  /// ~/.cache/fusec; "" (memory only) with FUSEC_CACHE=0.
+  static std::string defaultDirectory();
 
   /// The compiled `req`: from memory, from disk, or from NVRTC (then stored
   /// in both). Returns nullopt after reporting a compile error.

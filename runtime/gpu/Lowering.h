@@ -11,6 +11,7 @@
 #include "ir/Graph.h"
 #include "ir/MemoryPlan.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,8 @@ inline int64_t arenaBytes(const MemoryPlan &plan, const LoweredGraph &steps) {
 struct LoweredProgram {
   std::unique_ptr<Graph> graph; ///< specialized and lowered; the steps point into it
   LoweredGraph steps;
+  /// Where each tuned kernel op's config came from (runtime/Tuning.h), for reports.
+  std::map<const Op *, std::string> tuning;
 };
 
 /// What runs `op`: a kernel op's template, else the op's name ("transpose").

@@ -74,9 +74,14 @@ static cl::opt<Backend, false, ChoiceParser<Backend>> backend("backend", cl::des
                                                               backendValues(), cl::sub(runCommand),
                                                               cl::cat(toolCategory));
 static cl::opt<bool> explainCache("explain-cache",
-                                  cl::desc("Say where each kernel's code came from and why an "
-                                           "entry of the kernel cache missed"),
+                                  cl::desc("Say where each kernel's code and tuned config came "
+                                           "from and why an entry of the kernel or tuning cache "
+                                           "missed"),
                                   cl::sub(runCommand), cl::cat(toolCategory));
+static cl::opt<bool> tune("tune",
+                          cl::desc("Time the candidate configs of each kernel the tuning cache "
+                                   "does not know on the GPU, and keep the fastest there"),
+                          cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<bool> check("check", cl::desc("Compare GPU outputs with the CPU reference"),
                            cl::sub(runCommand), cl::cat(toolCategory));
 static cl::opt<uint64_t> memoryBudget(
@@ -282,8 +287,10 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
     shapes.push_back(t.shape);
   GpuBuildOptions opts;
   opts.backend = backend;
-  if (artifact)
-    opts = {artifact->target, artifact->cache.get(), true, Backend::Nvrtc};
+  opts.tuning = tune ? TuningMode::Tune : TuningMode::Cached;
+  if (artifact) // its kernels are compiled, their configs chosen
+    opts = {artifact->target, artifact->cache.get(), true, Backend::Nvrtc,
+            nullptr,          TuningMode::Off};
   opts.trace = &trace;
   std::unique_ptr<GpuProgram> p = buildGpuProgram(*m.graphs[0], shapes, opts, diags);
   trace.printTimes();
@@ -296,7 +303,7 @@ bool runOnGpu(const Graph &g, const std::vector<Tensor> &inputs, MemoryBudget &m
   if (explainCache)
     for (const GpuKernelReport &k : p->kernels())
       std::cerr << "cache: " << k.name << " [" << k.lookup.key << "]: " << explainLookup(k.lookup)
-                << "\n";
+                << (k.tuning.empty() ? "" : "\ntuning: " + k.name + " " + k.tuning) << "\n";
   for (const Value *v : p->graph().outputs())
     if (!memory.reserve(v->type().dtype, staticSizes(v->type().shape),
                         "output '%" + v->name() + "'", g.loc(), diags))

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fusec::gemm {
 
@@ -25,5 +26,10 @@ namespace fusec::gemm {
 /// malformed one is an error.
 std::optional<templates::KirKernel> buildGemm(const Op &kernel, const std::string &entry,
                                               std::string_view target, Diagnostics &diags);
+
+/// The configs worth timing for `kernel` on `target` (Note [Tuning candidates] in Tiles.cpp): ""
+/// (the template's own choice) first, each a distinct kernel; none when there is no choice to
+/// make (symbolic rows, or a body the template does not take).
+std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target);
 
 } // namespace fusec::gemm

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 namespace fusec::gemm {
 
@@ -203,12 +204,10 @@ std::string specializedProblem(const TileConfig &t) {
   return "";
 }
 
-} // namespace
-
-bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags) {
+/// chooseTiles with config `text`.
+bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &text,
+                     Diagnostics &diags) {
   const Op &kernel = *plan.kernel;
-  const Attribute *config = kernel.attrIfPresent("config");
-  std::string text = config ? config->get<std::string>() : "";
   // The schedule first (an opt-out in the config), then its defaults and the config over them.
   TileConfig optOut;
   std::string problem = parseConfig(text, plan.tensorCores, true, optOut);
@@ -260,6 +259,104 @@ bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags) {
                          std::nullopt, DType::I32});
   }
   return true;
+}
+
+// Note [Tuning candidates]
+// What `--tune` times for a gemm kernel (runtime/Tuning.cpp): the template's own choice first, then
+// on sm_90a's warp-specialized schedule every tile width with 128-row tiles (64-row ones too up to
+// 256 rows) and the splits of K that add fewer than three waves to the unsplit tiles, and the
+// mma.sync schedule with its defaults; on mma.sync the tile shapes of defaultTiles and their
+// neighbours; on SIMT a few block and thread tiles. Each is kept only when chooseTiles takes it and
+// it gives other tiles than a candidate before it, so every candidate is a distinct kernel.
+std::vector<std::string> candidateTexts(const Plan &plan, std::string_view target) {
+  std::vector<std::string> texts = {""};
+  auto add = [&](const std::string &t) { texts.push_back(t); };
+  if (specializable(plan, target)) {
+    int64_t kSteps = (plan.k + 63) / 64;
+    for (int bm : {128, 64}) {
+      if (bm == 64 && plan.m.factor > 256)
+        continue;
+      for (int bn : {256, 128, 64}) {
+        if (bm == 64 && bn == 256)
+          continue;
+        TileConfig t;
+        t.bm = bm;
+        t.bn = bn;
+        int64_t tiles = tileCount(plan, t).value_or(kWave), slots = kWave * t.blocksPerSM();
+        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+          if (split > 1 && (bn == 256 || split > kSteps || tiles * (split - 1) >= 3 * slots))
+            break;
+          add("bm=" + std::to_string(bm) + " bn=" + std::to_string(bn) +
+              " splitk=" + std::to_string(split));
+        }
+      }
+    }
+    add("specialized=0");
+    return texts;
+  }
+  if (plan.tensorCores) {
+    // bm, bn, bk, warps, stages
+    const char *shapes[] = {"128 256 64 2x4 3", "128 256 32 2x4 4", "128 256 16 2x4 4",
+                            "256 128 32 4x2 4", "128 128 32 2x4 3", "128 128 32 2x2 4",
+                            "128 128 64 2x2 3", "64 128 64 2x2 3",  "64 128 32 2x2 4",
+                            "128 64 32 2x2 4",  "64 64 64 2x2 4"};
+    for (const char *shape : shapes) {
+      std::istringstream in(shape);
+      std::string bm, bn, bk, warps, stages;
+      in >> bm >> bn >> bk >> warps >> stages;
+      add("specialized=0 bm=" + bm + " bn=" + bn + " bk=" + bk + " warps=" + warps +
+          " stages=" + stages);
+    }
+    return texts;
+  }
+  for (const char *shape : {"128 128 16 8x8", "128 64 16 8x4", "64 128 16 4x8", "64 64 16 4x4",
+                            "64 64 16 8x8", "128 128 8 8x8"}) {
+    std::istringstream in(shape);
+    std::string bm, bn, bk, thread;
+    in >> bm >> bn >> bk >> thread;
+    add("bm=" + bm + " bn=" + bn + " bk=" + bk + " thread=" + thread);
+  }
+  return texts;
+}
+
+/// Shared memory a block of mma.sync tiles `t` takes: the stages, or the f32 output tile.
+int64_t mmaSharedBytes(const TileConfig &t) {
+  return std::max<int64_t>(int64_t(t.stages) * (t.bm + t.bn) * t.bk * 2, t.bm * (t.bn + 8) * 4);
+}
+
+} // namespace
+
+bool chooseTiles(Plan &plan, std::string_view target, Diagnostics &diags) {
+  const Attribute *config = plan.kernel->attrIfPresent("config");
+  return chooseTilesWith(plan, target, config ? config->get<std::string>() : "", diags);
+}
+
+std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target) {
+  Diagnostics quiet;
+  Plan base;
+  if (!analyzeGemm(kernel, "tune", base, quiet) || !base.m.isStatic())
+    return {};
+  // Before sm_90 a block has at most 163 KiB of shared memory (sm_80's).
+  int64_t sharedLimit = target.starts_with("sm_9") ? 227 * 1024 : 163 * 1024;
+  std::vector<std::string> out;
+  std::vector<std::vector<int>> seen;
+  for (const std::string &text : candidateTexts(base, target)) {
+    Plan p = base;
+    if (!chooseTilesWith(p, target, text, quiet))
+      continue;
+    const TileConfig &t = p.tile;
+    if (!p.wgmma && p.tensorCores && mmaSharedBytes(t) > sharedLimit)
+      continue;
+    std::vector<int> tiles = {p.wgmma,  t.bm,     t.bn, t.bk, t.warpsM, t.warpsN,
+                              t.stages, t.groupM, t.tm, t.tn, t.splitK};
+    if (std::find(seen.begin(), seen.end(), tiles) != seen.end())
+      continue;
+    seen.push_back(tiles);
+    out.push_back(text);
+  }
+  if (out.size() < 2)
+    return {};
+  return out;
 }
 
 int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
