@@ -144,12 +144,13 @@ int specializedStages(const TileConfig &t) {
 // 1.8, 3.0 us; bn 256 runs it 32 columns at a time) and, split, writing its
 // partial tile and the last split's reading them back (2 us + 0.33 us a split and 64 columns). The
 // whole product moves its operands and result at most at 2 TB/s, 40 GB/s an SM at work (decode:
-// the weights stream at the rate the units in flight can draw). Products of at most 64 rows
-// (decode) take 64-row tiles, two blocks an SM: half the shared memory a stage, twice the loads in
-// flight an SM (8 x 4096 x 4096: 27.3 us against 34.1 with 128 rows).
+// the weights stream at the rate the units in flight can draw). Products of at most 128 rows
+// (decode, BERT at one sequence of 128) take 64-row tiles, two blocks an SM: half the shared
+// memory a stage, twice the loads in flight an SM (8 x 4096 x 4096: 27.3 us against 34.1 with 128
+// rows; 128 x 768 x 768: 9.1 against 9.6, as `--tune` found).
 TileConfig specializedTiles(const Plan &plan) {
   TileConfig best;
-  best.bm = plan.m.factor <= 64 ? 64 : 128; // a consumer warpgroup a 64 rows
+  best.bm = plan.m.factor <= 128 ? 64 : 128; // a consumer warpgroup a 64 rows
   best.bk = 64;                             // one 128-byte swizzled panel of K
   best.warpsM = best.bm / 16;
   best.warpsN = 1;
