@@ -16,6 +16,7 @@
 #include "runtime/CompilePipeline.h"
 #include "runtime/gpu/GpuHost.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -119,6 +120,10 @@ bool tuneKernels(Graph &g, const TuningRequest &request, TuningNotes &notes, Dia
         TuningCache::keyOf({request.device, request.target, request.backend, kernelSignature(op)});
     std::string whyMissed;
     std::optional<TuningEntry> entry = cache.lookup(key, whyMissed);
+    if (entry && std::find(configs.begin(), configs.end(), entry->config) == configs.end()) {
+      whyMissed = "stale entry: '" + entry->config + "' is not one of the kernel's candidates";
+      entry.reset(); // an edited file: the key names fusec's version, whose candidates it knows
+    }
     if (entry) {
       notes[&op] = "hit [" + key + "]: " + describe(*entry);
     } else if (request.mode != TuningMode::Tune) {

@@ -8,8 +8,10 @@
 // (dtype, shape, and so layout: a transposed operand is another op in the
 // body), and every op of its body with its attributes, the epilogue
 // included. So two models that meet the same gemm share its tuning, and a
-// change of shape, dtype, layout, epilogue, GPU or fusec version tunes anew
-// (a new version may generate other code for the same config).
+// change of shape, dtype, layout, epilogue, GPU or fusec release tunes anew
+// (a release may generate other code for the same config); within a
+// release, an entry whose config is no longer one of the kernel's
+// candidates is stale, a miss (runtime/Tuning.cpp).
 //
 // Entry format (text): "fusec-tuning 1", "key <hex>", "config <text>",
 // "us <winner's device time>", "default-us <the template's choice's>",

@@ -1,11 +1,13 @@
 // Tuning without a GPU: the tuning cache's entries (disk hits in a new cache, corrupt entries are
 // misses, an unwritable directory warns once, two processes storing one key leave a whole entry),
 // its key, the kernel signature it is keyed by, and the candidate configs of the gemm template
-// (each a distinct kernel that the template builds). Timing candidates runs on the GPU
-// (test/gpu/TuningTest.cpp).
+// (each a distinct kernel that the template builds), and the tune stage reading the cache: a hit
+// sets the kernel's config, an entry naming no candidate is stale. Timing candidates runs on the
+// GPU (test/gpu/TuningTest.cpp).
 #include "codegen/Codegen.h"
 #include "ir/Kernel.h"
 #include "ir/TextFormat.h"
+#include "runtime/Tuning.h"
 #include "runtime/gpu/TuningCache.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -252,6 +254,33 @@ TEST(TuningCandidatesTest, WarpSpecializedTilesAndSplits) {
 TEST(TuningCandidatesTest, MmaSyncAndSimtTiles) {
   expectDistinctKernels(gemmText("", 1024, 1024, 512), "sm_80", 6);
   expectDistinctKernels(gemmText("", 1000, 500, 300, "f32", "relu"), "sm_80", 4);
+}
+
+/// The tune stage without a GPU: lookups only (TuningMode::Cached).
+TEST_F(TuningCacheTest, TheTuneStageAppliesHitsAndRefusesStaleEntries) {
+  for (const char *stored : {"bm=128 bn=128 splitk=2", "bn=96"}) {
+    std::unique_ptr<Module> m = parse(gemmText("", 4096, 768, 3072));
+    ASSERT_TRUE(m);
+    Op &kernel = const_cast<Op &>(kernelOf(*m));
+    TuningCache cache(std::string(dir.str()));
+    TuningRequest request{TuningMode::Cached, &cache, nullptr, "NVIDIA H100", "sm_90a",
+                          Backend::Nvrtc};
+    std::string key = TuningCache::keyOf(
+        {request.device, request.target, request.backend, kernelSignature(kernel)});
+    Diagnostics diags;
+    cache.store(key, {stored, 40, 42, 7}, diags);
+    TuningNotes notes;
+    ASSERT_TRUE(tuneKernels(*m->graphs[0], request, notes, diags));
+    const Attribute *config = kernel.attrIfPresent("config");
+    if (std::string(stored) == "bn=96") {
+      EXPECT_FALSE(config);
+      EXPECT_EQ(notes[&kernel].rfind("miss [" + key + "]: stale entry", 0), 0u) << notes[&kernel];
+    } else {
+      ASSERT_TRUE(config);
+      EXPECT_EQ(config->get<std::string>(), stored);
+      EXPECT_EQ(notes[&kernel].rfind("hit [" + key + "]", 0), 0u) << notes[&kernel];
+    }
+  }
 }
 
 TEST(TuningCandidatesTest, NothingToTuneForOtherTemplates) {
