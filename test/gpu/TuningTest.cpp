@@ -1,8 +1,9 @@
-// Tuning on the GPU (skipped without one, with the reason): --tune times a gemm kernel's candidate
-// configs, keeps the fastest in the tuning cache and runs it, matching the CPU reference (odd
-// sizes, outputs poisoned first); a new cache over the same directory (what a new process sees)
-// hits the entry and compiles the same schedule; without --tune an unknown kernel misses and keeps
-// the template's choice; a kernel whose config the model sets is not tuned.
+// Tuning on the GPU (skipped without one, with the reason), on each gemm schedule (wgmma on
+// sm_90a, mma.sync, SIMT): --tune times a gemm kernel's candidate configs, keeps the fastest in
+// the tuning cache and runs it, matching the CPU reference (odd sizes, outputs poisoned first); a
+// new cache over the same directory (what a new process sees) hits the entry and compiles the same
+// schedule; without --tune an unknown kernel misses and keeps the template's choice; a kernel whose
+// config the model sets is not tuned.
 #include "ir/TextFormat.h"
 #include "runtime/CompilePipeline.h"
 #include "runtime/gpu/GpuHost.h"
@@ -16,15 +17,30 @@
 namespace fusec {
 namespace {
 
-constexpr const char *kModel =
+// One gemm a schedule: sm_90a's warp-specialized wgmma (f16 operands), mma.sync (a weight cast
+// from f32 in the prologue, which the warp-specialized schedule does not take), SIMT (f32).
+constexpr const char *kModels[] = {
     R"(func @mlp(%x: f16[777,384], %w: f16[320,384], %b: f16[320]) -> f16[777,320] {
   %l = linear(%x, %w, %b) : f16[777,320]
   %y = gelu(%l) : f16[777,320]
   return %y
 }
-)";
+)",
+    R"(func @mlp(%x: f16[777,384], %w: f32[320,384], %b: f16[320]) -> f16[777,320] {
+  %wh = cast(%w) {to = f16} : f16[320,384]
+  %l = linear(%x, %wh, %b) : f16[777,320]
+  %y = gelu(%l) : f16[777,320]
+  return %y
+}
+)",
+    R"(func @mlp(%x: f32[777,384], %w: f32[320,384], %b: f32[320]) -> f32[777,320] {
+  %l = linear(%x, %w, %b) : f32[777,320]
+  %y = gelu(%l) : f32[777,320]
+  return %y
+}
+)"};
 
-class TuningGpuTest : public ::testing::Test {
+class TuningGpuTest : public ::testing::TestWithParam<int> {
 protected:
   void SetUp() override {
     std::string whyNot;
@@ -40,7 +56,7 @@ protected:
   /// The model, optimized, with `config` set on its gemm kernel when given.
   std::unique_ptr<Module> model(const std::string &config = "") {
     Diagnostics diags;
-    std::unique_ptr<Module> m = parseModule(kModel, "<tuning>", diags);
+    std::unique_ptr<Module> m = parseModule(kModels[GetParam()], "<tuning>", diags);
     EXPECT_TRUE(m && prepareModule(*m, PrecisionChoice::FP32, diags)) << diags.str();
     for (const auto &op : m->graphs[0]->ops())
       if (op->kind() == OpKind::Kernel && !config.empty())
@@ -81,7 +97,7 @@ protected:
     ASSERT_TRUE(runReference(original, inputs, want, diags)) << diags.str();
     ASSERT_TRUE(runOnHostTensors(p, inputs, got, diags)) << diags.str();
     EquivalenceResult r;
-    r.tolerance = gpuToleranceFor(DType::F16);
+    r.tolerance = gpuToleranceFor(original.outputs()[0]->type().dtype);
     compareOutput(original, 0, want[0], got[0], r);
     EXPECT_LE(r.worstError, r.tolerance) << r.worstWhere;
   }
@@ -90,10 +106,10 @@ protected:
   KernelCache kernels{""};
 };
 
-TEST_F(TuningGpuTest, TunesOnceThenANewProcessHits) {
+TEST_P(TuningGpuTest, TunesOnceThenANewProcessHits) {
   std::unique_ptr<Module> m = model();
   Diagnostics diags;
-  std::unique_ptr<Module> original = parseModule(kModel, "<tuning>", diags);
+  std::unique_ptr<Module> original = parseModule(kModels[GetParam()], "<tuning>", diags);
   ASSERT_TRUE(m && original);
   std::string schedule;
   {
@@ -115,7 +131,7 @@ TEST_F(TuningGpuTest, TunesOnceThenANewProcessHits) {
   expectMatchesReference(*again, *original->graphs[0]);
 }
 
-TEST_F(TuningGpuTest, WithoutTuneAnUnknownKernelMisses) {
+TEST_P(TuningGpuTest, WithoutTuneAnUnknownKernelMisses) {
   std::unique_ptr<Module> m = model();
   ASSERT_TRUE(m);
   TuningCache tuning{std::string(dir.str())};
@@ -127,14 +143,21 @@ TEST_F(TuningGpuTest, WithoutTuneAnUnknownKernelMisses) {
       << "a miss stores nothing";
 }
 
-TEST_F(TuningGpuTest, AConfigTheModelSetsIsNotTuned) {
-  std::unique_ptr<Module> m = model("bn=64");
+TEST_P(TuningGpuTest, AConfigTheModelSetsIsNotTuned) {
+  std::unique_ptr<Module> m = model("group=4");
   ASSERT_TRUE(m);
   TuningCache tuning{std::string(dir.str())};
   std::unique_ptr<GpuProgram> p = build(*m->graphs[0], TuningMode::Tune, tuning);
   ASSERT_TRUE(p);
   EXPECT_EQ(gemmOf(*p).tuning, "");
 }
+
+INSTANTIATE_TEST_SUITE_P(Schedules, TuningGpuTest, ::testing::Values(0, 1, 2),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           return std::string(info.param == 0   ? "wgmma"
+                                              : info.param == 1 ? "mma_sync"
+                                                                : "simt");
+                         });
 
 } // namespace
 } // namespace fusec
