@@ -28,8 +28,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <charconv>
 #include <cmath>
-#include <sstream>
 
 namespace fusec {
 
@@ -45,11 +45,19 @@ std::string entryPath(const std::string &dir, const std::string &hexKey) {
   return std::string(path);
 }
 
-/// The entry's fields, or what is wrong with it.
-std::optional<TuningEntry> parseEntry(llvm::StringRef text, const std::string &hexKey,
-                                      std::string &problem) {
+/// `v` in the shortest form that reads back the same.
+std::string shortest(double v) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return ec == std::errc() ? std::string(buffer, end) : "nan";
+}
+
+} // namespace
+
+std::optional<TuningEntry> parseTuningEntry(std::string_view text, const std::string &hexKey,
+                                            std::string &problem) {
   llvm::SmallVector<llvm::StringRef, 8> lines;
-  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  llvm::StringRef(text.data(), text.size()).split(lines, '\n', -1, /*KeepEmpty=*/false);
   if (lines.size() != 6 || lines[0] != kHeader || lines[1] != "key " + hexKey) {
     problem = "bad header";
     return std::nullopt;
@@ -79,14 +87,11 @@ std::optional<TuningEntry> parseEntry(llvm::StringRef text, const std::string &h
   return e;
 }
 
-std::string formatEntry(const std::string &hexKey, const TuningEntry &e) {
-  std::ostringstream os;
-  os << kHeader.str() << "\nkey " << hexKey << "\nconfig " << e.config << "\nus " << e.us
-     << "\ndefault-us " << e.defaultUs << "\ncandidates " << e.candidates << "\n";
-  return os.str();
+std::string formatTuningEntry(const std::string &hexKey, const TuningEntry &e) {
+  return kHeader.str() + "\nkey " + hexKey + "\nconfig " + e.config + "\nus " + shortest(e.us) +
+         "\ndefault-us " + shortest(e.defaultUs) + "\ncandidates " + std::to_string(e.candidates) +
+         "\n";
 }
-
-} // namespace
 
 TuningCache::TuningCache(std::string dir) : dir(std::move(dir)) {}
 
@@ -142,8 +147,9 @@ std::optional<TuningEntry> TuningCache::lookup(const std::string &hexKey, std::s
   std::string problem = "unreadable";
   std::optional<TuningEntry> e;
   if (bytes)
-    e = parseEntry(llvm::StringRef(reinterpret_cast<const char *>(bytes->data()), bytes->size()),
-                   hexKey, problem);
+    e = parseTuningEntry(
+        std::string_view(reinterpret_cast<const char *>(bytes->data()), bytes->size()), hexKey,
+        problem);
   if (!e) {
     whyMissed = "corrupt entry " + path + ": " + problem;
     return std::nullopt;
@@ -162,7 +168,7 @@ void TuningCache::store(const std::string &hexKey, const TuningEntry &entry, Dia
     return;
   Diagnostics scratch;
   std::error_code ec = llvm::sys::fs::create_directories(dir);
-  if (!ec && writeFileAtomically(entryPath(dir, hexKey), formatEntry(hexKey, entry), scratch))
+  if (!ec && writeFileAtomically(entryPath(dir, hexKey), formatTuningEntry(hexKey, entry), scratch))
     return;
   std::lock_guard<std::mutex> lock(mutex);
   if (warnedUnwritable)

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace fusec {
 
@@ -36,6 +37,13 @@ struct TuningEntry {
   double defaultUs = 0; ///< the template's own choice's
   unsigned candidates = 0;
 };
+
+/// An entry's text (the format of Note [Tuning key] in TuningCache.cpp), and back: nullopt, with
+/// what is wrong in `problem`, for text that is not the entry of `hexKey`. Doubles are written in
+/// their shortest form that reads back the same, so an entry round-trips exactly.
+std::string formatTuningEntry(const std::string &hexKey, const TuningEntry &entry);
+std::optional<TuningEntry> parseTuningEntry(std::string_view text, const std::string &hexKey,
+                                            std::string &problem);
 
 class TuningCache {
 public:

@@ -8,7 +8,8 @@
 #
 #   test/fuzz/run-fuzzers.sh [SECONDS [COMPILE_SECONDS [PTX_SECONDS]]]
 #
-# SECONDS (default 60) each for the parser and the model loader;
+# SECONDS (default 60) each for the parser and the model loader (a third of it
+# for the tuning-cache entry);
 # COMPILE_SECONDS (default SECONDS, at least 60) for the compile path
 # (fuzz-compile), then a third of that for big modules (fuzz-compile --big:
 # a long chain or a wide concat, each within 20 s); PTX_SECONDS (default
@@ -26,7 +27,7 @@ fuzz=$build/test/fuzz
 
 CC=clang-19 CXX=clang++-19 cmake -G Ninja -S "$root" -B "$build" -DFUSEC_FUZZ=ON >/dev/null
 ninja -C "$build" -j"$(nproc)" fuzz-fir-parser fuzz-model-loader fuzz-seeds fuzz-compile \
-  fuzz-compile-ptx fuzz-compile-gen
+  fuzz-compile-ptx fuzz-compile-gen fuzz-tuning-entry
 
 # fuzz NAME[:VARIANT] SECONDS REGRESSIONS CORPUS... [-- FLAGS...]: FLAGS (the
 # target's own, or libFuzzer's over the defaults) go to every run of NAME.
@@ -50,6 +51,8 @@ fuzz() {
 fuzz fuzz-fir-parser "$seconds" "$root/test/fuzz/regressions/fir" \
   "$root/test/fuzz/corpus/fir" "$root/examples" -- -dict="$root/test/fuzz/fir.dict"
 fuzz fuzz-model-loader "$seconds" "$root/test/fuzz/regressions/fb" "$fuzz/corpus/fb"
+fuzz fuzz-tuning-entry $((seconds / 3 + 1)) "$root/test/fuzz/regressions/tuning" \
+  "$root/test/fuzz/corpus/tuning"
 
 # Seeds for the compile path: random inputs of full-sized modules (the
 # generator reads any bytes; short ones make tiny modules). Few big ones:

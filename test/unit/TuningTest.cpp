@@ -4,10 +4,11 @@
 // (each a distinct kernel that the template builds), and the tune stage reading the cache: a hit
 // sets the kernel's config, an entry naming no candidate is stale. Timing candidates runs on the
 // GPU (test/gpu/TuningTest.cpp).
+#include "runtime/Tuning.h"
+
 #include "codegen/Codegen.h"
 #include "ir/Kernel.h"
 #include "ir/TextFormat.h"
-#include "runtime/Tuning.h"
 #include "runtime/gpu/TuningCache.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -61,6 +62,20 @@ TEST_F(TuningCacheTest, TheTemplatesChoiceIsAnEmptyConfig) {
   std::optional<TuningEntry> e = TuningCache(std::string(dir.str())).lookup(key, why);
   ASSERT_TRUE(e) << why;
   EXPECT_EQ(e->config, "");
+}
+
+TEST(TuningEntryTest, FormatsAndReadsBackExactly) {
+  const std::string key(32, 'a');
+  for (double us : {0.1 + 0.2, 12.3456789012345, 1e-300, 0.0, 98765.4321}) {
+    TuningEntry e{"bm=64 bn=64 splitk=3", us, us * 3, 19};
+    std::string problem;
+    std::optional<TuningEntry> back = parseTuningEntry(formatTuningEntry(key, e), key, problem);
+    ASSERT_TRUE(back) << problem;
+    EXPECT_EQ(back->config, e.config);
+    EXPECT_EQ(back->us, e.us);
+    EXPECT_EQ(back->defaultUs, e.defaultUs);
+    EXPECT_EQ(back->candidates, 19u);
+  }
 }
 
 TEST_F(TuningCacheTest, MissesSayWhy) {
@@ -263,8 +278,8 @@ TEST_F(TuningCacheTest, TheTuneStageAppliesHitsAndRefusesStaleEntries) {
     ASSERT_TRUE(m);
     Op &kernel = const_cast<Op &>(kernelOf(*m));
     TuningCache cache(std::string(dir.str()));
-    TuningRequest request{TuningMode::Cached, &cache, nullptr, "NVIDIA H100", "sm_90a",
-                          Backend::Nvrtc};
+    TuningRequest request{TuningMode::Cached, &cache,   nullptr,
+                          "NVIDIA H100",      "sm_90a", Backend::Nvrtc};
     std::string key = TuningCache::keyOf(
         {request.device, request.target, request.backend, kernelSignature(kernel)});
     Diagnostics diags;
