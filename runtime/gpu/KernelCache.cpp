@@ -169,19 +169,22 @@ void KernelCache::writeEntry(const std::string &key, const CompiledCuda &code, D
   appendU64(entry, checksum(code.ptx, code.cubin));
   entry += code.ptx;
   entry += code.cubin;
+  writeCacheFile(dir, key + ".fck", entry, warnedUnwritable, "kernel cache",
+                 "compiled kernels are not saved", diags);
+}
+
+void writeCacheFile(const std::string &dir, const std::string &name, std::string_view bytes,
+                    std::atomic<bool> &warned, const std::string &what,
+                    const std::string &consequence, Diagnostics &diags) {
   llvm::SmallString<128> path(dir);
-  llvm::sys::path::append(path, key + ".fck");
+  llvm::sys::path::append(path, name);
   Diagnostics scratch;
   std::error_code ec = llvm::sys::fs::create_directories(dir);
-  if (!ec && writeFileAtomically(std::string(path), entry, scratch))
+  if ((!ec && writeFileAtomically(std::string(path), bytes, scratch)) || warned.exchange(true))
     return;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (warnedUnwritable)
-    return;
-  warnedUnwritable = true;
   std::string why = ec ? ec.message() : scratch.all().empty() ? "" : scratch.all()[0].message;
-  diags.warning(Loc{}, "kernel cache directory '" + dir + "' is not writable (" + why +
-                           "); compiled kernels are not saved");
+  diags.warning(Loc{},
+                what + " directory '" + dir + "' is not writable (" + why + "); " + consequence);
 }
 
 namespace {

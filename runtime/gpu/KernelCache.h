@@ -15,10 +15,12 @@
 #include "ir/Diagnostics.h"
 #include "runtime/gpu/Nvrtc.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fusec {
@@ -32,6 +34,13 @@ struct CacheLookup {
 
 /// "memory", "disk" or "compiled".
 const char *cacheSourceName(CacheLookup::Source s);
+
+/// Writes `bytes` to `dir`/`name` through a temporary file renamed into place, creating `dir`.
+/// When that fails, and `warned` was false, warns once: "<what> directory 'DIR' is not writable
+/// (WHY); <consequence>" (the kernel and tuning caches' entries).
+void writeCacheFile(const std::string &dir, const std::string &name, std::string_view bytes,
+                    std::atomic<bool> &warned, const std::string &what,
+                    const std::string &consequence, Diagnostics &diags);
 
 class KernelCache {
 public:
@@ -82,7 +91,7 @@ private:
   std::string dir;
   std::mutex mutex;
   std::map<std::string, CompiledCuda> memory;
-  bool warnedUnwritable = false;
+  std::atomic<bool> warnedUnwritable = false;
   std::string refuseMissesIn; // non-empty: never compile
   std::string keyVersion;     // non-empty: the NVRTC version keys name
 };

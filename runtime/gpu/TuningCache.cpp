@@ -164,19 +164,9 @@ void TuningCache::store(const std::string &hexKey, const TuningEntry &entry, Dia
     std::lock_guard<std::mutex> lock(mutex);
     memory[hexKey] = entry;
   }
-  if (dir.empty())
-    return;
-  Diagnostics scratch;
-  std::error_code ec = llvm::sys::fs::create_directories(dir);
-  if (!ec && writeFileAtomically(entryPath(dir, hexKey), formatTuningEntry(hexKey, entry), scratch))
-    return;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (warnedUnwritable)
-    return;
-  warnedUnwritable = true;
-  std::string why = ec ? ec.message() : scratch.all().empty() ? "" : scratch.all()[0].message;
-  diags.warning(Loc{}, "tuning cache directory '" + dir + "' is not writable (" + why +
-                           "); tuned configs are not saved");
+  if (!dir.empty())
+    writeCacheFile(dir, hexKey + ".tune", formatTuningEntry(hexKey, entry), warnedUnwritable,
+                   "tuning cache", "tuned configs are not saved", diags);
 }
 
 } // namespace fusec

@@ -14,6 +14,7 @@
 #include "codegen/GeneratedKernel.h"
 #include "ir/Diagnostics.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -70,7 +71,7 @@ private:
   std::string dir;
   std::mutex mutex;
   std::map<std::string, TuningEntry> memory;
-  bool warnedUnwritable = false;
+  std::atomic<bool> warnedUnwritable = false;
 };
 
 } // namespace fusec
