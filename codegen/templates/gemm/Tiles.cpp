@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 namespace fusec::gemm {
 
@@ -151,7 +150,7 @@ int specializedStages(const TileConfig &t) {
 TileConfig specializedTiles(const Plan &plan) {
   TileConfig best;
   best.bm = plan.m.factor <= 128 ? 64 : 128; // a consumer warpgroup a 64 rows
-  best.bk = 64;                             // one 128-byte swizzled panel of K
+  best.bk = 64;                              // one 128-byte swizzled panel of K
   best.warpsM = best.bm / 16;
   best.warpsN = 1;
   int64_t slots = kWave * best.blocksPerSM(); // blocks of the persistent grid
@@ -296,27 +295,20 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
     return texts;
   }
   if (plan.tensorCores) {
-    // bm, bn, bk, warps, stages
-    const char *shapes[] = {"128 256 64 2x4 3", "128 256 32 2x4 4", "128 256 16 2x4 4",
-                            "256 128 32 4x2 4", "128 128 32 2x4 3", "128 128 32 2x2 4",
-                            "128 128 64 2x2 3", "64 128 64 2x2 3",  "64 128 32 2x2 4",
-                            "128 64 32 2x2 4",  "64 64 64 2x2 4"};
-    for (const char *shape : shapes) {
-      std::istringstream in(shape);
-      std::string bm, bn, bk, warps, stages;
-      in >> bm >> bn >> bk >> warps >> stages;
-      add("specialized=0 bm=" + bm + " bn=" + bn + " bk=" + bk + " warps=" + warps +
-          " stages=" + stages);
-    }
+    for (const char *tiles :
+         {"bm=128 bn=256 bk=64 warps=2x4 stages=3", "bm=128 bn=256 bk=32 warps=2x4 stages=4",
+          "bm=128 bn=256 bk=16 warps=2x4 stages=4", "bm=256 bn=128 bk=32 warps=4x2 stages=4",
+          "bm=128 bn=128 bk=32 warps=2x4 stages=3", "bm=128 bn=128 bk=32 warps=2x2 stages=4",
+          "bm=128 bn=128 bk=64 warps=2x2 stages=3", "bm=64 bn=128 bk=64 warps=2x2 stages=3",
+          "bm=64 bn=128 bk=32 warps=2x2 stages=4", "bm=128 bn=64 bk=32 warps=2x2 stages=4",
+          "bm=64 bn=64 bk=64 warps=2x2 stages=4"})
+      add("specialized=0 " + std::string(tiles));
     return texts;
   }
-  for (const char *shape : {"128 128 16 8x8", "128 64 16 8x4", "64 128 16 4x8", "64 64 16 4x4",
-                            "64 64 16 8x8", "128 128 8 8x8"}) {
-    std::istringstream in(shape);
-    std::string bm, bn, bk, thread;
-    in >> bm >> bn >> bk >> thread;
-    add("bm=" + bm + " bn=" + bn + " bk=" + bk + " thread=" + thread);
-  }
+  for (const char *tiles : {"bm=128 bn=128 bk=16 thread=8x8", "bm=128 bn=64 bk=16 thread=8x4",
+                            "bm=64 bn=128 bk=16 thread=4x8", "bm=64 bn=64 bk=16 thread=4x4",
+                            "bm=64 bn=64 bk=16 thread=8x8", "bm=128 bn=128 bk=8 thread=8x8"})
+    add(tiles);
   return texts;
 }
 
