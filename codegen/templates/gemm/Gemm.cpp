@@ -46,6 +46,13 @@ struct TileAt {
   ValueId split = kNone;
 };
 
+/// Epilogue inputs of one element read ahead of its chain: kernel inputs in their compute types,
+/// and linear's bias as stored.
+struct Given {
+  std::map<const Value *, ValueId> inputs;
+  ValueId bias = kNone;
+};
+
 /// One operand's tile of the tensor-core kernel and this thread's place in it.
 struct Loader {
   const Matrix *x = nullptr;
@@ -302,14 +309,15 @@ private:
   }
 
   /// Chain g's epilogue of one element: the values of the kernel results it stores (compute
-  /// types), from the accumulator `acc` of (row, col).
-  std::vector<ValueId> chainValues(unsigned g, ValueId acc, ValueId row, ValueId col) {
+  /// types), from the accumulator `acc` of (row, col); inputs not `given` are loaded here.
+  std::vector<ValueId> chainValues(unsigned g, ValueId acc, ValueId row, ValueId col,
+                                   const Given &given = {}) {
     const Chain &chain = plan.chains[g];
-    std::map<const Value *, ValueId> value;
+    std::map<const Value *, ValueId> value = given.inputs;
     ValueId sum = acc;
     if (chain.bias) {
       const Source &bias = *chain.bias;
-      ValueId raw = b.load(params[bias.input], col, 1, "");
+      ValueId raw = given.bias != kNone ? given.bias : b.load(params[bias.input], col, 1, "");
       ValueId inAcc = castThrough(bias, raw, false, "v_bias");
       sum = b.math({OpKind::Add, plan.acc, plan.acc}, {acc, inAcc}, "");
     }
@@ -356,6 +364,13 @@ private:
     return b.widen(dt, raw, name);
   }
 
+  /// A local array of the `width` elements of type `t` at src[from].
+  ValueId loadRow(ValueId src, ValueId from, DType t, int width, const std::string &name) {
+    ValueId row = b.localArray(t, unsigned(width), name);
+    copyVector(row, i64(0), src, from, t, width);
+    return row;
+  }
+
   /// `width` elements of type `t` from src[from] to dst[to]: one vector when they fit 16 bytes.
   void copyVector(ValueId dst, ValueId to, ValueId src, ValueId from, DType t, int width) {
     if (dtypeSize(t) * width <= 16) {
@@ -391,6 +406,27 @@ private:
       });
       return;
     }
+    // Inputs that run along the row with the result (a bias, a residual) are read as one vector
+    // of the `width` columns ahead of the math (Note [Epilogue loads]).
+    std::map<const Value *, ValueId> rows;
+    ValueId biasRow = kNone;
+    if (chain.bias)
+      biasRow = loadRow(params[chain.bias->input], col, chain.bias->stored, width, "row_bias");
+    for (const Op *o : chain.ops) {
+      for (const Value *v : o->operands()) {
+        const Shape &shape = v->type().shape;
+        bool alongRow = v->isGraphInput() && !shape.empty() && shape.back().isStatic() &&
+                        shape.back().size == plan.n;
+        if (o->kind() == OpKind::Const || !alongRow || rows.count(v))
+          continue;
+        std::vector<int64_t> sizes;
+        for (const Dim &d : shape)
+          sizes.push_back(d.isStatic() ? d.size : 0);
+        ValueId index = operandIndex(sizes, row, col);
+        DType stored = kir::storageType(v->type().dtype);
+        rows[v] = loadRow(params[v->index()], index, stored, width, "row_" + v->name());
+      }
+    }
     std::vector<ValueId> vectors;
     for (size_t r = 0; r < chain.results.size(); ++r) {
       std::string name = "e" + std::to_string(chain.results[r]);
@@ -399,7 +435,16 @@ private:
     b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
       ValueId c = b.load(sums, q, 1, "c");
       ValueId colQ = b.add(col, q);
-      std::vector<ValueId> v = chainValues(g, c, row, colQ);
+      Given given;
+      for (const auto &[v, array] : rows) {
+        DType dt = v->type().dtype;
+        std::string name = "v_" + v->name();
+        bool same = kir::storageType(dt) == kir::computeType(dt);
+        given.inputs[v] = b.widen(dt, b.load(array, q, 1, same ? name : ""), name);
+      }
+      if (biasRow != kNone)
+        given.bias = b.load(biasRow, q, 1, "");
+      std::vector<ValueId> v = chainValues(g, c, row, colQ, given);
       for (size_t r = 0; r < v.size(); ++r) {
         ValueId narrow = b.narrow(resultType(r), v[r]);
         b.store(vectors[r], q, narrow);
@@ -415,9 +460,13 @@ private:
     width = width ? width : t.bn;
     syncEpilogue();
     int quadsPerRow = width / 4;
-    ValueId stride = i64(epilogueThreads());
-    ValueId quads = i64(int64_t(t.bm) * width / 4);
-    b.forLoop(epilogueTid, quads, stride, "i", 1, [&](ValueId i) {
+    int threads = epilogueThreads();
+    int64_t quads = int64_t(t.bm) * width / 4;
+    // Statically whole tiles need no bounds check; then every element of the loop's body is
+    // straight-line code and, the loop unrolled, the epilogue inputs' loads of several quads
+    // are in flight together (Note [Epilogue loads]).
+    bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.bn == 0;
+    auto quad = [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
       ValueId four = i32(4);
@@ -425,17 +474,31 @@ private:
       ValueId m = b.add(at.m0, to64(r), "m");
       ValueId n0 = col0 ? b.add(at.n0, i64(col0)) : at.n0;
       ValueId col = b.add(n0, to64(c), "col");
-      ValueId inRows = b.less(m, rowsM);
-      ValueId inCols = b.less(col, i64(plan.n));
-      b.ifThenElse(op(IndexOp::And, inRows, inCols), [&] {
+      auto element = [&] {
         ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
         ValueId first = fold(IndexOp::Add, cBase, b.add(b.mul(r, i32(ldc)), c));
         b.rename(first, "first");
         ValueId sums = b.localArray(plan.acc, 4, "c");
         copyVector(sums, i64(0), tileC, first, plan.acc, 4); // first is a multiple of 4
         byChain(at, [&](unsigned g) { epilogueVector(g, 4, sums, row, col); });
+      };
+      if (whole)
+        return element();
+      ValueId inRows = b.less(m, rowsM);
+      ValueId inCols = b.less(col, i64(plan.n));
+      b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
+    };
+    if (whole && quads % threads == 0) {
+      int64_t trips = quads / threads;
+      ValueId zero = i64(0), end = i64(trips), one = i64(1);
+      b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
+        ValueId step = i64(threads);
+        quad(b.add(epilogueTid, b.mul(k, step)));
       });
-    });
+    } else {
+      ValueId end = i64(quads), stride = i64(threads);
+      b.forLoop(epilogueTid, end, stride, "i", 1, quad);
+    }
     syncEpilogue(); // the next tile reuses the shared memory
   }
 
