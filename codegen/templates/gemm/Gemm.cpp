@@ -51,6 +51,17 @@ struct TileAt {
 struct Given {
   std::map<const Value *, ValueId> inputs;
   ValueId bias = kNone;
+  ValueId anchor = kNone; ///< the product already rounded to its dtype (compute type)
+};
+
+/// Where the epilogue reads a tile's values in shared memory: `tile`'s elements from `base` (kNone:
+/// 0), rows `ld` apart, of type `type`: the f32 accumulators, or with `rounded` the products
+/// rounded to their dtype.
+struct TileValues {
+  ValueId tile = kNone, base = kNone;
+  int ld = 0;
+  DType type = DType::F32;
+  bool rounded = false;
 };
 
 /// One operand's tile of the tensor-core kernel and this thread's place in it.
@@ -126,7 +137,8 @@ private:
           << ", warp-specialized: a producer warpgroup TMA-loads A and B"
           << (plan.b.kMajor ? "" : " (N-major)") << " in " << t.stages << " stages for "
           << t.bm / 64 << " consumer warpgroups of 64 rows; persistent"
-          << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "");
+          << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
+          << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "");
     else if (plan.tensorCores)
       how << "tensor cores (mma.sync m16n8k16 " << dtypeName(plan.operand)
           << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk << ", "
@@ -314,6 +326,9 @@ private:
                                    const Given &given = {}) {
     const Chain &chain = plan.chains[g];
     std::map<const Value *, ValueId> value = given.inputs;
+    const Value *anchor = chain.anchor->result();
+    if (given.anchor != kNone)
+      return chainOps(chain, value, given.anchor, row, col);
     ValueId sum = acc;
     if (chain.bias) {
       const Source &bias = *chain.bias;
@@ -322,9 +337,14 @@ private:
       sum = b.math({OpKind::Add, plan.acc, plan.acc}, {acc, inAcc}, "");
     }
     // The contraction's value, rounded to its dtype: what the reference stores.
-    const Value *anchor = chain.anchor->result();
     kir::MathOp round{OpKind::Cast, plan.acc, anchor->type().dtype};
-    value[anchor] = b.math(round, {sum}, "v_" + anchor->name());
+    return chainOps(chain, value, b.math(round, {sum}, "v_" + anchor->name()), row, col);
+  }
+
+  /// The chain's ops from the product's rounded value `product`, inputs not in `value` loaded.
+  std::vector<ValueId> chainOps(const Chain &chain, std::map<const Value *, ValueId> &value,
+                                ValueId product, ValueId row, ValueId col) {
+    value[chain.anchor->result()] = product;
     for (const Op *o : chain.ops) {
       std::string name = "v_" + o->result()->name();
       if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {
@@ -386,8 +406,17 @@ private:
 
   /// Chain g's epilogue on the `width` elements (row, col + q), q < width, whose accumulators
   /// are sums[q]: stored at once when N % width == 0, else each checked against N.
-  void epilogueVector(unsigned g, int width, ValueId sums, ValueId row, ValueId col) {
+  void epilogueVector(unsigned g, int width, ValueId sums, bool rounded, ValueId row, ValueId col) {
     const Chain &chain = plan.chains[g];
+    // The product of (row, col + q) as the chain takes it: an accumulator, or rounded already.
+    auto product = [&](ValueId q, Given &given) {
+      ValueId c = b.load(sums, q, 1, "c");
+      if (!rounded)
+        return c;
+      const Value *anchor = chain.anchor->result();
+      given.anchor = b.widen(anchor->type().dtype, c, "v_" + anchor->name());
+      return kNone;
+    };
     ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
     auto resultType = [&](size_t r) { return plan.kernel->result(chain.results[r])->type().dtype; };
     auto output = [&](size_t r) { return params[plan.kernel->numOperands() + chain.results[r]]; };
@@ -396,8 +425,9 @@ private:
       b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
         ValueId colQ = b.add(col, q);
         b.ifThenElse(b.less(colQ, i64(plan.n)), [&] {
-          ValueId c = b.load(sums, q, 1, "c");
-          std::vector<ValueId> v = chainValues(g, c, row, colQ);
+          Given given;
+          ValueId c = product(q, given);
+          std::vector<ValueId> v = chainValues(g, c, row, colQ, given);
           for (size_t r = 0; r < v.size(); ++r) {
             ValueId narrow = b.narrow(resultType(r), v[r]);
             b.store(output(r), b.add(at, q), narrow);
@@ -433,9 +463,9 @@ private:
       vectors.push_back(b.localArray(kir::storageType(resultType(r)), unsigned(width), name));
     }
     b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
-      ValueId c = b.load(sums, q, 1, "c");
-      ValueId colQ = b.add(col, q);
       Given given;
+      ValueId c = product(q, given);
+      ValueId colQ = b.add(col, q);
       for (const auto &[v, array] : rows) {
         DType dt = v->type().dtype;
         std::string name = "v_" + v->name();
@@ -454,11 +484,13 @@ private:
       copyVector(output(r), at, vectors[r], zero, kir::storageType(resultType(r)), width);
   }
 
-  /// The bm x bn accumulators in tileC (row stride ldc), once every thread has stored its own,
-  /// four columns a thread, through each element's chain epilogue into the results.
-  void epilogueLoop(ValueId tileC, int ldc, const TileAt &at, int col0 = 0, int width = 0) {
+  /// The tile's values (columns [col0, col0 + width) of the tile: all by default), once every
+  /// thread has stored its own, four columns a thread, through each element's chain epilogue into
+  /// the results.
+  void epilogueLoop(const TileValues &tile, const TileAt &at, int col0 = 0, int width = 0) {
     width = width ? width : t.bn;
-    syncEpilogue();
+    if (!t.epilogueWarps) // else the consumers hand the tile over through mbarriers
+      syncEpilogue();
     int quadsPerRow = width / 4;
     int threads = epilogueThreads();
     int64_t quads = int64_t(t.bm) * width / 4;
@@ -476,11 +508,11 @@ private:
       ValueId col = b.add(n0, to64(c), "col");
       auto element = [&] {
         ValueId row = plan.batches > 1 ? b.add(b.mul(at.z, rowsM), m, "row") : m;
-        ValueId first = fold(IndexOp::Add, cBase, b.add(b.mul(r, i32(ldc)), c));
+        ValueId first = fold(IndexOp::Add, tile.base, b.add(b.mul(r, i32(tile.ld)), c));
         b.rename(first, "first");
-        ValueId sums = b.localArray(plan.acc, 4, "c");
-        copyVector(sums, i64(0), tileC, first, plan.acc, 4); // first is a multiple of 4
-        byChain(at, [&](unsigned g) { epilogueVector(g, 4, sums, row, col); });
+        ValueId sums = b.localArray(tile.type, 4, "c");
+        copyVector(sums, i64(0), tile.tile, first, tile.type, 4); // first is a multiple of 4
+        byChain(at, [&](unsigned g) { epilogueVector(g, 4, sums, tile.rounded, row, col); });
       };
       if (whole)
         return element();
@@ -488,18 +520,23 @@ private:
       ValueId inCols = b.less(col, i64(plan.n));
       b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
     };
-    if (whole && quads % threads == 0) {
-      int64_t trips = quads / threads;
+    int64_t trips = quads / threads; // for every thread
+    if (whole && trips > 0) {
       ValueId zero = i64(0), end = i64(trips), one = i64(1);
       b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
         ValueId step = i64(threads);
         quad(b.add(epilogueTid, b.mul(k, step)));
       });
+      if (quads % threads != 0) {
+        ValueId i = b.add(epilogueTid, i64(trips * threads), "i");
+        b.ifThenElse(b.less(i, i64(quads)), [&] { quad(i); });
+      }
     } else {
       ValueId end = i64(quads), stride = i64(threads);
       b.forLoop(epilogueTid, end, stride, "i", 1, quad);
     }
-    syncEpilogue(); // the next tile reuses the shared memory
+    if (!t.epilogueWarps)
+      syncEpilogue(); // the next tile reuses the shared memory
   }
 
   /// body(g) for the tile's chain g: chain < g + 1 in the else of chain < g (one chain: body(0)).
@@ -515,7 +552,11 @@ private:
 
   /// The threads of the epilogue: the block, or the specialized schedule's consumers (named
   /// barrier 1; the producer runs ahead into the next tile's stages meanwhile).
-  int epilogueThreads() const { return plan.wgmma ? 32 * t.warpsM * t.warpsN : t.threads(); }
+  int epilogueThreads() const {
+    return t.epilogueWarps ? 96 : plan.wgmma ? consumerThreads() : t.threads();
+  }
+  /// The specialized schedule's consumer warpgroups.
+  int consumerThreads() const { return 32 * t.warpsM * t.warpsN; }
   void syncEpilogue() {
     if (plan.wgmma)
       b.barrier(i32(1), unsigned(epilogueThreads()));
@@ -891,7 +932,7 @@ private:
       startTile(lb, at);
       acc = zeroedAccumulators(mi * ni * 4);
       mainLoop();
-      epilogueLoop(accumulatorsToShared(), t.bn + 8, at);
+      epilogueLoop({accumulatorsToShared(), cBase, t.bn + 8, plan.acc}, at);
     });
     return std::max(t.stages * stageBytes, t.bm * (t.bn + 8) * 4);
   }
@@ -991,6 +1032,11 @@ private:
     ValueId seen = b.localArray(DType::I64, 1, "seen");
     ValueId zero = i64(0), one = i64(1);
     b.store(seen, zero, zero);
+    ValueId handed = kNone; // the epilogue warps: tiles handed over so far
+    if (t.epilogueWarps) {
+      handed = b.localArray(DType::I64, 1, "handed");
+      b.store(handed, zero, zero);
+    }
     forEachUnit([&](const TileAt &at, ValueId, ValueId count) {
       acc = zeroedAccumulators(t.bn / 2);
       b.forLoop(zero, count, one, "kt", 0, [&](ValueId kt) {
@@ -1018,6 +1064,8 @@ private:
       b.wgmmaWait(0, {acc});
       ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
       b.mbarrierArrive(bars, emptyAt(slotOf(last).first));
+      if (t.epilogueWarps)
+        return handOver(handed);
       if (t.splitK == 1)
         return epilogue(at);
       b.ifThenElse(lastSplit(at), [&] {
@@ -1034,7 +1082,7 @@ private:
     ValueId unit = b.add(b.mul(index, i64(t.splitK)), split);
     ValueId tileStep = b.mul(unit, i64(t.bn / 8));
     ValueId slot = b.add(tileStep, i64(j));
-    ValueId slotStart = b.mul(slot, i64(epilogueThreads()));
+    ValueId slotStart = b.mul(slot, i64(consumerThreads()));
     ValueId thread = b.add(slotStart, to64(tid));
     return b.mul(thread, i64(4));
   }
@@ -1084,13 +1132,85 @@ private:
     });
   }
 
+  // Note [Epilogue warps]
+  // With `epiwarps=1` the consumers do not run the epilogue: they round their accumulators to the
+  // products' 2-byte dtype (what the reference stores, and what the chain starts from), write them
+  // into the output tile in shared memory, arrive on its *tile full* mbarrier and go on with the
+  // next tile's wgmmas; the producer warpgroup's warps 1-3, idle otherwise, wait for tile full,
+  // run the chain over the whole tile (epilogueLoop, 96 threads) and arrive on *tile empty*, which
+  // the consumers wait for before they write the next tile. So the epilogue of one tile runs
+  // beside the main loop of the next. Both sides count the tiles they passed, the parity of the
+  // count being the phase they wait for; the consumers' first wait passes at once (a fresh
+  // mbarrier's phase before the first is complete). The block's registers stay those of its
+  // launch: 88 a thread for the producer warpgroup, 208 for the consumers (168 x 384 in all; the
+  // LLVM back end's consumers spill below 208).
+
+  /// Index of the tile-full mbarrier in `bars` (tile empty follows it).
+  int tileFull() const { return 2 * t.stages; }
+
+  /// A consumer: its accumulators rounded to the products' dtype into the output tile, once the
+  /// epilogue warps are done with the one before (Note [Epilogue warps]).
+  void handOver(ValueId handed) {
+    ValueId zero = i64(0), one = i64(1);
+    ValueId n = b.load(handed, zero, 1, "handed");
+    ValueId phase = to32(op(IndexOp::And, n, one));
+    ValueId empty = i64(tileFull() + 1);
+    b.mbarrierWait(bars, empty, op(IndexOp::Xor, phase, i32(1), "free"));
+    DType type = plan.chains.front().anchor->result()->type().dtype;
+    ValueId words = b.dynamicShared(DType::I32, "tileWords");
+    int ldWords = (t.bn + 8) / 2;
+    ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
+    ValueId laneCol = op(IndexOp::And, lane, i32(3)); // a pair's word in the n8 tile's row
+    loop(ni, "ni", -1, [&](ValueId n8) {
+      loop(2, "h", -1, [&](ValueId h) {
+        ValueId h32 = to32(h), eight = i32(8);
+        ValueId row = b.add(b.add(warpRow, b.mul(h32, eight)), laneRow);
+        ValueId n32 = to32(n8), four32 = i32(4);
+        ValueId col = b.add(b.mul(n32, four32), laneCol);
+        ValueId two = i64(2), four = i64(4);
+        ValueId hTwo = b.mul(h, two);
+        ValueId slot = b.add(b.mul(n8, four), hTwo);
+        ValueId lo = b.load(acc, slot, 1);
+        ValueId hi = b.load(acc, b.add(slot, one), 1);
+        ValueId word = b.pack(type, lo, hi);
+        ValueId ld = i32(ldWords);
+        ValueId at = b.add(b.add(cBase, b.mul(row, ld)), col);
+        b.store(words, at, word);
+      });
+    });
+    b.mbarrierArrive(bars, i64(tileFull()));
+    b.store(handed, zero, b.add(n, one));
+  }
+
+  /// The epilogue warps (threads 32-127 of the producer warpgroup): each tile of the block's
+  /// walk, once the consumers have handed it over, through the epilogue (Note [Epilogue warps]).
+  void runEpilogueWarps(ValueId thread) {
+    epilogueTid = to64(b.arith(IndexOp::Sub, thread, i32(32), "epilogueThread"));
+    DType type = kir::storageType(plan.chains.front().anchor->result()->type().dtype);
+    ValueId values = b.dynamicShared(type, "tileValues");
+    ValueId base = b.mul(cBase, i32(2));
+    ValueId taken = b.localArray(DType::I64, 1, "taken");
+    ValueId zero = i64(0), one = i64(1);
+    b.store(taken, zero, zero);
+    forEachUnit([&](const TileAt &at, ValueId, ValueId) {
+      ValueId n = b.load(taken, zero, 1, "taken");
+      ValueId phase = to32(op(IndexOp::And, n, one), "phase");
+      ValueId full = i64(tileFull());
+      b.mbarrierWait(bars, full, phase);
+      epilogueLoop({values, base, t.bn + 8, type, true}, at);
+      b.mbarrierArrive(bars, i64(tileFull() + 1));
+      b.store(taken, zero, b.add(n, one));
+    });
+  }
+
   /// The tile's epilogue through the f32 output tile in shared memory, shared by both consumer
   /// groups, a 16-byte store a thread a row quad: all of it at once, or a 256-wide tile 32
   /// columns at a time (no room beside its stages for more).
   void epilogue(const TileAt &at) {
     int width = t.outputColumns();
     for (int col0 = 0; col0 < t.bn; col0 += width)
-      epilogueLoop(accumulatorsToShared(col0 / 8, width / 8), width + 8, at, col0, width);
+      epilogueLoop({accumulatorsToShared(col0 / 8, width / 8), cBase, width + 8, plan.acc}, at,
+                   col0, width);
   }
 
   /// Builds the warp-specialized kernel (docs/codegen-gemm.md): warpgroup 0 the producer (one
@@ -1104,7 +1224,8 @@ private:
     kTiles = int((plan.k + t.bk - 1) / t.bk);
     cBase = i32(int64_t(t.stages) * stageBytes / 4);
     b.rename(cBase, "tileStart");
-    bars = b.sharedArray(DType::I64, unsigned(2 * t.stages), "bars", 8);
+    // The stages' full and empty mbarriers; the epilogue warps' tile full and tile empty after.
+    bars = b.sharedArray(DType::I64, unsigned(2 * t.stages + (t.epilogueWarps ? 2 : 0)), "bars", 8);
     if (t.splitK > 1) {
       lastFlag = b.sharedArray(DType::I32, 1, "last");
       parts = params.end()[-2];
@@ -1118,7 +1239,11 @@ private:
     b.ifThenElse(b.less(thread, first), [&] {
       for (int st = 0; st < t.stages; ++st) {
         b.mbarrierInit(bars, i64(st), 1);
-        b.mbarrierInit(bars, i64(t.stages + st), unsigned(epilogueThreads()));
+        b.mbarrierInit(bars, i64(t.stages + st), unsigned(consumerThreads()));
+      }
+      if (t.epilogueWarps) {
+        b.mbarrierInit(bars, i64(tileFull()), unsigned(consumerThreads()));
+        b.mbarrierInit(bars, i64(tileFull() + 1), unsigned(epilogueThreads()));
       }
       b.mbarrierInitFence();
     });
@@ -1132,13 +1257,19 @@ private:
     b.ifThenElse(
         b.less(thread, i32(128)),
         [&] {
-          b.setMaxRegisters(40, false);
-          b.ifThenElse(b.less(thread, first), [&] { produce(aMap, bMaps); });
+          // The registers of the launch (168 a thread for 384 threads; 128 for two blocks of
+          // 256) move to the consumers; the epilogue warps keep 88 (the block's sum may not grow).
+          b.setMaxRegisters(t.epilogueWarps ? 88 : 40, false);
+          b.ifThenElse(
+              b.less(thread, first), [&] { produce(aMap, bMaps); },
+              [&] {
+                if (t.epilogueWarps)
+                  b.ifThenElse(b.less(i32(31), thread), [&] { runEpilogueWarps(thread); });
+              });
         },
         [&] {
-          // The producer's registers go to the consumers: 168 a thread at launch for 384
-          // threads; 128 for two blocks of 256.
-          b.setMaxRegisters(t.blocksPerSM() == 2 ? 216 : 232, true);
+          int most = t.blocksPerSM() == 2 ? 216 : t.epilogueWarps ? 208 : 232;
+          b.setMaxRegisters(unsigned(most), true);
           consume();
         });
     return t.stages * stageBytes + t.outputBytes();
@@ -1251,7 +1382,7 @@ private:
           b.store(smem, b.add(b.mul(row, i32(ldc)), col), v);
         });
       });
-      epilogueLoop(smem, ldc, at);
+      epilogueLoop({smem, cBase, ldc, plan.acc}, at);
     });
     int elements = std::max(t.bk * (lda + ldb), t.bm * (t.bn + 16));
     return elements * int(dtypeSize(plan.acc));

@@ -77,11 +77,15 @@ struct TileConfig {
   int tm = 8, tn = 8;         ///< SIMT: outputs a thread computes, per axis
   int specialized = 1;        ///< sm_90a: the warp-specialized wgmma schedule where it applies
   int splitK = 1;             ///< wgmma: blocks a tile's K steps are split over
+  /// wgmma: the producer warpgroup's three other warps run the epilogue while the consumers go
+  /// on with the next tile (Note [Epilogue warps]).
+  int epilogueWarps = 0;
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
-  /// wgmma: the epilogue reads the f32 output tile from shared memory (beside the stages, row
-  /// stride columns + 8), a 256-wide tile 32 columns at a time.
-  int outputColumns() const { return bn <= 128 ? bn : 32; }
-  int outputBytes() const { return bm * (outputColumns() + 8) * 4; }
+  /// wgmma: the epilogue reads the output tile from shared memory (beside the stages, row stride
+  /// columns + 8): the f32 accumulators, a 256-wide tile 32 columns at a time; for the epilogue
+  /// warps the whole tile of products rounded to their 2-byte dtype.
+  int outputColumns() const { return bn <= 128 || epilogueWarps ? bn : 32; }
+  int outputBytes() const { return bm * (outputColumns() + 8) * (epilogueWarps ? 2 : 4); }
   /// wgmma: blocks an SM runs at once. A 64-row tile (decode) has one consumer warpgroup and
   /// two blocks share the SM: twice the loads in flight for the weights it streams.
   int blocksPerSM() const { return bm == 64 ? 2 : 1; }

@@ -70,12 +70,16 @@ std::string parseConfig(const std::string &text, bool tensorCores, bool speciali
       {"bm", &t.bm}, {"bn", &t.bn}, {"bk", &t.bk}, {"stages", &t.stages}, {"group", &t.groupM}};
   if (tensorCores)
     sizes["specialized"] = &t.specialized;
-  if (specialized)
+  if (specialized) {
     sizes["splitk"] = &t.splitK;
+    sizes["epiwarps"] = &t.epilogueWarps;
+  }
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
-      return key == "specialized" ? value == "0" || value == "1" : *it->second > 0;
+      if (key == "specialized" || key == "epiwarps")
+        return value == "0" || value == "1";
+      return *it->second > 0;
     }
     if (key == "warps" && tensorCores)
       return parsePair(value, t.warpsM, t.warpsN);
@@ -134,6 +138,28 @@ int specializedStages(const TileConfig &t) {
   return std::min(6, (share - t.outputBytes()) / ((t.bm + t.bn) * 64 * 2));
 }
 
+/// Why the epilogue warps cannot run tiles `t` of `plan`, or "" when they can: two consumer
+/// warpgroups, no split of K, and each product rounded to a 2-byte dtype before its epilogue
+/// (linear's bias is added before that rounding, so a chain with one needs the f32 tile).
+std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
+  if (t.bm != 128 || t.splitK != 1)
+    return "epiwarps=1 needs 128-row tiles and no split of K";
+  for (const Chain &chain : plan.chains)
+    if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
+      return "epiwarps=1 needs products of f16 or bf16 without linear's bias";
+  return "";
+}
+
+/// Whether every chain only stores its product (casts at most): what the epilogue warps keep up
+/// with (Note [Specialized tiles]).
+bool storesOnly(const Plan &plan) {
+  for (const Chain &chain : plan.chains)
+    for (const Op *o : chain.ops)
+      if (o->kind() != OpKind::Cast)
+        return false;
+  return true;
+}
+
 // Note [Specialized tiles]
 // The warp-specialized schedule's default tile width bn (256, 128 or 64) and split of K (1 to 16;
 // bn <= 128) are those of least estimated time on an H100's 132 SMs, in microseconds fitted to the
@@ -182,6 +208,11 @@ TileConfig specializedTiles(const Plan &plan) {
       }
     }
   }
+  // The epilogue warps store one tile while the consumers compute the next: for a block of more
+  // than one tile, when the epilogue is stores only (with loads or math, 96 threads fall behind).
+  int64_t units = tileCount(plan, best).value_or(0) * best.splitK;
+  if (units > slots && storesOnly(plan) && epilogueWarpsProblem(plan, best).empty())
+    best.epilogueWarps = 1;
   best.stages = specializedStages(best);
   return best;
 }
@@ -213,22 +244,31 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   std::string problem = parseConfig(text, plan.tensorCores, true, optOut);
   plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
-  if (problem.empty() && !plan.wgmma && text.find("splitk=") != std::string::npos)
-    problem = "splitk applies to sm_90a's warp-specialized schedule only, which this kernel does "
-              "not take";
+  for (const char *key : {"splitk", "epiwarps"})
+    if (problem.empty() && !plan.wgmma && text.find(std::string(key) + "=") != std::string::npos)
+      problem = std::string(key) +
+                " applies to sm_90a's warp-specialized schedule only, which this kernel does not "
+                "take";
   if (problem.empty() && !text.empty()) {
     TileConfig defaults = plan.tile;
     problem = parseConfig(text, plan.tensorCores, plan.wgmma, plan.tile);
     TileConfig &t = plan.tile;
     if (problem.empty() && plan.wgmma && text.find("warps=") == std::string::npos)
       t.warpsM = t.bm / 16; // one consumer warpgroup a 64 rows
-    bool changed = t.bn != defaults.bn || t.bm != defaults.bm;
+    // The default's epilogue warps, for tiles the config made that cannot take them.
+    bool named = text.find("epiwarps=") != std::string::npos;
+    if (problem.empty() && plan.wgmma && !named && !epilogueWarpsProblem(plan, t).empty())
+      t.epilogueWarps = 0;
+    bool changed =
+        t.bn != defaults.bn || t.bm != defaults.bm || t.epilogueWarps != defaults.epilogueWarps;
     if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
       t.stages = specializedStages(t);
     if (problem.empty())
       problem = plan.wgmma ? specializedProblem(plan.tile)
                            : tileProblem(plan.tile, plan.tensorCores,
                                          !plan.a.async || !plan.b.async, plan.acc);
+    if (problem.empty() && t.epilogueWarps)
+      problem = epilogueWarpsProblem(plan, t);
   }
   if (!problem.empty()) {
     diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
@@ -283,12 +323,15 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
         t.bm = bm;
         t.bn = bn;
         int64_t tiles = tileCount(plan, t).value_or(kWave), slots = kWave * t.blocksPerSM();
+        std::string tile = "bm=" + std::to_string(bm) + " bn=" + std::to_string(bn);
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
           if (split > 1 && (bn == 256 || split > kSteps || tiles * (split - 1) >= 3 * slots))
             break;
-          add("bm=" + std::to_string(bm) + " bn=" + std::to_string(bn) +
-              " splitk=" + std::to_string(split));
+          add(tile + " splitk=" + std::to_string(split));
         }
+        if (bm == 128) // with and without the epilogue warps (one of them the line above)
+          for (const char *warps : {" epiwarps=0", " epiwarps=1"})
+            add(tile + " splitk=1" + warps);
       }
     }
     add("specialized=0");
@@ -341,7 +384,7 @@ std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target
     if (!p.wgmma && p.tensorCores && mmaSharedBytes(t) > sharedLimit)
       continue;
     std::vector<int> tiles = {p.wgmma,  t.bm,     t.bn, t.bk, t.warpsM, t.warpsN,
-                              t.stages, t.groupM, t.tm, t.tn, t.splitK};
+                              t.stages, t.groupM, t.tm, t.tn, t.splitK, t.epilogueWarps};
     if (std::find(seen.begin(), seen.end(), tiles) != seen.end())
       continue;
     seen.push_back(tiles);
