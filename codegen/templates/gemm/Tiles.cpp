@@ -150,16 +150,6 @@ std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
   return "";
 }
 
-/// Whether every chain only stores its product (casts at most): what the epilogue warps keep up
-/// with (Note [Specialized tiles]).
-bool storesOnly(const Plan &plan) {
-  for (const Chain &chain : plan.chains)
-    for (const Op *o : chain.ops)
-      if (o->kind() != OpKind::Cast)
-        return false;
-  return true;
-}
-
 // Note [Specialized tiles]
 // The warp-specialized schedule's default tile width bn (256, 128 or 64) and split of K (1 to 16;
 // bn <= 128) are those of least estimated time on an H100's 132 SMs, in microseconds fitted to the
@@ -208,11 +198,6 @@ TileConfig specializedTiles(const Plan &plan) {
       }
     }
   }
-  // The epilogue warps store one tile while the consumers compute the next: for a block of more
-  // than one tile, when the epilogue is stores only (with loads or math, 96 threads fall behind).
-  int64_t units = tileCount(plan, best).value_or(0) * best.splitK;
-  if (units > slots && storesOnly(plan) && epilogueWarpsProblem(plan, best).empty())
-    best.epilogueWarps = 1;
   best.stages = specializedStages(best);
   return best;
 }
@@ -255,10 +240,6 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     TileConfig &t = plan.tile;
     if (problem.empty() && plan.wgmma && text.find("warps=") == std::string::npos)
       t.warpsM = t.bm / 16; // one consumer warpgroup a 64 rows
-    // The default's epilogue warps, for tiles the config made that cannot take them.
-    bool named = text.find("epiwarps=") != std::string::npos;
-    if (problem.empty() && plan.wgmma && !named && !epilogueWarpsProblem(plan, t).empty())
-      t.epilogueWarps = 0;
     bool changed =
         t.bn != defaults.bn || t.bm != defaults.bm || t.epilogueWarps != defaults.epilogueWarps;
     if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
@@ -329,9 +310,8 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
             break;
           add(tile + " splitk=" + std::to_string(split));
         }
-        if (bm == 128) // with and without the epilogue warps (one of them the line above)
-          for (const char *warps : {" epiwarps=0", " epiwarps=1"})
-            add(tile + " splitk=1" + warps);
+        if (bm == 128) // Note [Epilogue warps] in Gemm.cpp
+          add(tile + " epiwarps=1");
       }
     }
     add("specialized=0");
