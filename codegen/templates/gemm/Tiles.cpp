@@ -285,7 +285,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
 // Note [Tuning candidates]
 // What `--tune` times for a gemm kernel (runtime/Tuning.cpp): the template's own choice first, then
 // on sm_90a's warp-specialized schedule every tile width with 128-row tiles (64-row ones too up to
-// 256 rows) and the splits of K that add fewer than three waves to the unsplit tiles, and the
+// 256 rows) and the splits of K that add fewer than three waves to the unsplit tiles, each
+// 128-row width with the epilogue warps too (Note [Epilogue warps] in Gemm.cpp), and the
 // mma.sync schedule with its defaults; on mma.sync the tile shapes of defaultTiles and their
 // neighbours; on SIMT a few block and thread tiles. Each is kept only when chooseTiles takes it and
 // it gives other tiles than a candidate before it, so every candidate is a distinct kernel.
