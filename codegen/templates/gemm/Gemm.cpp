@@ -1158,16 +1158,34 @@ private:
 
   /// Index of the tile-full mbarrier in `bars` (tile empty follows it).
   int tileFull() const { return 2 * t.stages; }
+  /// The dtype the consumers round the products to for the epilogue warps.
+  DType handedType() const { return plan.chains.front().anchor->result()->type().dtype; }
+
+  /// One side's turn at the hand-over of a tile (Note [Epilogue warps]): wait on mbarrier `wait`
+  /// for the phase of this side's count in `counter` (`free`: the phase before it, which a fresh
+  /// mbarrier has passed), `body`, arrive on mbarrier `arrive`, count the turn.
+  void handOverTurn(ValueId counter, const std::string &name, int wait, bool free, int arrive,
+                    const std::function<void()> &body) {
+    ValueId zero = i64(0), one = i64(1);
+    ValueId n = b.load(counter, zero, 1, name);
+    ValueId phase = to32(op(IndexOp::And, n, one), free ? "" : "phase");
+    ValueId bar = i64(wait);
+    b.mbarrierWait(bars, bar, free ? op(IndexOp::Xor, phase, i32(1), "free") : phase);
+    body();
+    b.mbarrierArrive(bars, i64(arrive));
+    b.store(counter, zero, b.add(n, one));
+  }
 
   /// A consumer: its accumulators rounded to the products' dtype into the output tile, once the
   /// epilogue warps are done with the one before (Note [Epilogue warps]).
   void handOver(ValueId handed) {
-    ValueId zero = i64(0), one = i64(1);
-    ValueId n = b.load(handed, zero, 1, "handed");
-    ValueId phase = to32(op(IndexOp::And, n, one));
-    ValueId empty = i64(tileFull() + 1);
-    b.mbarrierWait(bars, empty, op(IndexOp::Xor, phase, i32(1), "free"));
-    DType type = plan.chains.front().anchor->result()->type().dtype;
+    handOverTurn(handed, "handed", tileFull() + 1, true, tileFull(), [&] { storeRounded(); });
+  }
+
+  /// This consumer's accumulators, rounded to handedType() in pairs, into the output tile.
+  void storeRounded() {
+    ValueId one = i64(1);
+    DType type = handedType();
     ValueId words = b.dynamicShared(DType::I32, "tileWords");
     int ldWords = (t.bn + 8) / 2;
     ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
@@ -1189,28 +1207,22 @@ private:
         b.store(words, at, word);
       });
     });
-    b.mbarrierArrive(bars, i64(tileFull()));
-    b.store(handed, zero, b.add(n, one));
   }
 
   /// The epilogue warps (threads 32-127 of the producer warpgroup): each tile of the block's
   /// walk, once the consumers have handed it over, through the epilogue (Note [Epilogue warps]).
   void runEpilogueWarps(ValueId thread) {
     epilogueTid = to64(b.arith(IndexOp::Sub, thread, i32(32), "epilogueThread"));
-    DType type = kir::storageType(plan.chains.front().anchor->result()->type().dtype);
+    DType type = kir::storageType(handedType());
     ValueId values = b.dynamicShared(type, "tileValues");
     ValueId base = b.mul(cBase, i32(2));
     ValueId taken = b.localArray(DType::I64, 1, "taken");
-    ValueId zero = i64(0), one = i64(1);
+    ValueId zero = i64(0);
     b.store(taken, zero, zero);
     forEachUnit([&](const TileAt &at, ValueId, ValueId) {
-      ValueId n = b.load(taken, zero, 1, "taken");
-      ValueId phase = to32(op(IndexOp::And, n, one), "phase");
-      ValueId full = i64(tileFull());
-      b.mbarrierWait(bars, full, phase);
-      epilogueLoop({values, base, t.bn + 8, type, true}, at);
-      b.mbarrierArrive(bars, i64(tileFull() + 1));
-      b.store(taken, zero, b.add(n, one));
+      handOverTurn(taken, "taken", tileFull(), false, tileFull() + 1, [&] {
+        epilogueLoop({values, base, t.bn + 8, type, true}, at);
+      });
     });
   }
 
