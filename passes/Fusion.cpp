@@ -13,7 +13,8 @@
 // attention the casts of their operands; every anchor takes the pointwise
 // epilogue in its result's index space (a row reduction also in its rows'
 // space, with further reductions over the same rows); the remaining pointwise
-// ops form pointwise groups of one index space (broadcast operands welcome);
+// ops form pointwise groups of one index space (broadcast operands welcome),
+// which then take the movement ops only they read;
 // every merge asks a kernel graph kept in topological order whether it would
 // make a cycle (FusionDag.cpp), so grouping is near-linear in ops and edges.
 // (3) Outline (FusionOutline.cpp): each group becomes a kernel op, or several
@@ -35,10 +36,13 @@
 // contraction or reduction, or two GEMM accumulators meet), `template cannot
 // hold it` (an op no template takes, or a prologue the template lacks).
 //
-// Deliberately not done: movement ops (reshape, transpose, slice, concat,
-// broadcast), windowed ops, batch_norm and reductions over leading axes stay
-// outside kernels — no template holds them (layout sinks and cancels
-// transposes before fusion; canonicalize folds reshape chains). Ops already in
+// Movement ops (reshape, transpose, slice, concat, broadcast) join a kernel
+// that reads through them: attention the views of its operands and result, a
+// pointwise kernel those only it reads, and through them (a broadcast aside)
+// the pointwise ops behind (gatherIntoPointwise). The rest run alone.
+// Deliberately not done: windowed ops, batch_norm and reductions over leading
+// axes stay outside kernels — no template holds them (layout sinks and
+// cancels transposes before fusion; canonicalize folds reshape chains). Ops already in
 // kernels are left alone, so running fusion twice changes nothing. A rank-1
 // linear is not raised from its reshaped decomposed form.
 #include "passes/Fusion.h"

@@ -137,6 +137,11 @@ private:
   void growEpilogue(Group &grp);
   bool joinsRows(const Group &grp, const Op &reduce) const;
   void formPointwiseGroups();
+  void gatherIntoPointwise();
+  /// Whether `producer` (a movement op in no group, or a member of a pointwise group that member
+  /// `reader` reads through a movement op) joined `grp`: it does, with its whole group, when `grp`
+  /// alone reads its results.
+  bool gathers(Group &grp, Op &producer, const Op &reader);
   void absorb(Group &into, Group &from);
   std::optional<Reason> prologueProblem(const Group &grp, const Op &producer, const Op &consumer,
                                         bool explaining) const;

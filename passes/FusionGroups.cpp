@@ -14,7 +14,8 @@
 // also takes later reductions over the same rows that read it, so a LayerNorm
 // or softmax that no pattern recognised is still one kernel. Left-over
 // pointwise ops form pointwise groups of one index space, joined along
-// producer→consumer edges. A merge never makes a cycle between
+// producer→consumer edges; a pointwise group then takes the movement ops only
+// it reads (and the pointwise groups behind them). A merge never makes a cycle between
 // kernels; a producer never joins two groups: its other users read it as a
 // kernel result. An epilogue op reads one accumulator of a grouped GEMM.
 #include "passes/Fusion.h"
@@ -251,6 +252,7 @@ void Plan::build() {
     growEpilogue(*all[i]);
   }
   formPointwiseGroups();
+  gatherIntoPointwise();
 }
 
 // Row reduction: producers of the anchor's input, then of those producers'
@@ -425,8 +427,8 @@ std::optional<Reason> Plan::viewEpilogueProblem(const Group &grp, const Op &view
 }
 
 std::optional<Reason> Plan::cycleProblem(const Group &grp, const Op &op, bool explaining) const {
-  bool cycle = explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&op)})
-                          : createsCycle(grp, op);
+  bool cycle =
+      explaining ? createsCycleExplained(grp.ops, {const_cast<Op *>(&op)}) : createsCycle(grp, op);
   if (cycle)
     return Reason::SeveralUsers;
   return std::nullopt;
@@ -461,6 +463,60 @@ void Plan::formPointwiseGroups() {
   for (auto &[op, m] : members) // no member may name a group erased below
     m.group = current(m.group);
   std::erase_if(all, [](const std::unique_ptr<Group> &g) { return g->ops.empty(); });
+}
+
+// A pointwise group takes the movement ops only it reads, and the pointwise groups only it reads
+// through a movement op other than a broadcast (the pointwise template reads its operands through
+// them: Note [Gathered operands] in codegen/templates/Gather.cpp): a rotary embedding's transpose,
+// slices, negation and concat join the multiply-add that reads them. A broadcast would compute its
+// operand's elements again for every copy, as a pointwise op read across index spaces would: such
+// a group stays a kernel of its own. A producer joins once every user of its results is a member,
+// so each pass over the members may let another in; the group grows until none joins.
+void Plan::gatherIntoPointwise() {
+  for (size_t i = 0; i < all.size(); ++i) {
+    Group &grp = *all[i];
+    if (grp.hasAnchor())
+      continue;
+    for (bool grew = true; grew && !grp.ops.empty();) {
+      grew = false;
+      for (size_t j = 0; j < grp.ops.size() && !grew; ++j)
+        for (Value *v : grp.ops[j]->operands())
+          if (Op *producer = v->definingOp(); producer && gathers(grp, *producer, *grp.ops[j])) {
+            grew = true;
+            break;
+          }
+    }
+  }
+  for (auto &[op, m] : members)
+    m.group = current(m.group);
+  std::erase_if(all, [](const std::unique_ptr<Group> &g) { return g->ops.empty(); });
+}
+
+bool Plan::gathers(Group &grp, Op &producer, const Op &reader) {
+  const Member *m = memberOf(&producer);
+  bool throughView = reader.info().cls == OpClass::Movement && reader.kind() != OpKind::Broadcast;
+  if (m && (m->group == &grp || m->group->hasAnchor() || !throughView))
+    return false;
+  std::vector<Op *> joining = m ? m->group->ops : std::vector<Op *>{&producer};
+  if (!m && producer.info().cls != OpClass::Movement)
+    return false;
+  for (const Op *op : joining)
+    for (unsigned r = 0; r < op->numResults(); ++r)
+      for (const Use &u : op->result(r)->uses()) {
+        const Member *user = u.user ? memberOf(u.user) : nullptr;
+        if (!user || (user->group != &grp && (!m || user->group != m->group)))
+          return false;
+      }
+  if (m) {
+    if (dag.wouldCycle(position.at(grp.ops.front()), position.at(joining.front())))
+      return false;
+    absorb(grp, *m->group);
+  } else {
+    if (createsCycle(grp, producer))
+      return false;
+    add(grp, &producer, Role::Pointwise, -1);
+  }
+  return true;
 }
 
 // Both are pointwise groups, their members Role::Pointwise. The smaller list

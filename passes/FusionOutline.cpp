@@ -261,6 +261,13 @@ bool Plan::pathOutside(const std::vector<Op *> &from, const std::vector<Op *> &t
 
 Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
   const Member *mp = memberOf(&producer), *mc = memberOf(&consumer);
+  // A pointwise kernel gathers a movement op, and a pointwise kernel behind one but a broadcast,
+  // that it alone reads (gatherIntoPointwise).
+  bool gathering = mc && !mc->group->hasAnchor() && (!mp || !mp->group->hasAnchor());
+  if (gathering && !mp && producer.info().cls == OpClass::Movement)
+    return Reason::SeveralUsers;
+  if (gathering && mp && consumer.info().cls == OpClass::Movement)
+    return consumer.kind() == OpKind::Broadcast ? Reason::IndexSpaceMismatch : Reason::SeveralUsers;
   if (!mp || !mc)
     return Reason::CannotHold;
   if (mc->role == Role::Anchor || mc->role == Role::Prologue)

@@ -12,9 +12,13 @@
 // scalar loop. Base pointers are 16-byte aligned (a runtime guarantee), so vector i is aligned to
 // its size.
 //
+// A body that also holds movement ops takes the gathered path (Gather.cpp, Note [Gathered
+// operands]).
+//
 // Not done here: reporting an integer division by zero (it gives 0).
 #include "codegen/templates/Pointwise.h"
 
+#include "codegen/templates/Gather.h"
 #include "codegen/templates/Index.h"
 #include "ir/Assert.h"
 
@@ -381,6 +385,8 @@ std::optional<KirKernel> buildPointwise(const Op &kernel, const std::string &ent
                                         Diagnostics &diags) {
   FUSEC_ASSERT(kernel.kind() == OpKind::Kernel && kernel.body(), "not a kernel op");
   FUSEC_ASSERT(kernel.getString("template") == "pointwise", "not a pointwise kernel");
+  if (holdsMovement(kernel))
+    return buildGathered(kernel, entry, diags);
   std::optional<Plan> plan = Planner(kernel, diags).run(entry);
   if (!plan)
     return std::nullopt;
