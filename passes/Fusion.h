@@ -81,10 +81,13 @@ struct Group {
   Group *absorbedInto = nullptr; // set when another group took this one's ops
 };
 
+/// Member::chain of an epilogue op that reads both accumulators of a paired gemm group.
+inline constexpr int kJointChain = 1 << 20;
+
 struct Member {
   Group *group = nullptr;
   Role role = Role::Pointwise;
-  int chain = -1; // which anchor's epilogue, in a gemm group of several anchors
+  int chain = -1; // which anchor's epilogue, in a gemm group of several anchors (or kJointChain)
 };
 
 /// The graph of future kernels while groups form (FusionDag.cpp): a node

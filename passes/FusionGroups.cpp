@@ -17,7 +17,8 @@
 // producer→consumer edges; a pointwise group then takes the movement ops only
 // it reads (and the pointwise groups behind them). A merge never makes a cycle between
 // kernels; a producer never joins two groups: its other users read it as a
-// kernel result. An epilogue op reads one accumulator of a grouped GEMM.
+// kernel result. An epilogue op reads one accumulator of a grouped GEMM, or
+// both of a group of two (a paired GEMM: SwiGLU's gate and up projections).
 #include "passes/Fusion.h"
 
 #include <algorithm>
@@ -397,9 +398,15 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
       return Reason::IndexSpaceMismatch; // a gemm's epilogue sees its output tile only
     if (v->type().rank() != consumer.result()->type().rank())
       return Reason::IndexSpaceMismatch; // a per-row value read across rows
-    if (p->chain >= 0 && chain >= 0 && p->chain != chain)
-      return Reason::ReductionBoundary; // two GEMM accumulators of one grouped kernel
-    chain = std::max(chain, p->chain);
+    int from = p->chain;
+    if (from >= 0 && chain >= 0 && from != chain) {
+      // Two GEMM accumulators of one grouped kernel meet: two of them make it paired (the gemm
+      // template's Note [Paired gemm]: each tile computes both products of its columns).
+      if (grp.anchors.size() != 2)
+        return Reason::ReductionBoundary;
+      from = kJointChain;
+    }
+    chain = std::max(chain, from);
   }
   if (!reads)
     return Reason::CannotHold;

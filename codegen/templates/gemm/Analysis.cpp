@@ -154,9 +154,13 @@ bool checkEpilogueOperand(const Plan &plan, const Op &op, const Value *v, Diagno
                           ", which does not broadcast to the gemm output " + shapeStr(space));
 }
 
+/// chainOf's mark of a value computed from both chains of a paired gemm.
+constexpr int kJoint = 1 << 20;
+
 // Every op that is neither an anchor nor in a prologue is a pointwise op or a constant of the
-// epilogue, over the anchors' shape, reading at most one accumulator chain.
-bool classifyEpilogue(const Plan &plan, ChainOf &chainOf, Diagnostics &diags) {
+// epilogue, over the anchors' shape, reading at most one accumulator chain, or both of two (the
+// gemm is then paired, Note [Paired gemm]).
+bool classifyEpilogue(Plan &plan, ChainOf &chainOf, Diagnostics &diags) {
   for (size_t g = 0; g < plan.chains.size(); ++g)
     chainOf[plan.chains[g].anchor->result()] = int(g);
   const Shape &space = outputShape(plan);
@@ -177,9 +181,15 @@ bool classifyEpilogue(const Plan &plan, ChainOf &chainOf, Diagnostics &diags) {
       auto it = chainOf.find(v);
       int c = it == chainOf.end() ? -1 : it->second;
       if (c >= 0 && chain >= 0 && c != chain) {
-        diags.error(op->loc(), quoted(*op) + " reads the results of two contractions of one "
-                                             "grouped gemm");
-        ok = false;
+        if (plan.chains.size() == 2) {
+          plan.paired = true;
+          c = kJoint;
+        } else {
+          diags.error(op->loc(), quoted(*op) + " reads the results of two of the " +
+                                     std::to_string(plan.chains.size()) +
+                                     " contractions of one grouped gemm (two can be paired)");
+          ok = false;
+        }
       }
       chain = std::max(chain, c);
     }
@@ -199,7 +209,10 @@ bool assignResults(Plan &plan, const ChainOf &chainOf, Diagnostics &diags) {
       ok = false;
       continue;
     }
-    plan.chains[std::max(it->second, 0)].results.push_back(j);
+    if (plan.paired)
+      plan.joint.results.push_back(j);
+    else
+      plan.chains[std::max(it->second, 0)].results.push_back(j);
   }
   return ok;
 }
@@ -334,6 +347,8 @@ bool analyzeGemm(const Op &kernel, const std::string &entry, Plan &plan, Diagnos
     return false;
   for (Chain &c : plan.chains)
     collectChainOps(*plan.body, c);
+  if (plan.paired)
+    collectChainOps(*plan.body, plan.joint);
   Namer names;
   for (unsigned j = 0; j < kernel.numOperands(); ++j)
     plan.args.push_back({KernelArg::Kind::Input, names.fresh("in_", kernel.operand(j)->name()), j,

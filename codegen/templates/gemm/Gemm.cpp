@@ -40,7 +40,8 @@ DenseData zeros(DType t) {
 struct TileAt {
   ValueId chain = kNone; // i32, when there are several chains
   ValueId z, m0, n0;     // i64
-  ValueId a, b;          // the operands' pointers (B by chain)
+  ValueId a, b;          // the operands' pointers (B by chain; paired: chain 0's)
+  ValueId b1 = kNone;    // paired: chain 1's B
   ValueId aBase, bBase;  // i64 element offsets of the batch's matrices
   ValueId index = kNone; // split K: the tile's i64 number, and the unit's split of it
   ValueId split = kNone;
@@ -56,12 +57,14 @@ struct Given {
 
 /// Where the epilogue reads a tile's values in shared memory: `tile`'s elements from `base` (kNone:
 /// 0), rows `ld` apart, of type `type`: the f32 accumulators, or with `rounded` the products
-/// rounded to their dtype.
+/// rounded to their dtype. Paired, chain 1's value of a column sits `pair` columns right of chain
+/// 0's.
 struct TileValues {
   ValueId tile = kNone, base = kNone;
   int ld = 0;
   DType type = DType::F32;
   bool rounded = false;
+  int pair = 0;
 };
 
 /// One operand's tile of the tensor-core kernel and this thread's place in it.
@@ -73,8 +76,9 @@ struct Loader {
   ValueId row0, chunk;  // i32: this thread's first row and its chunk
   ValueId regs = kNone; // registers of the fetched chunks (register path)
   // per tile
-  ValueId ptr, src, bound; // pointer, i64 index of this thread's first element, bound
-  ValueId column;          // M/N-major: the i64 column of this thread's chunk
+  ValueId ptr, src, bound;            // pointer, i64 index of this thread's first element, bound
+  ValueId column;                     // M/N-major: the i64 column of this thread's chunk
+  ValueId ptr1 = kNone, left = kNone; // paired K-major B: chain 1's pointer, i32 columns left
 };
 
 class GemmBuilder {
@@ -138,17 +142,26 @@ private:
           << (plan.b.kMajor ? "" : " (N-major)") << " in " << t.stages << " stages for "
           << t.bm / 64 << " consumer warpgroups of 64 rows; persistent"
           << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
-          << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "");
+          << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "")
+          << (plan.paired
+                  ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
+                  : "");
     else if (plan.tensorCores)
       how << "tensor cores (mma.sync m16n8k16 " << dtypeName(plan.operand)
           << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk << ", "
           << t.warpsM * t.warpsN << " warps of " << t.bm / t.warpsM << "x" << t.bn / t.warpsN
           << ", " << t.stages << " stages; A " << (plan.a.async ? "cp.async" : "registers")
-          << ", B " << (plan.b.async ? "cp.async" : "registers");
+          << ", B " << (plan.b.async ? "cp.async" : "registers")
+          << (plan.paired
+                  ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
+                  : "");
     else
       how << "SIMT (" << (plan.acc == DType::F64 ? "double" : "float") << " FMA); tile " << t.bm
           << "x" << t.bn << "x" << t.bk << ", " << t.threads() << " threads of " << t.tm << "x"
-          << t.tn;
+          << t.tn
+          << (plan.paired
+                  ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
+                  : "");
     return how.str();
   }
 
@@ -169,9 +182,10 @@ private:
   void declareParams() {
     params = templates::declareParams(b, *plan.kernel, plan.args);
     Namer names;
-    for (unsigned g = 0; g < plan.chains.size(); ++g) {
-      for (const Op *o : plan.chains[g].ops) {
-        if (o->kind() != OpKind::Const || o->getDense("value").isSplat())
+    for (unsigned g = 0; g <= plan.chains.size(); ++g) {
+      const Chain &chain = g < plan.chains.size() ? plan.chains[g] : plan.joint;
+      for (const Op *o : chain.ops) {
+        if (o->kind() != OpKind::Const || o->getDense("value").isSplat() || tables.count(o))
           continue;
         std::string prefix = plan.entry + "_g" + std::to_string(g) + "_v_";
         tables[o] = b.table(names.fresh(prefix, o->result()->name()), o->getDense("value"));
@@ -192,8 +206,9 @@ private:
     rowsM = extent(plan.m);
     ValueId padded = b.add(rowsM, i64(t.bm - 1));
     tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
-    int64_t tilesN = (plan.n + t.bn - 1) / t.bn;
-    numTiles = b.mul(tilesM, i64(int64_t(plan.chains.size()) * plan.batches * tilesN), "numTiles");
+    int64_t tilesN = (plan.n + t.outN() - 1) / t.outN();
+    int64_t chains = plan.paired ? 1 : int64_t(plan.chains.size()); // paired: both in a tile
+    numTiles = b.mul(tilesM, i64(chains * plan.batches * tilesN), "numTiles");
   }
 
   void forEachTile(const std::function<void(const TileAt &)> &body) {
@@ -206,12 +221,12 @@ private:
     TileAt at;
     int64_t chains = int64_t(plan.chains.size());
     ValueId rest = tile;
-    if (chains > 1) {
+    if (chains > 1 && !plan.paired) {
       ValueId c = op(IndexOp::Rem, tile, i64(chains));
       at.chain = to32(c, "chain");
       rest = op(IndexOp::Div, tile, i64(chains));
     }
-    int64_t tilesN = (plan.n + t.bn - 1) / t.bn;
+    int64_t tilesN = (plan.n + t.outN() - 1) / t.outN();
     ValueId u = rest;
     at.z = i64(0);
     if (plan.batches > 1) {
@@ -232,12 +247,19 @@ private:
     ValueId m0 = b.mul(row, i32(t.bm), "m0");
     ValueId within = op(IndexOp::Rem, u32, span);
     ValueId column = op(IndexOp::Div, within, groupRows);
-    ValueId n0 = b.mul(column, i32(t.bn), "n0");
+    ValueId n0 = b.mul(column, i32(t.outN()), "n0");
     at.m0 = to64(m0);
     at.n0 = to64(n0);
     // A is one input for every chain; B is chain g's (chain < g + 1 picks it).
     at.a = params[plan.a.sources.front().input];
     const std::vector<Source> &bs = plan.b.sources;
+    if (plan.paired) {
+      at.b = params[bs[0].input];
+      at.b1 = params[bs[1].input];
+      at.aBase = batchOffset(plan.a, at.z);
+      at.bBase = batchOffset(plan.b, at.z);
+      return at;
+    }
     at.b = params[bs.back().input];
     for (size_t g = bs.size() - 1; g-- > 0;) {
       if (bs[g].input == bs.back().input)
@@ -320,31 +342,40 @@ private:
     return sum == kNone ? i64(0) : sum;
   }
 
-  /// Chain g's epilogue of one element: the values of the kernel results it stores (compute
-  /// types), from the accumulator `acc` of (row, col); inputs not `given` are loaded here.
-  std::vector<ValueId> chainValues(unsigned g, ValueId acc, ValueId row, ValueId col,
-                                   const Given &given = {}) {
-    const Chain &chain = plan.chains[g];
+  /// `chain`'s epilogue of one element (plan.joint: of both chains of a paired gemm): the values
+  /// of the kernel results it stores (compute types), from the accumulators `accs` of (row, col),
+  /// one a product it reads; inputs not `given` are loaded here.
+  std::vector<ValueId> chainValues(const Chain &chain, const std::vector<ValueId> &accs,
+                                   ValueId row, ValueId col, const Given &given = {}) {
     std::map<const Value *, ValueId> value = given.inputs;
-    const Value *anchor = chain.anchor->result();
-    if (given.anchor != kNone)
-      return chainOps(chain, value, given.anchor, row, col);
-    ValueId sum = acc;
-    if (chain.bias) {
-      const Source &bias = *chain.bias;
-      ValueId raw = given.bias != kNone ? given.bias : b.load(params[bias.input], col, 1, "");
-      ValueId inAcc = castThrough(bias, raw, false, "v_bias");
-      sum = b.math({OpKind::Add, plan.acc, plan.acc}, {acc, inAcc}, "");
+    if (given.anchor != kNone) {
+      value[chain.anchor->result()] = given.anchor;
+      return chainOps(chain, value, row, col);
     }
-    // The contraction's value, rounded to its dtype: what the reference stores.
-    kir::MathOp round{OpKind::Cast, plan.acc, anchor->type().dtype};
-    return chainOps(chain, value, b.math(round, {sum}, "v_" + anchor->name()), row, col);
+    std::vector<const Chain *> products = {&chain};
+    if (!chain.anchor)
+      products = {&plan.chains[0], &plan.chains[1]};
+    for (size_t i = 0; i < products.size(); ++i) {
+      const Chain &c = *products[i];
+      const Value *anchor = c.anchor->result();
+      ValueId sum = accs[i];
+      if (c.bias) {
+        const Source &bias = *c.bias;
+        ValueId raw = given.bias != kNone && chain.anchor ? given.bias
+                                                          : b.load(params[bias.input], col, 1, "");
+        ValueId inAcc = castThrough(bias, raw, false, "v_bias");
+        sum = b.math({OpKind::Add, plan.acc, plan.acc}, {sum, inAcc}, "");
+      }
+      // The contraction's value, rounded to its dtype: what the reference stores.
+      kir::MathOp round{OpKind::Cast, plan.acc, anchor->type().dtype};
+      value[anchor] = b.math(round, {sum}, "v_" + anchor->name());
+    }
+    return chainOps(chain, value, row, col);
   }
 
-  /// The chain's ops from the product's rounded value `product`, inputs not in `value` loaded.
+  /// The chain's ops from the products' rounded values in `value`, inputs not in it loaded.
   std::vector<ValueId> chainOps(const Chain &chain, std::map<const Value *, ValueId> &value,
-                                ValueId product, ValueId row, ValueId col) {
-    value[chain.anchor->result()] = product;
+                                ValueId row, ValueId col) {
     for (const Op *o : chain.ops) {
       std::string name = "v_" + o->result()->name();
       if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {
@@ -404,6 +435,20 @@ private:
     }
   }
 
+  // Note [Paired gemm]
+  // Two products of one A whose epilogue combines them elementwise (SwiGLU: silu(x Wg) * (x Wu);
+  // fusion pairs a grouped gemm of two anchors when an epilogue op reads both) would otherwise be
+  // a grouped gemm writing both products and a pointwise kernel reading them back. Paired, each
+  // tile of bn columns holds both products of bn / 2 result columns: chain 0's B fills the first
+  // half of the tile's B columns, chain 1's the same columns in the second half (the TMA copies
+  // fill half a K-major tile's rows, or half an N-major tile's 64-column panels, from each map;
+  // the mma.sync and SIMT loaders pick the pointer by the half), so the main loop is the grouped
+  // gemm's, one product of twice the width. The epilogue reads an element's two accumulators
+  // bn / 2 columns apart in the f32 tile (a 256-wide wgmma tile: 16 columns of each at a time)
+  // and evaluates every epilogue op of the element from both (plan.joint). On the H100 (bench/
+  // RESULTS.md, 2026-11-28) LLaMA's gate/up kernel with silu and the product takes 693.5 us where
+  // the grouped gemm with silu took 766.8 and the product's kernel 64.1.
+
   // Note [Epilogue loads]
   // The epilogue's time is mostly the latency of the inputs it reads (a bias, a residual), not its
   // math: with a loop of one quad at a time behind a bounds check, each quad waited for its own
@@ -415,18 +460,21 @@ private:
   // B8 S512's layer 172.4 us, plain 4096 x 3072 x 768 41.2 -> 36.7 us. The vector load needs the
   // input 8-byte (f16) or 16-byte (f32) aligned, as the operands' loads already do.
 
-  /// Chain g's epilogue on the `width` elements (row, col + q), q < width, whose accumulators
-  /// are sums[q]: stored at once when N % width == 0, else each checked against N.
-  void epilogueVector(unsigned g, int width, ValueId sums, bool rounded, ValueId row, ValueId col) {
-    const Chain &chain = plan.chains[g];
-    // The product of (row, col + q) as the chain takes it: an accumulator, or rounded already.
+  /// `chain`'s epilogue on the `width` elements (row, col + q), q < width, whose accumulators
+  /// are sums[i][q] (one array a product it reads): stored at once when N % width == 0, else each
+  /// checked against N.
+  void epilogueVector(const Chain &chain, int width, const std::vector<ValueId> &sums, bool rounded,
+                      ValueId row, ValueId col) {
+    // The products of (row, col + q) as the chain takes them: accumulators, or rounded already.
     auto product = [&](ValueId q, Given &given) {
-      ValueId c = b.load(sums, q, 1, "c");
+      std::vector<ValueId> c;
+      for (ValueId array : sums)
+        c.push_back(b.load(array, q, 1, "c"));
       if (!rounded)
         return c;
       const Value *anchor = chain.anchor->result();
-      given.anchor = b.widen(anchor->type().dtype, c, "v_" + anchor->name());
-      return kNone;
+      given.anchor = b.widen(anchor->type().dtype, c[0], "v_" + anchor->name());
+      return std::vector<ValueId>{};
     };
     ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
     auto resultType = [&](size_t r) { return plan.kernel->result(chain.results[r])->type().dtype; };
@@ -437,8 +485,8 @@ private:
         ValueId colQ = b.add(col, q);
         b.ifThenElse(b.less(colQ, i64(plan.n)), [&] {
           Given given;
-          ValueId c = product(q, given);
-          std::vector<ValueId> v = chainValues(g, c, row, colQ, given);
+          std::vector<ValueId> c = product(q, given);
+          std::vector<ValueId> v = chainValues(chain, c, row, colQ, given);
           for (size_t r = 0; r < v.size(); ++r) {
             ValueId narrow = b.narrow(resultType(r), v[r]);
             b.store(output(r), b.add(at, q), narrow);
@@ -475,7 +523,7 @@ private:
     }
     b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
       Given given;
-      ValueId c = product(q, given);
+      std::vector<ValueId> c = product(q, given);
       ValueId colQ = b.add(col, q);
       for (const auto &[v, array] : rows) {
         DType dt = v->type().dtype;
@@ -485,7 +533,7 @@ private:
       }
       if (biasRow != kNone)
         given.bias = b.load(biasRow, q, 1, "");
-      std::vector<ValueId> v = chainValues(g, c, row, colQ, given);
+      std::vector<ValueId> v = chainValues(chain, c, row, colQ, given);
       for (size_t r = 0; r < v.size(); ++r) {
         ValueId narrow = b.narrow(resultType(r), v[r]);
         b.store(vectors[r], q, narrow);
@@ -499,7 +547,7 @@ private:
   /// thread has stored its own, four columns a thread, through each element's chain epilogue into
   /// the results.
   void epilogueLoop(const TileValues &tile, const TileAt &at, int col0 = 0, int width = 0) {
-    width = width ? width : t.bn;
+    width = width ? width : t.outN();
     if (!t.epilogueWarps) // else the consumers hand the tile over through mbarriers
       syncEpilogue();
     int quadsPerRow = width / 4;
@@ -508,7 +556,7 @@ private:
     // Statically whole tiles need no bounds check; then every element of the loop's body is
     // straight-line code and, the loop unrolled, the epilogue inputs' loads of several quads
     // are in flight together (Note [Epilogue loads]).
-    bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.bn == 0;
+    bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
     auto quad = [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
@@ -523,7 +571,15 @@ private:
         b.rename(first, "first");
         ValueId sums = b.localArray(tile.type, 4, "c");
         copyVector(sums, i64(0), tile.tile, first, tile.type, 4); // first is a multiple of 4
-        byChain(at, [&](unsigned g) { epilogueVector(g, 4, sums, tile.rounded, row, col); });
+        if (plan.paired) {                                        // Note [Paired gemm]
+          ValueId partner = b.localArray(tile.type, 4, "c");
+          ValueId from = b.add(first, i32(tile.pair));
+          copyVector(partner, i64(0), tile.tile, from, tile.type, 4);
+          return epilogueVector(plan.joint, 4, {sums, partner}, false, row, col);
+        }
+        byChain(at, [&](unsigned g) {
+          epilogueVector(plan.chains[g], 4, {sums}, tile.rounded, row, col);
+        });
       };
       if (whole)
         return element();
@@ -651,6 +707,17 @@ private:
     ValueId inner = i64(l.x->inner);
     ValueId first = to64(b.mul(l.chunk, i32(8)));
     ValueId row = to64(l.row0);
+    if (pairedB(l) && !l.x->kMajor) { // the chunk's column is chain 0's or chain 1's
+      ValueId column = b.mul(l.chunk, i32(8));
+      ValueId second = b.less(i32(t.outN() - 1), column);
+      l.ptr = b.select(second, at.b1, at.b, "bPtr");
+      ValueId half = i64(t.outN()), none = i64(0);
+      first = b.arith(IndexOp::Sub, first, b.select(second, half, none));
+    }
+    if (pairedB(l) && l.x->kMajor) { // each row's chain: pointerOf, sourceIndex, inside
+      l.ptr1 = at.b1;
+      l.left = to32(op(IndexOp::Sub, i64(plan.n), mn0), "bLeft");
+    }
     if (l.x->kMajor) { // rows along M (or N), chunks along K
       ValueId at0 = b.add(b.mul(b.add(mn0, row), inner), first);
       l.src = b.add(base, at0, p + "Src");
@@ -671,11 +738,36 @@ private:
     }
   }
 
+  /// Whether `l` loads B of a paired gemm (Note [Paired gemm]).
+  bool pairedB(const Loader &l) const { return plan.paired && l.x == &plan.b; }
+
+  /// Paired K-major B: whether chunk j's row (i32) is in chain 1's half of the tile (i1).
+  ValueId secondHalf(const Loader &l, ValueId j) {
+    ValueId row = b.add(l.row0, b.mul(j, i32(l.step)));
+    return b.less(i32(t.outN() - 1), row);
+  }
+
+  /// The pointer chunk j (i32) comes from: chain 1's B for the second half of a paired K-major
+  /// tile's rows.
+  ValueId pointerOf(const Loader &l, ValueId j) {
+    if (l.ptr1 == kNone)
+      return l.ptr;
+    ValueId second = secondHalf(l, j);
+    return b.select(second, l.ptr1, l.ptr);
+  }
+
   /// Whether chunk j at K step kt (i32) is inside the operand; kNone: always.
   ValueId inside(const Loader &l, ValueId j, ValueId kt) {
     ValueId ok = kNone;
-    if (l.edge)
+    if (l.ptr1 != kNone) { // paired K-major B: the row within its half, against N
+      ValueId row = b.add(l.row0, b.mul(j, i32(l.step)));
+      ValueId second = secondHalf(l, j);
+      ValueId half = i32(t.outN()), none = i32(0);
+      ValueId shift = b.select(second, half, none);
+      ok = b.less(op(IndexOp::Sub, row, shift), l.left);
+    } else if (l.edge) {
       ok = l.x->kMajor ? b.less(b.mul(j, i32(l.step)), l.bound) : l.bound;
+    }
     if (plan.k % t.bk != 0) { // the K tail: along the chunks, or down the rows
       ValueId k0 = b.mul(kt, i32(t.bk));
       ValueId at;
@@ -696,7 +788,14 @@ private:
     ValueId rows = b.mul(to64(j), rowStride);
     int64_t kStep = l.x->kMajor ? t.bk : int64_t(t.bk) * l.x->inner;
     ValueId step = b.mul(kt, i64(kStep));
-    return b.add(b.add(l.src, rows), step);
+    ValueId at = b.add(b.add(l.src, rows), step);
+    if (l.ptr1 == kNone)
+      return at;
+    ValueId half = i64(t.outN() * l.x->inner); // chain 1's rows start the tile again
+    ValueId second = secondHalf(l, j);
+    ValueId none = i64(0);
+    ValueId shift = b.select(second, half, none);
+    return op(IndexOp::Sub, at, shift);
   }
 
   /// The stage byte chunk j (i32) goes to.
@@ -720,7 +819,8 @@ private:
         ValueId dst = destination(*l, stage, j);
         if (ok == kNone)
           ok = b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), "");
-        b.copyAsync(smem, dst, l->ptr, src, ok);
+        ValueId ptr = pointerOf(*l, j);
+        b.copyAsync(smem, dst, ptr, src, ok);
       });
     }
   }
@@ -732,6 +832,7 @@ private:
     ValueId zero = b.narrow(stored, b.literal(zeros(stored), ""));
     ValueId ok = inside(l, j, to32(kt));
     ValueId src = sourceIndex(l, j, kt);
+    ValueId ptr = pointerOf(l, j);
     ValueId eight = i64(8);
     ValueId slot = b.mul(to64(j), eight);
     auto zeroFill = [&](ValueId at) { b.store(l.regs, at, zero); };
@@ -739,7 +840,7 @@ private:
       unsigned lanes = 16 / dtypeSize(stored);
       auto load = [&] {
         for (unsigned v = 0; v < 8 / lanes; ++v) {
-          ValueId x = b.load(l.ptr, b.add(src, i64(v * lanes)), lanes);
+          ValueId x = b.load(ptr, b.add(src, i64(v * lanes)), lanes);
           b.store(l.regs, b.add(slot, i64(v * lanes)), x, lanes);
         }
       };
@@ -764,7 +865,7 @@ private:
       b.ifThenElse(
           okE,
           [&] {
-            ValueId x = b.load(l.ptr, b.add(src, e), 1);
+            ValueId x = b.load(ptr, b.add(src, e), 1);
             b.store(l.regs, at, x);
           },
           [&] { zeroFill(at); });
@@ -880,9 +981,11 @@ private:
   /// Each lane's accumulators into the f32 tile (reusing the stages), two adjacent columns at a
   /// time.
   /// This thread's accumulators of n8 tiles [first, first + count) of its warp tile (all of
-  /// them by default) into the f32 output tile in shared memory, columns from the first's.
-  ValueId accumulatorsToShared(int first = 0, int count = 0) {
-    int ldc = (count ? count * 8 : t.bn) + 8; // 8 words of padding keep the stores conflict-free
+  /// them by default) into the f32 output tile in shared memory, rows `ldc` apart (by default
+  /// their columns and 8 words of padding, which keep the stores conflict-free), columns from
+  /// `to` on.
+  ValueId accumulatorsToShared(int first = 0, int count = 0, int ldc = 0, int to = 0) {
+    ldc = ldc ? ldc : (count ? count * 8 : t.bn) + 8;
     count = count ? count : ni;
     ValueId tileC = b.dynamicShared(DType::F32, "tileC");
     ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
@@ -897,7 +1000,8 @@ private:
           ValueId h8 = b.mul(h32, i32(8));
           ValueId rowIn = b.add(b.mul(m32, i32(16)), h8);
           ValueId row = b.add(b.add(warpRow, rowIn), laneRow);
-          ValueId col = b.add(b.add(warpCol, b.mul(n32, i32(8))), laneCol);
+          ValueId within = b.add(b.mul(n32, i32(8)), laneCol);
+          ValueId col = b.add(warpCol, to ? b.add(within, i32(to)) : within);
           ValueId h2 = b.mul(h, i64(2));
           ValueId four = i64(4);
           ValueId mRow = b.mul(m, i64(ni));
@@ -943,7 +1047,7 @@ private:
       startTile(lb, at);
       acc = zeroedAccumulators(mi * ni * 4);
       mainLoop();
-      epilogueLoop({accumulatorsToShared(), cBase, t.bn + 8, plan.acc}, at);
+      epilogueLoop({accumulatorsToShared(), cBase, t.bn + 8, plan.acc, false, t.bn / 2}, at);
     });
     return std::max(t.stages * stageBytes, t.bm * (t.bn + 8) * 4);
   }
@@ -1016,7 +1120,20 @@ private:
             b.tensorLoad(smem, to, bMap, bars, full, {b.add(n0, i32(64 * panel)), k0});
           }
         };
-        byChain(at, [&](unsigned g) { loadB(bMaps[g]); });
+        if (!plan.paired) {
+          byChain(at, [&](unsigned g) { loadB(bMaps[g]); });
+        } else if (plan.b.kMajor) { // Note [Paired gemm]: chain 1's rows after chain 0's
+          b.tensorLoad(smem, bStage, bMaps[0], bars, full, {k0, n0});
+          ValueId second = b.add(bStage, i64(int64_t(t.outN()) * 128));
+          b.tensorLoad(smem, second, bMaps[1], bars, full, {k0, n0});
+        } else { // chain 1's panels after chain 0's
+          int panels = t.outN() / 64;
+          for (int panel = 0; panel < 2 * panels; ++panel) {
+            ValueId to = b.add(bStage, i64(int64_t(panel) * 64 * 128));
+            ValueId column = b.add(n0, i32(64 * (panel % panels)));
+            b.tensorLoad(smem, to, bMaps[panel / panels], bars, full, {column, k0});
+          }
+        }
         b.store(seen, zero, b.add(n, one));
       });
     });
@@ -1231,6 +1348,17 @@ private:
   /// columns at a time (no room beside its stages for more).
   void epilogue(const TileAt &at) {
     int width = t.outputColumns();
+    if (plan.paired && width < t.bn) { // chain 0's columns [col0, + half) and chain 1's beside
+      int half = width / 2, ld = width + 8;
+      for (int col0 = 0; col0 < t.outN(); col0 += half) {
+        accumulatorsToShared(col0 / 8, half / 8, ld, 0);
+        ValueId tile = accumulatorsToShared((col0 + t.outN()) / 8, half / 8, ld, half);
+        epilogueLoop({tile, cBase, ld, plan.acc, false, half}, at, col0, half);
+      }
+      return;
+    }
+    if (plan.paired)
+      return epilogueLoop({accumulatorsToShared(), cBase, t.bn + 8, plan.acc, false, t.bn / 2}, at);
     for (int col0 = 0; col0 < t.bn; col0 += width)
       epilogueLoop({accumulatorsToShared(col0 / 8, width / 8), cBase, width + 8, plan.acc}, at,
                    col0, width);
@@ -1320,7 +1448,14 @@ private:
       ValueId across = op(IndexOp::Div, i32v, i32(rowLen));
       ValueId kk = x.kMajor ? along : across, mnI = x.kMajor ? across : along;
       ValueId gk = b.add(k0, to64(kk), "gk");
-      ValueId gmn = b.add(mn0, to64(mnI), "gmn");
+      ValueId from = ptr, mnIn = mnI; // paired B: chain 1's columns fill the second half
+      if (!isA && plan.paired) {
+        ValueId second = b.less(i32(t.outN() - 1), mnI);
+        from = b.select(second, at.b1, at.b);
+        ValueId half = i32(t.outN()), none = i32(0);
+        mnIn = op(IndexOp::Sub, mnI, b.select(second, half, none));
+      }
+      ValueId gmn = b.add(mn0, to64(mnIn), "gmn");
       ValueId inMn = b.less(gmn, extentMn);
       ValueId ok = op(IndexOp::And, b.less(gk, i64(plan.k)), inMn);
       ValueId past = i32(offset);
@@ -1330,7 +1465,7 @@ private:
           [&] {
             ValueId outer = x.kMajor ? gmn : gk, innerI = x.kMajor ? gk : gmn;
             ValueId at0 = b.add(b.mul(outer, i64(x.inner)), innerI);
-            ValueId raw = b.load(ptr, b.add(base, at0), 1);
+            ValueId raw = b.load(from, b.add(base, at0), 1);
             ValueId v = castThrough(src, raw, false);
             b.store(smem, dst, v);
           },
@@ -1405,7 +1540,7 @@ private:
           b.store(smem, b.add(b.mul(row, i32(ldc)), col), v);
         });
       });
-      epilogueLoop({smem, cBase, ldc, plan.acc}, at);
+      epilogueLoop({smem, cBase, ldc, plan.acc, false, t.bn / 2}, at);
     });
     int elements = std::max(t.bk * (lda + ldb), t.bm * (t.bn + 16));
     return elements * int(dtypeSize(plan.acc));

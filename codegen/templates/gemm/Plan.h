@@ -80,10 +80,16 @@ struct TileConfig {
   /// wgmma: the producer warpgroup's three other warps run the epilogue while the consumers go
   /// on with the next tile (Note [Epilogue warps]).
   int epilogueWarps = 0;
+  /// Set from Plan::paired: a tile holds both products of a paired gemm, chain 0's columns in its
+  /// first half, chain 1's same columns in its second.
+  bool paired = false;
+  /// The result columns a tile covers.
+  int outN() const { return paired ? bn / 2 : bn; }
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
   /// wgmma: the epilogue reads the output tile from shared memory (beside the stages, row stride
   /// columns + 8): the f32 accumulators, a 256-wide tile 32 columns at a time; for the epilogue
   /// warps the whole tile of products rounded to their 2-byte dtype.
+  /// Paired, a 256-wide tile's 16 result columns at a time (their 16 of each product).
   int outputColumns() const { return bn <= 128 || epilogueWarps ? bn : 32; }
   int outputBytes() const { return bm * (outputColumns() + 8) * (epilogueWarps ? 2 : 4); }
   /// wgmma: blocks an SM runs at once. A 64-row tile (decode) has one consumer warpgroup and
@@ -97,6 +103,12 @@ struct Plan {
   const Graph *body = nullptr;
   std::string entry;
   std::vector<Chain> chains;
+  /// Note [Paired gemm]: two chains whose epilogue combines them elementwise (SwiGLU's
+  /// silu(x Wg) * (x Wu)) run as one product of both B's columns side by side in each tile;
+  /// `joint` then evaluates every epilogue op of an element from both products and stores every
+  /// result (its anchor is null).
+  bool paired = false;
+  Chain joint;
   Matrix a, b;
   DType operand = DType::F32; ///< the contraction's operand dtype
   DType acc = DType::F32;     ///< F32 or F64

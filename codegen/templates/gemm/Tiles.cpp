@@ -144,6 +144,8 @@ int specializedStages(const TileConfig &t) {
 std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
   if (t.bm != 128 || t.splitK != 1)
     return "epiwarps=1 needs 128-row tiles and no split of K";
+  if (plan.paired)
+    return "epiwarps=1 does not run a paired gemm";
   for (const Chain &chain : plan.chains)
     if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
       return "epiwarps=1 needs products of f16 or bf16 without linear's bias";
@@ -176,12 +178,13 @@ TileConfig specializedTiles(const Plan &plan) {
                  double(dtypeSize(plan.operand));
   double bestCost = 0;
   for (int bn : {256, 128, 64}) {
-    if (bn == 256 && best.bm == 64)
+    if ((bn == 256 && best.bm == 64) || (bn == 64 && plan.paired && !plan.b.kMajor))
       continue;
     double step = bn == 256 ? 0.70 : bn == 128 ? 0.40 : 0.29;
     double epilogue = bn == 256 ? 3.0 : bn == 128 ? 1.8 : 1.2;
     TileConfig t = best;
     t.bn = bn;
+    t.paired = plan.paired;
     int64_t tiles = tileCount(plan, t).value_or(kWave);
     for (int64_t splits = 1; splits <= std::min<int64_t>(bn <= 128 ? 16 : 1, kSteps); ++splits) {
       int64_t units = tiles * splits, waves = (units + slots - 1) / slots;
@@ -198,12 +201,15 @@ TileConfig specializedTiles(const Plan &plan) {
       }
     }
   }
+  best.paired = plan.paired;
   best.stages = specializedStages(best);
   return best;
 }
 
 /// Why the warp-specialized tiles cannot run, or "" when they can.
-std::string specializedProblem(const TileConfig &t) {
+std::string specializedProblem(const Plan &plan, const TileConfig &t) {
+  if (plan.paired && !plan.b.kMajor && t.bn < 128) // each product's half whole 64-column panels
+    return "a paired gemm's warp-specialized tiles with B N-major are 128 or 256 wide";
   if ((t.bm != 64 && t.bm != 128) || t.bk != 64 || t.warpsM != t.bm / 16 || t.warpsN != 1)
     return "the warp-specialized schedule's tiles are bm x bn x 64, bm 64 or 128 (a consumer "
            "warpgroup a 64 rows; warps are set by bm)";
@@ -229,6 +235,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   std::string problem = parseConfig(text, plan.tensorCores, true, optOut);
   plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
+  plan.tile.paired = plan.paired;
   for (const char *key : {"splitk", "epiwarps"})
     if (problem.empty() && !plan.wgmma && text.find(std::string(key) + "=") != std::string::npos)
       problem = std::string(key) +
@@ -245,7 +252,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
       t.stages = specializedStages(t);
     if (problem.empty())
-      problem = plan.wgmma ? specializedProblem(plan.tile)
+      problem = plan.wgmma ? specializedProblem(plan, plan.tile)
                            : tileProblem(plan.tile, plan.tensorCores,
                                          !plan.a.async || !plan.b.async, plan.acc);
     if (problem.empty() && t.epilogueWarps)
@@ -271,9 +278,11 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt,
                        type, panels(a, plan.m.factor, t.bm)});
   int64_t bRows = b.kMajor ? plan.n : plan.k;
-  for (size_t g = 0; g < b.sources.size(); ++g) // one B a chain (a grouped gemm has several)
+  // One B a chain (a grouped gemm has several); paired, each fills half a K-major tile's rows.
+  int bBox = b.kMajor ? t.bn / (plan.paired ? 2 : 1) : t.bk;
+  for (size_t g = 0; g < b.sources.size(); ++g)
     plan.args.push_back({KernelArg::Kind::TensorMap, "bMap" + std::to_string(g), b.sources[g].input,
-                         0, std::nullopt, type, panels(b, bRows, b.kMajor ? t.bn : t.bk)});
+                         0, std::nullopt, type, panels(b, bRows, bBox)});
   if (t.splitK > 1) {
     plan.args.push_back({KernelArg::Kind::Scratch, "parts", 0, 0, std::nullopt, DType::F32});
     plan.args.push_back({KernelArg::Kind::Scratch, "counters", unsigned(plan.partsBytes()), 0,
@@ -304,6 +313,7 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
         TileConfig t;
         t.bm = bm;
         t.bn = bn;
+        t.paired = plan.paired;
         int64_t tiles = tileCount(plan, t).value_or(kWave), slots = kWave * t.blocksPerSM();
         std::string tile = "bm=" + std::to_string(bm) + " bn=" + std::to_string(bn);
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
@@ -381,8 +391,9 @@ int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.m.isStatic())
     return std::nullopt;
-  return int64_t(plan.chains.size()) * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
-         ((plan.n + t.bn - 1) / t.bn);
+  int64_t chains = plan.paired ? 1 : int64_t(plan.chains.size()); // paired: both in each tile
+  return chains * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
+         ((plan.n + t.outN() - 1) / t.outN());
 }
 
 } // namespace fusec::gemm
