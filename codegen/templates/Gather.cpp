@@ -58,7 +58,9 @@ public:
   GatherBuilder(const Op &kernel, const std::string &entry, unsigned width)
       : kernel(kernel), body(*kernel.body()), entry(entry), width(width), b(k) {}
 
-  KirKernel run() {
+  /// The kernel, or nullopt when it would take more than kMaxBuilds evaluations (nested concats
+  /// and slices can ask one value at exponentially many places).
+  std::optional<KirKernel> run() {
     declareArgs();
     k.name = entry;
     k.comment = comment();
@@ -86,8 +88,13 @@ public:
       for (unsigned j = 0; j < kernel.numResults(); ++j)
         store(j, base, valueAt(body.outputs()[j], out));
     });
+    if (builds > kMaxBuilds)
+      return std::nullopt;
     return KirKernel{std::move(k), std::move(args), launch(numel), schedule()};
   }
+
+  /// Distinct evaluations a kernel may build: a rotary embedding takes a few dozen.
+  static constexpr unsigned kMaxBuilds = 4096;
 
 private:
   void declareArgs() {
@@ -146,6 +153,8 @@ private:
     auto key = std::tuple(v, at.c, at.axis, at.step);
     if (auto it = memo.find(key); it != memo.end())
       return it->second;
+    if (++builds > kMaxBuilds) // given up (run() says so): any value of v's type unwinds
+      return {zero(v->type().dtype)};
     Lanes lanes = build(v, at);
     memo[key] = lanes;
     return lanes;
@@ -239,6 +248,11 @@ private:
       out.push_back(b.load(ptr, at_l, 1, name));
     }
     return out;
+  }
+
+  /// 0 of IR dtype `t`, in its compute type.
+  ValueId zero(DType t) {
+    return b.literal(DenseData::makeSplat(t, {}, std::vector<uint8_t>(dtypeSize(t), 0)), "");
   }
 
   /// `v` asked lane by lane: each lane's own coordinates, every lane's element built alone.
@@ -383,7 +397,7 @@ private:
     }
     Lanes out;
     for (unsigned i = n; i-- > 0;) {
-      if (parts[i].empty())
+      if (parts[i].empty()) // an empty operand; all of them empty: the kernel never runs
         continue;
       if (out.empty()) {
         out = parts[i];
@@ -398,6 +412,8 @@ private:
             b.select(inside, parts[i][parts[i].size() == 1 ? 0 : l], out[out.size() == 1 ? 0 : l]));
       out = merged;
     }
+    if (out.empty())
+      out.push_back(zero(cat.result()->type().dtype));
     return out;
   }
 
@@ -451,6 +467,7 @@ private:
   std::map<const Value *, ValueId> splats;
   std::map<const Value *, unsigned> tables;
   std::map<std::tuple<const Value *, std::vector<ValueId>, int, int64_t>, Lanes> memo;
+  unsigned builds = 0;
 };
 
 /// Whether the body can be gathered: pointwise, constant and movement ops over static shapes, and
@@ -516,7 +533,12 @@ std::optional<KirKernel> buildGathered(const Op &kernel, const std::string &entr
                                        Diagnostics &diags) {
   if (!check(kernel, diags))
     return std::nullopt;
-  return GatherBuilder(kernel, entry, vectorWidth(kernel)).run();
+  std::optional<KirKernel> k = GatherBuilder(kernel, entry, vectorWidth(kernel)).run();
+  if (!k)
+    diags.error(kernel.loc(), "a pointwise kernel that gathers its operands asks for more than " +
+                                  std::to_string(GatherBuilder::kMaxBuilds) +
+                                  " elements of its values; not generated");
+  return k;
 }
 
 } // namespace fusec::templates
