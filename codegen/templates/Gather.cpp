@@ -65,7 +65,7 @@ public:
     k.name = entry;
     k.comment = comment();
     params = declareParams(b, kernel, args);
-    declareConstants();
+    templates::declareConstants(b, body, entry, splats, tables);
     const Shape &space = body.outputs().front()->type().shape;
     Sizes sizes = staticSizes(space);
     unsigned rank = unsigned(sizes.size());
@@ -111,20 +111,6 @@ private:
     const Shape &space = body.outputs().front()->type().shape;
     args.push_back(
         {KernelArg::Kind::NumElements, names.fresh("", "numel"), 0, 0, staticNumElements(space)});
-  }
-
-  void declareConstants() {
-    Namer tableNames;
-    for (const auto &op : body.ops()) {
-      if (op->kind() != OpKind::Const)
-        continue;
-      const DenseData &d = op->getDense("value");
-      if (d.isSplat())
-        splats[op->result()] = b.literal(d, "v_" + op->result()->name());
-      else
-        tables[op->result()] =
-            b.table(tableNames.fresh(entry + "_table_", op->result()->name()), d);
-    }
   }
 
   /// Result j's lanes, narrowed to its type, stored at flat index `base`: one vector store.

@@ -240,7 +240,7 @@ public:
     k.name = plan.entry;
     k.comment = comment();
     params = declareParams(b, kernel, plan.args);
-    declareConstants();
+    templates::declareConstants(b, body, plan.entry, splats, tables);
     auto [step, first] = gridStride(b);
     ValueId numel = params[plan.numelArg];
     ValueId start = first;
@@ -264,20 +264,6 @@ private:
 
   ValueId scalar(const Scalar &s) { return s.value ? b.index(*s.value) : params[s.arg]; }
   ValueId pointer(const Value *v) const { return params[plan.pointerArg.at(v)]; }
-
-  void declareConstants() {
-    Namer tableNames;
-    for (const auto &op : body.ops()) {
-      if (op->kind() != OpKind::Const)
-        continue;
-      const DenseData &d = op->getDense("value");
-      if (d.isSplat())
-        splats[op->result()] = b.literal(d, "v_" + op->result()->name());
-      else
-        tables[op->result()] =
-            b.table(tableNames.fresh(plan.entry + "_table_", op->result()->name()), d);
-    }
-  }
 
   /// `i` itself, or the sum of coordinate * stride over the index's terms.
   ValueId indexOf(const Indexing &index, ValueId i, const std::map<unsigned, ValueId> &c) {

@@ -8,6 +8,7 @@
 #include "ir/Graph.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -48,6 +49,23 @@ inline std::vector<kir::ValueId> declareParams(kir::Builder &b, const Op &kernel
         b.param(a.name, kir::Type::pointer(kir::storageType(t), kir::Space::Global), in));
   }
   return params;
+}
+
+/// A pointwise body's constants in kir: a splat as a literal into `splats`, any other as a table
+/// in global memory, named `<entry>_table_<value>`, into `tables`.
+inline void declareConstants(kir::Builder &b, const Graph &body, const std::string &entry,
+                             std::map<const Value *, kir::ValueId> &splats,
+                             std::map<const Value *, unsigned> &tables) {
+  Namer tableNames;
+  for (const auto &op : body.ops()) {
+    if (op->kind() != OpKind::Const)
+      continue;
+    const DenseData &d = op->getDense("value");
+    if (d.isSplat())
+      splats[op->result()] = b.literal(d, "v_" + op->result()->name());
+    else
+      tables[op->result()] = b.table(tableNames.fresh(entry + "_table_", op->result()->name()), d);
+  }
 }
 
 /// Reads a kernel's `config` attribute, "key=value key=value ...": `item(key, value)` takes each
