@@ -14,9 +14,9 @@
 // epilogue in its result's index space (a row reduction also in its rows'
 // space, with further reductions over the same rows); the remaining pointwise
 // ops form pointwise groups of one index space (broadcast operands welcome),
-// which then take the movement ops only they read;
-// every merge asks a kernel graph kept in topological order whether it would
-// make a cycle (FusionDag.cpp), so grouping is near-linear in ops and edges.
+// which then take the movement ops only they read; every merge asks a kernel
+// graph kept in topological order whether it would make a cycle
+// (FusionDag.cpp), so grouping is near-linear in ops and edges.
 // (3) Outline (FusionOutline.cpp): each group becomes a kernel op, or several
 // when its operands and results would overflow a kernel's parameters; before
 // all this, a concat of too many operands becomes a tree (FusionBounds.cpp,

@@ -141,10 +141,10 @@ private:
   bool joinsRows(const Group &grp, const Op &reduce) const;
   void formPointwiseGroups();
   void gatherIntoPointwise();
-  /// Whether `producer` (a movement op in no group, or a member of a pointwise group that member
-  /// `reader` reads through a movement op) joined `grp`: it does, with its whole group, when `grp`
-  /// alone reads its results.
-  bool gathers(Group &grp, Op &producer, const Op &reader);
+  /// Whether `producer` (a movement op in no group, or a member of a pointwise group) joined
+  /// `grp`: it does, with its whole group, when `grp` alone reads its results (a group's through
+  /// views only: reshapes, transposes, slices, concats).
+  bool gathers(Group &grp, Op &producer);
   void absorb(Group &into, Group &from);
   std::optional<Reason> prologueProblem(const Group &grp, const Op &producer, const Op &consumer,
                                         bool explaining) const;

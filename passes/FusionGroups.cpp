@@ -15,10 +15,11 @@
 // or softmax that no pattern recognised is still one kernel. Left-over
 // pointwise ops form pointwise groups of one index space, joined along
 // producer→consumer edges; a pointwise group then takes the movement ops only
-// it reads (and the pointwise groups behind them). A merge never makes a cycle between
-// kernels; a producer never joins two groups: its other users read it as a
-// kernel result. An epilogue op reads one accumulator of a grouped GEMM, or
-// both of a group of two (a paired GEMM: SwiGLU's gate and up projections).
+// it reads (and the pointwise groups behind them). A merge never makes a
+// cycle between kernels; a producer never joins two groups: its other users
+// read it as a kernel result. An epilogue op reads one accumulator of a
+// grouped GEMM, or both of a group of two (a paired GEMM: SwiGLU's gate and
+// up projections).
 #include "passes/Fusion.h"
 
 #include <algorithm>
@@ -488,7 +489,7 @@ void Plan::gatherIntoPointwise() {
       grew = false;
       for (size_t j = 0; j < grp.ops.size() && !grew; ++j)
         for (Value *v : grp.ops[j]->operands())
-          if (Op *producer = v->definingOp(); producer && gathers(grp, *producer, *grp.ops[j])) {
+          if (Op *producer = v->definingOp(); producer && gathers(grp, *producer)) {
             grew = true;
             break;
           }
@@ -499,10 +500,9 @@ void Plan::gatherIntoPointwise() {
   std::erase_if(all, [](const std::unique_ptr<Group> &g) { return g->ops.empty(); });
 }
 
-bool Plan::gathers(Group &grp, Op &producer, const Op &reader) {
+bool Plan::gathers(Group &grp, Op &producer) {
   const Member *m = memberOf(&producer);
-  bool throughView = reader.info().cls == OpClass::Movement && reader.kind() != OpKind::Broadcast;
-  if (m && (m->group == &grp || m->group->hasAnchor() || !throughView))
+  if (m && (m->group == &grp || m->group->hasAnchor()))
     return false;
   std::vector<Op *> joining = m ? m->group->ops : std::vector<Op *>{&producer};
   if (!m && producer.info().cls != OpClass::Movement)
@@ -512,6 +512,11 @@ bool Plan::gathers(Group &grp, Op &producer, const Op &reader) {
       for (const Use &u : op->result(r)->uses()) {
         const Member *user = u.user ? memberOf(u.user) : nullptr;
         if (!user || (user->group != &grp && (!m || user->group != m->group)))
+          return false;
+        // A pointwise group joins only through views: read by a broadcast, or by a pointwise op
+        // across index spaces, its elements would be computed again for every copy.
+        bool view = isStridedView(u.user->kind()) || u.user->kind() == OpKind::Concat;
+        if (m && user->group == &grp && !view)
           return false;
       }
   if (m) {

@@ -30,6 +30,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
 namespace fusec::templates {
@@ -162,7 +164,10 @@ private:
       return {s->second};
     if (auto t = tables.find(v); t != tables.end()) {
       ValueId table = b.tableAddress(t->second);
-      return read(table, staticSizes(v->type().shape), kir::computeType(v->type().dtype), at, name);
+      // A table is aligned to its element only (and in its compute type, wider than the kernel's
+      // vectors assume): one element a lane.
+      return read(table, staticSizes(v->type().shape), kir::computeType(v->type().dtype), at, name,
+                  false);
     }
     Sizes to = staticSizes(v->type().shape);
     switch (def->kind()) {
@@ -199,10 +204,11 @@ private:
 
   /// Elements of a row-major leaf of `sizes` at `at`: a vector load when the lanes run along its
   /// contiguous axis with step 1 from a multiple of V, else one load a lane.
-  Lanes read(ValueId ptr, const Sizes &sizes, DType stored, const At &at, const std::string &name) {
+  Lanes read(ValueId ptr, const Sizes &sizes, DType stored, const At &at, const std::string &name,
+             bool vectors = true) {
     Sizes strides = contiguousStrides(sizes);
     ValueId offset = kir::kNoValue;
-    bool vectorAligned = at.aligned;
+    bool vectorAligned = vectors && at.aligned;
     for (size_t a = 0; a < sizes.size(); ++a) {
       if (sizes[a] == 1)
         continue;

@@ -472,6 +472,7 @@ private:
         c.push_back(b.load(array, q, 1, "c"));
       if (!rounded)
         return c;
+      FUSEC_ASSERT(chain.anchor, "the epilogue warps hand over no paired tile");
       const Value *anchor = chain.anchor->result();
       given.anchor = b.widen(anchor->type().dtype, c[0], "v_" + anchor->name());
       return std::vector<ValueId>{};

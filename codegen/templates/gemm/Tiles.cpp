@@ -41,7 +41,8 @@ TileConfig defaultTiles(const Plan &plan) {
   else if (!plan.a.async) // bk 32 would spill a register
     sizes = {{128, 256, 16, 2, 4, 4}, {128, 128, 32, 2, 4, 3}};
   sizes.push_back({64, 128, plan.a.async && plan.b.async ? 64 : 32, 2, 2, 3}); // the smallest
-  auto fits = [&](const TileConfig &t) {
+  auto fits = [&](TileConfig t) {
+    t.paired = plan.paired;
     return tileCount(plan, t).value_or(kWave) >= kWave &&
            t.bn <= std::max<int64_t>(2 * plan.n, 128);
   };
@@ -91,6 +92,8 @@ bool isPow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 /// Why the tiles cannot run, or "" when they can.
 std::string tileProblem(const TileConfig &t, bool tensorCores, bool registers, DType acc) {
+  if (t.paired && t.bn % 8 != 0) // the epilogue reads each product's half four columns at a time
+    return "a paired gemm's tiles are a multiple of 8 wide";
   if (!tensorCores) {
     int bytes = 2 * t.bk * (t.bm + t.bn + 2) * (acc == DType::F64 ? 8 : 4);
     bool fits = t.bm % t.tm == 0 && t.bn % t.tn == 0 && t.threads() <= 1024 && bytes <= 48 * 1024;
