@@ -253,19 +253,17 @@ private:
     // A is one input for every chain; B is chain g's (chain < g + 1 picks it).
     at.a = params[plan.a.sources.front().input];
     const std::vector<Source> &bs = plan.b.sources;
-    if (plan.paired) {
+    if (plan.paired) { // both B's in every tile (Note [Paired gemm])
       at.b = params[bs[0].input];
       at.b1 = params[bs[1].input];
-      at.aBase = batchOffset(plan.a, at.z);
-      at.bBase = batchOffset(plan.b, at.z);
-      return at;
-    }
-    at.b = params[bs.back().input];
-    for (size_t g = bs.size() - 1; g-- > 0;) {
-      if (bs[g].input == bs.back().input)
-        continue;
-      ValueId pick = b.less(at.chain, i32(int64_t(g) + 1));
-      at.b = b.select(pick, params[bs[g].input], at.b, "b");
+    } else {
+      at.b = params[bs.back().input];
+      for (size_t g = bs.size() - 1; g-- > 0;) {
+        if (bs[g].input == bs.back().input)
+          continue;
+        ValueId pick = b.less(at.chain, i32(int64_t(g) + 1));
+        at.b = b.select(pick, params[bs[g].input], at.b, "b");
+      }
     }
     at.aBase = batchOffset(plan.a, at.z);
     at.bBase = batchOffset(plan.b, at.z);
