@@ -55,6 +55,9 @@ struct At {
 /// A value at an At: one element per lane, or one for every lane.
 using Lanes = std::vector<ValueId>;
 
+/// Lane l's element of `x`.
+ValueId laneOf(const Lanes &x, size_t l) { return x[x.size() == 1 ? 0 : l]; }
+
 class GatherBuilder {
 public:
   GatherBuilder(const Op &kernel, const std::string &entry, unsigned width)
@@ -127,7 +130,7 @@ private:
     }
     ValueId array = b.localArray(kir::storageType(t), width, k.values[out].name + "_v");
     for (unsigned l = 0; l < width; ++l) {
-      ValueId y = b.narrow(t, lanes[lanes.size() == 1 ? 0 : l]);
+      ValueId y = b.narrow(t, laneOf(lanes, l));
       ValueId lane = b.index(l);
       b.store(array, lane, y);
     }
@@ -196,7 +199,7 @@ private:
     for (size_t l = 0; l < n; ++l) {
       std::vector<ValueId> xs;
       for (const Lanes &x : operands)
-        xs.push_back(x[x.size() == 1 ? 0 : l]);
+        xs.push_back(laneOf(x, l));
       out.push_back(b.math(kir::mathOf(*def), xs, name));
     }
     return out;
@@ -399,9 +402,10 @@ private:
       ValueId inside = b.less(at.c[axis], end);
       size_t lanes = std::max(out.size(), parts[i].size());
       Lanes merged;
-      for (size_t l = 0; l < lanes; ++l)
-        merged.push_back(
-            b.select(inside, parts[i][parts[i].size() == 1 ? 0 : l], out[out.size() == 1 ? 0 : l]));
+      for (size_t l = 0; l < lanes; ++l) {
+        ValueId here = laneOf(parts[i], l), later = laneOf(out, l);
+        merged.push_back(b.select(inside, here, later));
+      }
       out = merged;
     }
     if (out.empty())
@@ -428,10 +432,12 @@ private:
            ", operands gathered through " + movementNames();
   }
 
+  /// The kinds of movement op the body holds, each once, in body order.
   std::string movementNames() const {
     std::string out;
+    std::set<OpKind> seen;
     for (const auto &op : body.ops())
-      if (isMovement(*op) && out.find(op->name()) == std::string::npos)
+      if (isMovement(*op) && seen.insert(op->kind()).second)
         out += (out.empty() ? "" : ", ") + std::string(op->name());
     return out;
   }

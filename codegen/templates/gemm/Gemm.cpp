@@ -720,7 +720,7 @@ private:
     if (l.x->kMajor) { // rows along M (or N), chunks along K
       ValueId at0 = b.add(b.mul(b.add(mn0, row), inner), first);
       l.src = b.add(base, at0, p + "Src");
-      if (l.edge) {
+      if (l.edge && l.ptr1 == kNone) { // paired, inside() bounds each half's rows itself
         ValueId left = op(IndexOp::Sub, extent(l.x->outer), mn0);
         kir::MathOp min{OpKind::Min, DType::I64, DType::I64};
         ValueId rows = b.math(min, {left, i64(l.rows)}, "");
