@@ -19,7 +19,26 @@ namespace fusec {
 
 namespace {
 
-GeneratedKernel renderKir(templates::KirKernel k, Backend backend) {
+// Note [Dependent launch]
+// On sm_90 and later a kernel may be launched to start before the kernel before it on the stream
+// has ended (programmatic dependent launch). Every generated kernel for such a target is built
+// for it: each thread first waits until the kernels before it completed with their writes visible
+// (griddepcontrol.wait), before any memory access, so that it reads nothing the one before it
+// writes, and writes nothing it reads, too early; the runtime launches it so
+// (LaunchConfig::dependent). Waiting on nothing returns at once: a kernel launched plainly runs
+// as ever. The kernel before it lets it launch when its blocks exit, so what overlaps is the
+// launch and the wait for the writes to land. Measured on the H100 (bench/RESULTS.md,
+// 2026-11-28): BERT-base B1 S128 44.3 us a graph replay (45.2 without), B8 S512 172.6 (172.9),
+// and direct launches 13% and 6% faster; a trigger at each block's start instead
+// (griddepcontrol.launch_dependents) made the graphs slower (B8 S512 178 us).
+bool dependentLaunches(std::string_view target) {
+  return target.starts_with("sm_") && std::atoi(std::string(target.substr(3)).c_str()) >= 90;
+}
+
+GeneratedKernel renderKir(templates::KirKernel k, Backend backend, std::string_view target) {
+  k.kernel.dependent = dependentLaunches(target);
+  if (k.launch)
+    k.launch->dependent = k.kernel.dependent;
   std::vector<std::string> errors = kir::verify(k.kernel);
   FUSEC_ASSERT(errors.empty(),
                ("kernel " + k.kernel.name + " is invalid kir: " + errors.front()).c_str());
@@ -53,7 +72,7 @@ std::optional<templates::KirKernel> build(const Op &op, const std::string &entry
 std::optional<GeneratedKernel> render(const Op &op, const std::string &entry, Diagnostics &diags,
                                       Backend backend, std::string_view target) {
   std::optional<templates::KirKernel> k = build(op, entry, target, diags);
-  return k ? std::optional(renderKir(std::move(*k), backend)) : std::nullopt;
+  return k ? std::optional(renderKir(std::move(*k), backend, target)) : std::nullopt;
 }
 
 } // namespace

@@ -71,11 +71,16 @@ struct KernelArg {
 /// 64-byte boundary for a tensor map.
 uint64_t kernelParamBytes(const std::vector<KernelArg> &args);
 
-/// Grid and block of a launch, and its dynamic shared memory.
+/// Grid and block of a launch, its dynamic shared memory, and the blocks along x of a cluster
+/// (sm_90: they run at once on neighbouring SMs and reach each other's shared memory).
 struct LaunchConfig {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
+  unsigned cluster = 1;
+  /// The kernel may start before the one before it ends, and waits for it itself (kir::Kernel::
+  /// dependent).
+  bool dependent = false;
 };
 
 /// "nvrtc" or "llvm" (include/fusec/backend.h), as --backend spells them.

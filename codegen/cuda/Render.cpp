@@ -208,7 +208,8 @@ std::string Renderer::hopper(const Inst &i) {
   auto word = [](const std::string &e) { return "\"r\"(" + e + ")"; };
   std::vector<std::string> inputs;
   if (i.op == Opcode::Barrier) {
-    inputs = {word(ref(i.operands[0]))};
+    if (!i.cluster)
+      inputs = {word(ref(i.operands[0]))};
   } else if (i.op == Opcode::Async) { // TensorLoad
     inputs = {word(sharedAddress(i)), "\"l\"(&" + ref(i.operands[2]) + ")",
               word(sharedAddress(i, 3))};
@@ -216,7 +217,7 @@ std::string Renderer::hopper(const Inst &i) {
       inputs.push_back(word(ref(i.operands[c])));
   } else if (i.op == Opcode::MBarrier && i.mbarrier != kir::MBarrierOp::InitFence) {
     inputs = {word(sharedAddress(i))};
-    if (i.mbarrier == kir::MBarrierOp::Wait)
+    if (i.mbarrier == kir::MBarrierOp::Wait || i.mbarrier == kir::MBarrierOp::ArriveRemote)
       inputs.push_back(word(ref(i.operands[2])));
   }
   std::string s = "asm volatile(\"";
@@ -229,9 +230,9 @@ std::string Renderer::hopper(const Inst &i) {
 }
 
 /// The warpgroup matrix instructions, as inline PTX: a wgmma names each accumulator register
-/// ("+f" of acc[0], acc[1], ...; "=f" where it overwrites them); a fence and a wait pin each register they guard, so that no
-/// write of one moves below the fence and no read above the wait (what CUTLASS's
-/// warpgroup_fence_operand does).
+/// ("+f" of acc[0], acc[1], ...; "=f" where it overwrites them); a fence and a wait pin each
+/// register they guard, so that no write of one moves below the fence and no read above the wait
+/// (what CUTLASS's warpgroup_fence_operand does).
 std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
   auto pin = [&](std::string &s) {
     for (ValueId array : i.operands) {
@@ -274,8 +275,7 @@ std::string Renderer::warpgroup(const Inst &i, const std::string &indent) {
     }
     return "asm volatile(\"" + ptx + "\"\n" + indent + "    : " + outputs + "\n" + indent +
            "    : " + a + ", \"l\"(" + descriptor(i, i.operands.size() - 3) + "), \"r\"(" +
-           (overwrite ? "0" : "1") + ")\n" +
-           indent + "    : \"memory\");";
+           (overwrite ? "0" : "1") + ")\n" + indent + "    : \"memory\");";
   }
   case kir::MatrixOp::LoadX4:
   case kir::MatrixOp::MmaM16N8K16:
@@ -311,7 +311,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
            ") = " + value + ";";
   }
   case Opcode::Barrier:
-    return i.operands.empty() ? "__syncthreads();" : hopper(i);
+    return i.operands.empty() && !i.cluster ? "__syncthreads();" : hopper(i);
   case Opcode::MBarrier:
   case Opcode::SetMaxRegisters:
     return hopper(i);
@@ -420,6 +420,8 @@ std::string Renderer::run() {
   for (size_t p = 0; p < k.params.size(); ++p)
     os << (p ? ",\n    " : "\n    ") << param(k.params[p]);
   os << ") {\n";
+  if (k.dependent) // Note [Dependent launch] in codegen/Codegen.cpp
+    os << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n";
   block(k.body, "  ");
   os << "}\n";
   return os.str();

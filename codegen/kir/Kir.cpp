@@ -288,6 +288,20 @@ void Builder::tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar
           .async = AsyncOp::TensorLoad});
 }
 
+void Builder::tensorLoadMulticast(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar,
+                                  ValueId barIndex, const std::vector<ValueId> &coords,
+                                  uint16_t ctaMask) {
+  std::vector<ValueId> operands = {dst, dstIndex, map, bar, barIndex};
+  operands.insert(operands.end(), coords.begin(), coords.end());
+  append({.op = Opcode::Async,
+          .operands = std::move(operands),
+          .imm = int64_t(coords.size()),
+          .async = AsyncOp::TensorLoad,
+          .ctaMask = ctaMask});
+}
+
+void Builder::clusterBarrier() { append({.op = Opcode::Barrier, .cluster = true}); }
+
 void Builder::barrier(ValueId id, unsigned threads) {
   append({.op = Opcode::Barrier, .operands = {id}, .imm = threads});
 }
@@ -320,6 +334,12 @@ void Builder::mbarrierExpectTx(ValueId bar, ValueId index, unsigned bytes) {
 
 void Builder::mbarrierWait(ValueId bar, ValueId index, ValueId parity) {
   append({.op = Opcode::MBarrier, .operands = {bar, index, parity}, .mbarrier = MBarrierOp::Wait});
+}
+
+void Builder::mbarrierArriveRemote(ValueId bar, ValueId index, ValueId rank) {
+  append({.op = Opcode::MBarrier,
+          .operands = {bar, index, rank},
+          .mbarrier = MBarrierOp::ArriveRemote});
 }
 
 void Builder::setMaxRegisters(unsigned count, bool raise) {

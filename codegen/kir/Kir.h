@@ -77,7 +77,10 @@ enum class Opcode : uint8_t {
   Barrier,       ///< every thread of the block waits here (bar.sync 0); with an operand, named
                  ///< barrier i32 operand 0 (1 to 15) of `imm` threads (a multiple of 32): the
                  ///< thread waits there until `imm` threads arrived (bar.sync id, imm), or with
-                 ///< `arrive` only counts itself and goes on (bar.arrive id, imm)
+                 ///< `arrive` only counts itself and goes on (bar.arrive id, imm); with
+                 ///< `cluster` (sm_90, no operand), every thread of the block's cluster waits
+                 ///< here, the writes to shared memory before it seen by each after it
+                 ///< (barrier.cluster.arrive.release, then .wait.acquire)
   Shuffle,       ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle` names by operand 1,
                  ///< within groups of `imm` lanes (a power of two <= 32), among the lanes of the
                  ///< warp whose bits are set in operand 2 (an i64; every lane named must take part)
@@ -120,7 +123,9 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 ///   on, innermost first) to shared operand 0 + element index operand 1 (1024-byte aligned for a
 ///   128-byte swizzle), completing its bytes on the mbarrier at shared i64 operand 3 + element
 ///   index operand 4 (cp.async.bulk.tensor.Nd ... mbarrier::complete_tx::bytes); elements
-///   outside the tensor are zeros.
+///   outside the tensor are zeros. With a `ctaMask`, the box lands at the same offset in the
+///   shared memory of every block of the cluster whose rank's bit is set, completing on the
+///   mbarrier at the same offset in each (.multicast::cluster).
 enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence, TensorLoad };
 /// The mbarriers of sm_90, each an i64 in shared memory named by operand 0 (a shared i64 array)
 /// + element index operand 1. A barrier completes a phase when its expected arrivals arrived and
@@ -132,8 +137,10 @@ enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence, TensorLoad };
 /// - ExpectTx: one arrival that also expects `imm` more bytes this phase
 ///   (mbarrier.arrive.expect_tx);
 /// - Wait: until the phase of parity i32 operand 2 completed: a barrier in phase 0 has completed
-///   parity 1's (mbarrier.try_wait.parity in a loop).
-enum class MBarrierOp : uint8_t { Init, InitFence, Arrive, ExpectTx, Wait };
+///   parity 1's (mbarrier.try_wait.parity in a loop);
+/// - ArriveRemote: one arrival on the barrier at the same offset in the shared memory of the
+///   cluster's block of rank i32 operand 2 (mapa, then mbarrier.arrive.shared::cluster).
+enum class MBarrierOp : uint8_t { Init, InitFence, Arrive, ExpectTx, Wait, ArriveRemote };
 /// Warp-wide fragments of the tensor cores (sm_80 and later), every lane taking part:
 /// - LoadX4: ldmatrix.x4 (.trans with `imm` 1) of four 8x8 b16 matrices whose rows this lane's
 ///   shared operand 0 + element index operand 1 names (an i8 array gives byte offsets): i32x4;
@@ -194,8 +201,10 @@ struct Inst {
   unsigned align = 16;     ///< Alloca, DynamicShared: the array's alignment in bytes
   bool transposeB = false; ///< Matrix Wgmma: B is MN-major
   Accumulate accumulate = Accumulate::Add; ///< Matrix Wgmma
-  bool arrive = false;     ///< Barrier (named): arrive without waiting
-  bool raise = false;      ///< SetMaxRegisters: inc (else dec)
+  bool arrive = false;                     ///< Barrier (named): arrive without waiting
+  bool raise = false;                      ///< SetMaxRegisters: inc (else dec)
+  bool cluster = false;                    ///< Barrier: the cluster's, not the block's
+  uint16_t ctaMask = 0; ///< Async TensorLoad: the cluster's blocks it multicasts to (0: none)
 };
 
 /// A kernel parameter: a global pointer, an index scalar or a tensor map.
@@ -225,6 +234,10 @@ struct Kernel {
   Block body;
   unsigned maxThreads = 0; ///< threads a block at most (launch bounds); 0: unsaid
   unsigned minBlocks = 0;  ///< blocks an SM must hold at once (launch bounds); 0: unsaid
+  /// sm_90: launched to start before the kernel before it on the stream ends, every thread first
+  /// waits until the grids it depends on completed and their writes are visible
+  /// (griddepcontrol.wait); Note [Dependent launch] in codegen/Codegen.cpp.
+  bool dependent = false;
 
   const Type &typeOf(ValueId v) const { return values[v].type; }
 };
@@ -322,6 +335,11 @@ public:
   /// completing on mbarrier `bar`[`barIndex`] (AsyncOp::TensorLoad).
   void tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
                   const std::vector<ValueId> &coords);
+  /// The same box to every block of the cluster whose rank's bit is set in `ctaMask`.
+  void tensorLoadMulticast(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar,
+                           ValueId barIndex, const std::vector<ValueId> &coords, uint16_t ctaMask);
+  /// Every thread of the cluster waits here (Barrier with `cluster`).
+  void clusterBarrier();
   /// Named barrier i32 `id` of `threads` threads: wait there (bar.sync id, threads), or only
   /// arrive (bar.arrive id, threads).
   void barrier(ValueId id, unsigned threads);
@@ -334,6 +352,8 @@ public:
   void mbarrierArrive(ValueId bar, ValueId index);
   void mbarrierExpectTx(ValueId bar, ValueId index, unsigned bytes);
   void mbarrierWait(ValueId bar, ValueId index, ValueId parity);
+  /// An arrival on the barrier at `bar`[`index`] of the cluster's block of rank `rank` (i32).
+  void mbarrierArriveRemote(ValueId bar, ValueId index, ValueId rank);
   /// setmaxnreg.inc (raise) or .dec to `count` registers a thread, for the whole warpgroup.
   void setMaxRegisters(unsigned count, bool raise);
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");

@@ -109,7 +109,7 @@ std::string Printer::text(const Inst &i) const {
     return "table @" + k.tables[i.imm].name;
   case Opcode::Barrier:
     if (i.operands.empty())
-      return "barrier";
+      return i.cluster ? "barrier.cluster" : "barrier";
     return (i.arrive ? "barrier.arrive " : "barrier ") + ref(i.operands[0]) + ", " +
            std::to_string(i.imm);
   case Opcode::Shuffle:
@@ -129,7 +129,8 @@ std::string Printer::text(const Inst &i) const {
     if (i.async == AsyncOp::TensorLoad) // tma.load.2d %smem[%i], %map, %bars[%j], (%x, %y)
       return "tma.load." + std::to_string(i.imm) + "d " + at(i, 0) + ", " + ref(i.operands[2]) +
              ", " + at(i, 3) + ", (" +
-             refs(std::vector<ValueId>(i.operands.begin() + 5, i.operands.end())) + ")";
+             refs(std::vector<ValueId>(i.operands.begin() + 5, i.operands.end())) + ")" +
+             (i.ctaMask ? " multicast " + std::to_string(i.ctaMask) : "");
     return "cp.async.wait_group " + std::to_string(i.imm);
   case Opcode::Matrix:
     return matrix(i);
@@ -164,8 +165,7 @@ std::string Printer::matrix(const Inst &i) const {
   case MatrixOp::Wgmma: {
     // wgmma.m64n64k16.f16 %acc (=|+=), %layoutA %a[%i], %layoutB %b[%j] (transposed b)
     std::string s = "wgmma.m64n" + std::to_string(i.imm) + "k16." + name(i.dtype) + " " +
-                    ref(i.operands[0]) +
-                    (i.accumulate == Accumulate::Overwrite ? " = " : " += ");
+                    ref(i.operands[0]) + (i.accumulate == Accumulate::Overwrite ? " = " : " += ");
     size_t b = i.operands.size() - 3;
     s += b == 4 ? ref(i.operands[1]) + " " + at(i, 2) : ref(i.operands[1]);
     s += ", " + ref(i.operands[b]) + " " + at(i, b + 1);
@@ -194,6 +194,8 @@ std::string Printer::mbarrier(const Inst &i) const {
     return "mbarrier.expect_tx " + at(i, 0) + ", " + std::to_string(i.imm);
   case MBarrierOp::Wait:
     return "mbarrier.wait " + at(i, 0) + ", " + ref(i.operands[2]);
+  case MBarrierOp::ArriveRemote:
+    return "mbarrier.arrive_remote " + at(i, 0) + ", " + ref(i.operands[2]);
   }
   return "?";
 }
@@ -240,7 +242,8 @@ std::string Printer::run() {
     os << (p ? ", " : "") << "%" << k.params[p].name << ": " << typeName(k.params[p].type)
        << (k.params[p].readOnly ? " readonly" : "");
   os << ")" << (k.maxThreads ? " maxthreads " + std::to_string(k.maxThreads) : "")
-     << (k.minBlocks ? " minblocks " + std::to_string(k.minBlocks) : "") << " {\n";
+     << (k.minBlocks ? " minblocks " + std::to_string(k.minBlocks) : "")
+     << (k.dependent ? " dependent" : "") << " {\n";
   block(k.body, "  ");
   os << "}\n";
   return os.str();
@@ -272,6 +275,8 @@ std::string wgmmaPtx(const Inst &i, char sigil) {
 std::string hopperPtx(const Inst &i, char sigil) {
   auto operand = [&](size_t at) { return sigil + std::to_string(at); };
   std::string imm = std::to_string(i.imm);
+  if (i.op == Opcode::Barrier && i.cluster)
+    return "barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;";
   if (i.op == Opcode::Barrier)
     return (i.arrive ? "bar.arrive " : "bar.sync ") + operand(0) + ", " + imm + ";";
   if (i.op == Opcode::SetMaxRegisters)
@@ -281,9 +286,14 @@ std::string hopperPtx(const Inst &i, char sigil) {
     std::string coords;
     for (size_t c = 0; c < size_t(i.imm); ++c)
       coords += (c ? ", " : "") + operand(3 + c);
-    return "cp.async.bulk.tensor." + imm +
-           "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [" + operand(0) + "], [" +
-           operand(1) + ", {" + coords + "}], [" + operand(2) + "];";
+    std::string copy = "cp.async.bulk.tensor." + imm +
+                       "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+    std::string args =
+        " [" + operand(0) + "], [" + operand(1) + ", {" + coords + "}], [" + operand(2) + "]";
+    if (!i.ctaMask)
+      return copy + args + ";";
+    return "{\n.reg .b16 mask;\nmov.b16 mask, " + std::to_string(i.ctaMask) + ";\n" + copy +
+           ".multicast::cluster" + args + ", mask;\n}";
   }
   FUSEC_ASSERT(i.op == Opcode::MBarrier, "not an sm_90 instruction");
   std::string bar = "[" + operand(0) + "]";
@@ -299,6 +309,9 @@ std::string hopperPtx(const Inst &i, char sigil) {
   case MBarrierOp::Wait: // a label in braces is local to them: every wait may use the same one
     return "{\n.reg .pred p;\nretry:\nmbarrier.try_wait.parity.shared::cta.b64 p, " + bar + ", " +
            operand(1) + ";\n@!p bra retry;\n}";
+  case MBarrierOp::ArriveRemote:
+    return "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, " + operand(0) + ", " +
+           operand(1) + ";\nmbarrier.arrive.shared::cluster.b64 _, [remote];\n}";
   }
   FUSEC_ASSERT(false, "unknown mbarrier op");
 }

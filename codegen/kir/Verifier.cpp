@@ -47,7 +47,9 @@ unsigned arity(const Inst &i) {
       return i.imm >= 1 && i.imm <= 5 ? 5 + unsigned(i.imm) : unsigned(i.operands.size());
     return i.async == AsyncOp::Copy ? 5 : 0;
   case Opcode::MBarrier:
-    return i.mbarrier == MBarrierOp::InitFence ? 0 : i.mbarrier == MBarrierOp::Wait ? 3 : 2;
+    if (i.mbarrier == MBarrierOp::InitFence)
+      return 0;
+    return i.mbarrier == MBarrierOp::Wait || i.mbarrier == MBarrierOp::ArriveRemote ? 3 : 2;
   case Opcode::Matrix:
     switch (i.matrix) {
     case MatrixOp::LoadX4:
@@ -199,6 +201,9 @@ void Verifier::mbarrier(const Inst &i) {
     fail(i, "mbarrier.expect_tx expects 0 to 2^20 - 1 bytes, not " + std::to_string(i.imm));
   if (i.mbarrier == MBarrierOp::Wait && !isI32(i.operands[2]))
     fail(i, "mbarrier.wait takes an i32 parity, not " + typeName(type(i, 2)));
+  if (i.mbarrier == MBarrierOp::ArriveRemote && !isI32(i.operands[2]))
+    fail(i, "a remote mbarrier arrival takes the i32 rank of a block of the cluster, not " +
+                typeName(type(i, 2)));
 }
 
 void Verifier::namedBarrier(const Inst &i) {
@@ -207,6 +212,8 @@ void Verifier::namedBarrier(const Inst &i) {
       fail(i, "the block's barrier (bar.sync 0) takes no thread count; an arrive names a barrier");
     return;
   }
+  if (i.cluster)
+    fail(i, "the cluster's barrier names no barrier");
   auto id = constants.find(i.operands[0]);
   if (!isI32(i.operands[0]) || (id != constants.end() && (id->second < 1 || id->second > 15)))
     fail(i, "a named barrier's id is an i32 from 1 to 15 (0 is the block's)");

@@ -235,7 +235,7 @@ void Renderer::hopper(const Inst &i) {
     b.CreateIntrinsic(id, {}, {b.getInt32(i.imm)});
     return;
   }
-  if (i.op == Opcode::Barrier && !i.arrive) {
+  if (i.op == Opcode::Barrier && !i.arrive && !i.cluster) {
     b.CreateIntrinsic(I::nvvm_barrier_sync_cnt, {}, {get(i.operands[0]), b.getInt32(i.imm)});
     return;
   }
@@ -246,7 +246,8 @@ void Renderer::hopper(const Inst &i) {
     constraints += (constraints.empty() ? "" : ",") + std::string(constraint);
   };
   if (i.op == Opcode::Barrier) {
-    add(get(i.operands[0]), "r");
+    if (!i.cluster)
+      add(get(i.operands[0]), "r");
   } else if (i.op == Opcode::Async) { // TensorLoad
     add(sharedAddress(i, 0), "r");
     add(get(i.operands[2]), "l");
@@ -255,7 +256,7 @@ void Renderer::hopper(const Inst &i) {
       add(get(i.operands[c]), "r");
   } else if (i.mbarrier != kir::MBarrierOp::InitFence) {
     add(sharedAddress(i, 0), "r");
-    if (i.mbarrier == kir::MBarrierOp::Wait)
+    if (i.mbarrier == kir::MBarrierOp::Wait || i.mbarrier == kir::MBarrierOp::ArriveRemote)
       add(get(i.operands[2]), "r");
   }
   llvm::Value *call = asmStatement(kir::hopperPtx(i, '$'), nullptr, constraints, std::move(args));
@@ -476,7 +477,7 @@ void Renderer::inst(const Inst &i) {
   case Opcode::If:
     return branch(i);
   case Opcode::Barrier:
-    if (!i.operands.empty())
+    if (!i.operands.empty() || i.cluster)
       return hopper(i);
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
     return;
@@ -577,6 +578,9 @@ void Renderer::run() {
     launchBounds();
   gridConstants();
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  if (k.dependent) { // Note [Dependent launch] in codegen/Codegen.cpp
+    asmStatement("griddepcontrol.wait;");
+  }
   block(k.body);
   b.CreateRetVoid();
 }

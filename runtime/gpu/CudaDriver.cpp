@@ -45,6 +45,26 @@ constexpr int kTmaInterleaveNone = 0;
 constexpr int kTmaSwizzleNone = 0, kTmaSwizzle32B = 1, kTmaSwizzle64B = 2, kTmaSwizzle128B = 3;
 constexpr int kTmaL2Promotion256B = 3;
 constexpr int kTmaOobFillNone = 0; // zeros outside the tensor
+// cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute in cuda.h): a launch
+// attribute is an id padded to 8 bytes, then a 64-byte union, of which the cluster's shape
+// (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) takes three unsigned, a programmatic dependent launch
+// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) an int.
+constexpr int kLaunchAttrClusterDimension = 4, kLaunchAttrProgrammaticSerialization = 6;
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    unsigned clusterDim[3];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct LaunchConfigEx {
+  unsigned grid[3], block[3], sharedBytes;
+  Stream stream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
 
 struct DriverApi {
   CUresult (*init)(unsigned);
@@ -72,6 +92,7 @@ struct DriverApi {
   CUresult (*funcSetAttribute)(Function, int, int);
   CUresult (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, Stream, void **, void **);
+  CUresult (*launchKernelEx)(const LaunchConfigEx *, Function, void **, void **);
   CUresult (*streamCreate)(Stream *, unsigned);
   CUresult (*streamDestroy)(Stream);
   CUresult (*streamSynchronize)(Stream);
@@ -136,6 +157,7 @@ bool resolveAll(void *lib, DriverApi &a, std::string &e) {
          resolve(lib, {"cuModuleGetFunction"}, a.moduleGetFunction, e) &&
          resolve(lib, {"cuFuncSetAttribute"}, a.funcSetAttribute, e) &&
          resolve(lib, {"cuLaunchKernel"}, a.launchKernel, e) &&
+         resolve(lib, {"cuLaunchKernelEx"}, a.launchKernelEx, e) &&
          resolve(lib, {"cuStreamCreate"}, a.streamCreate, e) &&
          resolve(lib, {"cuStreamDestroy_v2"}, a.streamDestroy, e) &&
          resolve(lib, {"cuStreamSynchronize"}, a.streamSynchronize, e) &&
@@ -440,6 +462,31 @@ bool launch(Function f, const LaunchConfig &c, std::span<const void *const> para
   llvm::SmallVector<void *, 32> args;
   for (const void *p : params)
     args.push_back(const_cast<void *>(p));
+  // The blocks of a cluster run at once and share their shared memory; a dependent kernel may
+  // start before the kernel before it ends (Note [Dependent launch] in codegen/Codegen.cpp).
+  LaunchAttribute attrs[2] = {};
+  unsigned count = 0;
+  if (c.cluster > 1) {
+    LaunchAttribute &a = attrs[count++];
+    a.id = kLaunchAttrClusterDimension;
+    a.value.clusterDim[0] = c.cluster;
+    a.value.clusterDim[1] = a.value.clusterDim[2] = 1;
+  }
+  if (c.dependent) {
+    LaunchAttribute &a = attrs[count++];
+    a.id = kLaunchAttrProgrammaticSerialization;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (count) {
+    LaunchConfigEx config{{c.grid[0], c.grid[1], c.grid[2]},
+                          {c.block[0], c.block[1], c.block[2]},
+                          c.sharedBytes,
+                          stream,
+                          attrs,
+                          count};
+    return check(api().launchKernelEx(&config, f, args.data(), nullptr), "cuLaunchKernelEx", diags,
+                 "kernel '" + kernelName + "'");
+  }
   return check(api().launchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1],
                                   c.block[2], c.sharedBytes, stream, args.data(), nullptr),
                "cuLaunchKernel", diags, "kernel '" + kernelName + "'");

@@ -62,9 +62,52 @@ kir::Kernel hopperSample() {
   return k;
 }
 
+kir::Kernel clusterSample() {
+  Kernel k;
+  k.name = "cluster";
+  k.comment = {"two blocks of a cluster share a TMA box (test/kir/KirSamples.h)"};
+  k.maxThreads = 128;
+  k.dependent = true;
+  Builder b(k);
+  ValueId map = b.tensorMapParam("map");
+  ValueId out = b.param("out", Type::pointer(DType::F32, Space::Global));
+  ValueId smem = b.dynamicShared(DType::I8, "smem", 1024);
+  ValueId bars = b.sharedArray(DType::I64, 2, "bars", 8);
+  ValueId tid = b.special(Special::TidX);
+  ValueId full = b.index(0), empty = b.index(1);
+  ValueId first = b.less(tid, b.index(1));
+  b.ifThenElse(first, [&] {
+    b.mbarrierInit(bars, full, 1);
+    b.mbarrierInit(bars, empty, 2); // one arrival from each block
+    b.mbarrierInitFence();
+  });
+  b.clusterBarrier();
+  ValueId block = b.convert(DType::I32, b.special(Special::CtaidX), "block");
+  ValueId two = b.constant(DType::I32, 2);
+  ValueId rank = b.arith(IndexOp::Rem, block, two, "rank");
+  ValueId zero = b.constant(DType::I32, 0);
+  ValueId lead = b.less(rank, b.constant(DType::I32, 1));
+  b.ifThenElse(first, [&] {
+    b.mbarrierExpectTx(bars, full, 8192);
+    b.ifThenElse(lead, [&] {
+      b.tensorLoadMulticast(smem, full, map, bars, full, {zero, zero}, 3);
+    });
+    b.mbarrierWait(bars, full, zero);
+    ValueId tile = b.dynamicShared(DType::F32, "tile", 1024);
+    ValueId v = b.load(tile, b.index(0), 1, "v");
+    b.store(out, b.convert(DType::I64, rank), v);
+    b.mbarrierArriveRemote(bars, empty, zero);
+    b.ifThenElse(lead, [&] { b.mbarrierWait(bars, empty, zero); });
+  });
+  b.clusterBarrier();
+  return k;
+}
+
 std::optional<kir::Kernel> kirSample(const std::string &name) {
   if (name == "hopper")
     return hopperSample();
+  if (name == "cluster")
+    return clusterSample();
   return std::nullopt;
 }
 

@@ -18,7 +18,15 @@ namespace fusec::test {
 /// consumers) and 2 (with the producer), and wait for `empty`'s phase 0.
 kir::Kernel hopperSample();
 
-/// The sample named `name` ("hopper"), if there is one.
+/// Two blocks of a cluster share one TMA box (a dependent launch: it first waits for the kernels
+/// before it): thread 0 of each inits a `full` and an `empty` mbarrier, a cluster barrier shows
+/// them to both; rank 0's thread 0 loads the box into both blocks' shared memory (multicast,
+/// completing on both `full` barriers), each block's thread 0 waits for its `full`, copies a word
+/// out and arrives on rank 0's `empty` (a remote arrival), which rank 0 waits for; a cluster
+/// barrier ends the kernel.
+kir::Kernel clusterSample();
+
+/// The sample named `name` ("hopper", "cluster"), if there is one.
 std::optional<kir::Kernel> kirSample(const std::string &name);
 
 } // namespace fusec::test

@@ -23,7 +23,7 @@ namespace {
 enum class Emit { Kir, Cuda, Llvm, Ptx };
 
 cl::OptionCategory category("fusec-kir-sample options");
-cl::opt<std::string> sample(cl::Positional, cl::desc("<sample: hopper>"), cl::Required,
+cl::opt<std::string> sample(cl::Positional, cl::desc("<sample: hopper, cluster>"), cl::Required,
                             cl::cat(category));
 cl::opt<Emit> emit("emit", cl::desc("What to write"), cl::init(Emit::Kir),
                    cl::values(clEnumValN(Emit::Kir, "kir", "the text form"),
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
     return kExitUsage;
   std::optional<kir::Kernel> k = test::kirSample(sample);
   if (!k) {
-    llvm::errs() << "fusec-kir-sample: no sample '" << sample << "' (samples: hopper)\n";
+    llvm::errs() << "fusec-kir-sample: no sample '" << sample << "' (samples: hopper, cluster)\n";
     return kExitUsage;
   }
   std::vector<std::string> errors = kir::verify(*k);

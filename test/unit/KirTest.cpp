@@ -300,27 +300,27 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 
   std::string cuda = cuda::render(k);
-  for (const char *line : {"extern __shared__ __align__(1024) signed char wg_smem[];",
-                           "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
-                           "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
-                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
-                           "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
-                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
-                           "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
-                           "\"=f\"(acc[31])\n", "\"r\"(0)\n", "\"r\"(1)\n",
-                           "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
-                           "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
-                           "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
+  for (const char *line :
+       {"extern __shared__ __align__(1024) signed char wg_smem[];",
+        "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
+        "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
+        "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
+        "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])", "\"=f\"(acc[31])\n",
+        "\"r\"(0)\n", "\"r\"(1)\n", "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
+        "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
+        "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
     EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
 
   std::string ir = llvmir::render(k);
-  for (const char *line : {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
-                           "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
-                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
-                           "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
-                           "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;",
-                           "wgmma.wait_group.sync.aligned 0;", "\"=f,0,~{memory}\"",
-                           "=f,l,l,r,~{memory}", "=f,r,r,r,r,l,r,0,1,"})
+  for (const char *line :
+       {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
+        "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
+        "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
+        "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;", "wgmma.wait_group.sync.aligned 0;",
+        "\"=f,0,~{memory}\"", "=f,l,l,r,~{memory}", "=f,r,r,r,r,l,r,0,1,"})
     EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
 
   // An accumulator that is not a local f32 array, and an N that is not a multiple of 8.
@@ -414,6 +414,41 @@ TEST(Kir, HopperPrimitivesPrintAndRenderOnBothBackEnds) {
   EXPECT_EQ(ptx->find(".local"), std::string::npos) << *ptx;
 }
 
+/// The cluster primitives in the sample of test/kir/KirSamples.h: a multicast TMA load, a remote
+/// mbarrier arrival, the cluster barrier and a dependent launch's wait, printed and rendered.
+TEST(Kir, ClusterPrimitivesPrintAndRenderOnBothBackEnds) {
+  Kernel k = test::clusterSample();
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::string text = print(k);
+  for (const char *line :
+       {") maxthreads 128 dependent {", "  barrier.cluster\n", ", (%t_6, %t_6) multicast 3\n",
+        "    mbarrier.arrive_remote %bars[%t_2], %t_6\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+
+  std::string cuda = cuda::render(k);
+  for (const char *line :
+       {"  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n",
+        "asm volatile(\"barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\" ::: "
+        "\"memory\");",
+        "mov.b16 mask, 3;\\ncp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_"
+        "tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], mask;",
+        "mapa.shared::cluster.u32 remote, %0, %1;\\nmbarrier.arrive.shared::cluster.b64 _, "
+        "[remote];"})
+    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+
+  std::string ir = llvmir::render(k);
+  for (const char *line :
+       {"call void asm sideeffect \"griddepcontrol.wait;\", \"~{memory}\"()",
+        "\"barrier.cluster.arrive.release;\\0Abarrier.cluster.wait.acquire;\", \"~{memory}\"()",
+        "bytes.multicast::cluster [$0], [$1, {$3, $4}], [$2], mask;\\0A}\", "
+        "\"r,l,r,r,r,~{memory}\"",
+        "mapa.shared::cluster.u32 remote, $0, $1;\\0Ambarrier.arrive.shared::cluster.b64 _, "
+        "[remote];\\0A}\", \"r,r,~{memory}\""})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  // griddepcontrol.wait comes first, before any other instruction of the kernel.
+  EXPECT_LT(ir.find("griddepcontrol.wait"), ir.find("mbarrier.init")) << ir;
+}
+
 /// What the verifier refuses of the sm_90 primitives, each named for its reason.
 TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
   Kernel k;
@@ -456,6 +491,11 @@ TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
   refusal([&] { b.mbarrierExpectTx(bars, zero, 1 << 20); },
           "mbarrier.expect_tx expects 0 to 2^20 - 1 bytes, not 1048576");
   refusal([&] { b.mbarrierWait(bars, zero, zero); }, "mbarrier.wait takes an i32 parity, not i64");
+  refusal([&] { b.mbarrierArriveRemote(bars, zero, zero); },
+          "a remote mbarrier arrival takes the i32 rank of a block of the cluster, not i64");
+  refusal([&] { b.mbarrierArriveRemote(words, zero, x); }, "not of ptr<shared i32>");
+  refusal([&] { b.tensorLoadMulticast(smem, zero, map, words, zero, two, 3); },
+          "a tma load: tma loads");
   refusal([&] { b.barrier(id0, 256); }, "a barrier: a named barrier's id is an i32 from 1 to 15");
   refusal([&] { b.barrierArrive(zero, 256); }, "a named barrier's id is an i32");
   refusal([&] { b.barrier(id1, 100); },

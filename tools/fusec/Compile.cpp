@@ -201,6 +201,8 @@ std::string launchStr(const GeneratedKernel &k) {
   std::ostringstream os;
   os << "grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", block " << c.block[0]
      << "x" << c.block[1] << "x" << c.block[2] << ", shared " << c.sharedBytes << " B";
+  if (c.cluster > 1)
+    os << ", clusters of " << c.cluster;
   return os.str();
 }
 

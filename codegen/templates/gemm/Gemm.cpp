@@ -101,10 +101,12 @@ public:
     if (std::optional<int64_t> tiles = tileCount(plan, t)) {
       int64_t units = *tiles * t.splitK;
       int64_t persistent = kSMs * t.blocksPerSM();
-      int64_t grid = plan.wgmma ? std::min<int64_t>(units, persistent) : units;
+      int64_t c = t.cluster; // a cluster's blocks take one unit each
+      int64_t grid = plan.wgmma ? c * std::min<int64_t>(units / c, persistent / c) : units;
       launch = LaunchConfig{{unsigned(std::min<int64_t>(grid, 0x7fffffff)), 1, 1},
                             {unsigned(threads()), 1, 1},
-                            unsigned(sharedBytes)};
+                            unsigned(sharedBytes),
+                            unsigned(c)};
     }
     return templates::KirKernel{std::move(k), plan.args, launch, how, plan.scratchBytes()};
   }
@@ -143,6 +145,7 @@ private:
           << t.bm / 64 << " consumer warpgroups of 64 rows; persistent"
           << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
           << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "")
+          << (t.cluster > 1 ? "; clusters of 2 tiles one above the other, B's tile multicast" : "")
           << (plan.paired
                   ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
                   : "");
@@ -206,6 +209,8 @@ private:
     rowsM = extent(plan.m);
     ValueId padded = b.add(rowsM, i64(t.bm - 1));
     tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
+    if (t.cluster > 1) // Note [Clustered tiles]: a row of the tile space is a cluster's tile rows
+      tilesM = op(IndexOp::Div, tilesM, i64(t.cluster), "clusterRows");
     int64_t tilesN = (plan.n + t.outN() - 1) / t.outN();
     int64_t chains = plan.paired ? 1 : int64_t(plan.chains.size()); // paired: both in a tile
     numTiles = b.mul(tilesM, i64(chains * plan.batches * tilesN), "numTiles");
@@ -214,6 +219,10 @@ private:
   void forEachTile(const std::function<void(const TileAt &)> &body) {
     ValueId first = b.special(kir::Special::CtaidX);
     ValueId grid = b.special(kir::Special::NctaidX);
+    if (t.cluster > 1) { // the cluster's blocks visit the same tiles of the space
+      first = op(IndexOp::Div, first, i64(t.cluster), "cluster");
+      grid = op(IndexOp::Div, grid, i64(t.cluster), "clusters");
+    }
     b.forLoop(first, numTiles, grid, "tile", 0, [&](ValueId tile) { body(decodeTile(tile)); });
   }
 
@@ -244,6 +253,8 @@ private:
     ValueId groupRows = b.math(min, {left, i32(t.groupM)}, "groupRows");
     ValueId inGroup = op(IndexOp::Rem, u32, groupRows);
     ValueId row = b.add(firstM, inGroup);
+    if (t.cluster > 1) // the block's own tile row of its cluster's
+      row = b.add(b.mul(row, i32(t.cluster)), rank);
     ValueId m0 = b.mul(row, i32(t.bm), "m0");
     ValueId within = op(IndexOp::Rem, u32, span);
     ValueId column = op(IndexOp::Div, within, groupRows);
@@ -1053,6 +1064,25 @@ private:
 
   // ---- the warp-specialized kernel (sm_90a) ----
 
+  // Note [Clustered tiles]
+  // With `cluster=2` two blocks run as a cluster (launched so: LaunchConfig::cluster) and take
+  // tiles one above the other: the tile space's rows are pairs of tile rows, both blocks walk the
+  // same pairs, and each takes the row of its rank. Their B tile is the same, so each block's
+  // producer TMA-loads half of it (K-major: one box of half the rows; N-major: every other
+  // 64-column panel; paired: one product's) with a multicast to both blocks, each completing on
+  // the stage's full barrier of both; every full barrier expects the whole stage's bytes as
+  // before. A producer then writes a stage in both blocks, so it may only refill it once the
+  // consumers of both have freed it: the empty barrier of each block counts one arrival from each
+  // consumer warpgroup of each block (its threads 0 and 1 arrive, on rank 0's and rank 1's: the
+  // warpgroup's wgmmas are done reading for all its threads once they are for one). A cluster
+  // barrier after the barriers' inits keeps either block from writing into the other's stages
+  // before they exist, and one before the exit keeps a block alive while the other may still
+  // arrive on its barriers. Each block reads two thirds of the bytes from L2 it read alone. On the
+  // H100 the pair is slower all the same (bench/RESULTS.md, 2026-11-28: the LLaMA layer's gate/up
+  // gemm 733 us against 670, BERT B8's QKV 43.0 against 38.8): the blocks wait for each other at
+  // every stage and L2 was not what bounded them. So clusters are asked for (a kernel's config)
+  // or found by --tune (Note [Tuning candidates] in Tiles.cpp), never the default.
+
   /// Mbarriers of stage s: full (the producer's arrival and the TMA bytes) and empty (every
   /// consumer thread's arrival once its wgmmas have read the stage).
   ValueId fullAt(ValueId slot) { return slot; }
@@ -1109,33 +1139,56 @@ private:
         ValueId k0 = b.mul(step, i32(t.bk), "k0");
         b.tensorLoad(smem, stage, aMap, bars, full, {k0, m0});
         ValueId bStage = b.add(stage, i64(aBytes));
+        // B's box number `box` of the stage: alone, or (Note [Clustered tiles]) the even boxes
+        // from the cluster's rank 0 and the odd ones from rank 1, each to both blocks.
+        auto put = [&](int box, ValueId to, ValueId map, const std::vector<ValueId> &at) {
+          if (t.cluster == 1)
+            return b.tensorLoad(smem, to, map, bars, full, at);
+          ValueId mine = box % 2 ? b.less(i32(0), rank) : b.less(rank, i32(1));
+          b.ifThenElse(mine, [&] { b.tensorLoadMulticast(smem, to, map, bars, full, at, 3); });
+        };
         auto loadB = [&](ValueId bMap) {
-          if (plan.b.kMajor) {
+          if (plan.b.kMajor && t.cluster == 1) {
             b.tensorLoad(smem, bStage, bMap, bars, full, {k0, n0});
-            return;
+          } else if (plan.b.kMajor) { // two boxes of half the rows
+            put(0, bStage, bMap, {k0, n0});
+            ValueId second = b.add(bStage, i64(int64_t(t.bn / 2) * 128));
+            put(1, second, bMap, {k0, b.add(n0, i32(t.bn / 2))});
           }
-          for (int panel = 0; panel < t.bn / 64; ++panel) {
+          for (int panel = 0; !plan.b.kMajor && panel < t.bn / 64; ++panel) {
             ValueId to = b.add(bStage, i64(int64_t(panel) * 64 * 128));
-            b.tensorLoad(smem, to, bMap, bars, full, {b.add(n0, i32(64 * panel)), k0});
+            put(panel, to, bMap, {b.add(n0, i32(64 * panel)), k0});
           }
         };
         if (!plan.paired) {
           byChain(at, [&](unsigned g) { loadB(bMaps[g]); });
         } else if (plan.b.kMajor) { // Note [Paired gemm]: chain 1's rows after chain 0's
-          b.tensorLoad(smem, bStage, bMaps[0], bars, full, {k0, n0});
+          put(0, bStage, bMaps[0], {k0, n0});
           ValueId second = b.add(bStage, i64(int64_t(t.outN()) * 128));
-          b.tensorLoad(smem, second, bMaps[1], bars, full, {k0, n0});
+          put(1, second, bMaps[1], {k0, n0});
         } else { // chain 1's panels after chain 0's
           int panels = t.outN() / 64;
           for (int panel = 0; panel < 2 * panels; ++panel) {
             ValueId to = b.add(bStage, i64(int64_t(panel) * 64 * 128));
             ValueId column = b.add(n0, i32(64 * (panel % panels)));
-            b.tensorLoad(smem, to, bMaps[panel / panels], bars, full, {column, k0});
+            put(panel, to, bMaps[panel / panels], {column, k0});
           }
         }
         b.store(seen, zero, b.add(n, one));
       });
     });
+  }
+
+  /// This consumer thread is done reading stage `slot`: it arrives on the stage's empty barrier.
+  /// In a cluster, where every block's producer writes the stage in both, the warpgroup's wgmmas
+  /// that read it are done for all its threads once they are for one: its threads 0 and 1 arrive,
+  /// on rank 0's barrier and rank 1's (Note [Clustered tiles]).
+  void release(ValueId slot) {
+    if (t.cluster == 1)
+      return b.mbarrierArrive(bars, emptyAt(slot));
+    ValueId rank = op(IndexOp::And, tid, i32(127), "signals");
+    b.ifThenElse(b.less(rank, i32(t.cluster)),
+                 [&] { b.mbarrierArriveRemote(bars, emptyAt(slot), rank); });
   }
 
   /// A consumer warpgroup: 64 rows of each unit's tile, a K step's four wgmmas once its stage is
@@ -1184,13 +1237,13 @@ private:
         b.wgmmaWait(1, {acc});
         b.ifThenElse(b.less(zero, kt), [&] {
           ValueId before = b.arith(IndexOp::Sub, n, one);
-          b.mbarrierArrive(bars, emptyAt(slotOf(before).first));
+          release(slotOf(before).first);
         });
         b.store(seen, zero, b.add(n, one));
       });
       b.wgmmaWait(0, {acc});
       ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
-      b.mbarrierArrive(bars, emptyAt(slotOf(last).first));
+      release(slotOf(last).first);
       if (t.epilogueWarps)
         return handOver(handed);
       if (t.splitK == 1)
@@ -1384,12 +1437,18 @@ private:
     smem = b.dynamicShared(DType::I8, "smem", 1024);
     tidWide = b.special(kir::Special::TidX);
     ValueId thread = to32(tidWide, "thread");
+    if (t.cluster > 1) { // the block's rank in its cluster: clusters run along x
+      ValueId block = to32(b.special(kir::Special::CtaidX));
+      rank = op(IndexOp::Rem, block, i32(t.cluster), "rank");
+    }
     tileSpace();
     ValueId first = i32(1);
     b.ifThenElse(b.less(thread, first), [&] {
       for (int st = 0; st < t.stages; ++st) {
         b.mbarrierInit(bars, i64(st), 1);
-        b.mbarrierInit(bars, i64(t.stages + st), unsigned(consumerThreads()));
+        // A cluster's stage is freed by one thread of each warpgroup of each block (release()).
+        int frees = t.cluster > 1 ? t.cluster * t.bm / 64 : consumerThreads();
+        b.mbarrierInit(bars, i64(t.stages + st), unsigned(frees));
       }
       if (t.epilogueWarps) {
         b.mbarrierInit(bars, i64(tileFull()), unsigned(consumerThreads()));
@@ -1397,7 +1456,11 @@ private:
       }
       b.mbarrierInitFence();
     });
-    b.barrier();
+    if (t.cluster == 1) {
+      b.barrier();
+    } else { // the barriers of both blocks ready before either writes or arrives on them
+      b.clusterBarrier();
+    }
     std::vector<ValueId> maps; // aMap, then each chain's bMap (chooseTiles)
     for (size_t i = 0; i < plan.args.size(); ++i)
       if (plan.args[i].kind == KernelArg::Kind::TensorMap)
@@ -1422,6 +1485,8 @@ private:
           b.setMaxRegisters(unsigned(most), true);
           consume();
         });
+    if (t.cluster > 1) // no block leaves while the other may still arrive on its barriers
+      b.clusterBarrier();
     return t.stages * stageBytes + t.outputBytes();
   }
 
@@ -1552,7 +1617,8 @@ private:
   std::vector<ValueId> params; // by KernelArg index
   std::map<const Op *, unsigned> tables;
   ValueId tid, tidWide, rowsM, numTiles, tilesM;
-  ValueId epilogueTid; // i64: this thread's place among epilogueThreads()
+  ValueId rank = kNone; ///< the block's rank in its cluster (i32)
+  ValueId epilogueTid;  // i64: this thread's place among epilogueThreads()
   // tensor cores: warp tile in m16 and n8 blocks; sizes in bytes
   int mi = 0, ni = 0, aBytes = 0, stageBytes = 0, kTiles = 0;
   ValueId smem, words, lane, warpRow, warpCol, aLane, bLane, acc;

@@ -83,6 +83,9 @@ struct TileConfig {
   /// Set from Plan::paired: a tile holds both products of a paired gemm, chain 0's columns in its
   /// first half, chain 1's same columns in its second.
   bool paired = false;
+  /// wgmma: the blocks of a cluster (1 or 2), which take vertically neighbouring tiles and load
+  /// their common B tile once between them (Note [Clustered tiles] in Gemm.cpp).
+  int cluster = 1;
   /// The result columns a tile covers.
   int outN() const { return paired ? bn / 2 : bn; }
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }

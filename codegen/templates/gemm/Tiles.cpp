@@ -74,6 +74,7 @@ std::string parseConfig(const std::string &text, bool tensorCores, bool speciali
   if (specialized) {
     sizes["splitk"] = &t.splitK;
     sizes["epiwarps"] = &t.epilogueWarps;
+    sizes["cluster"] = &t.cluster;
   }
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
@@ -155,6 +156,25 @@ std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
   return "";
 }
 
+/// Why the warp-specialized tiles cannot run in clusters of t.cluster blocks, or "" when they
+/// can: alone, or two blocks on a whole number of tile-row pairs (no block without a tile of
+/// its own), without a split of K or epilogue warps, each loading half of B's tile (an N-major
+/// B's tile has at least two 64-column panels).
+std::string clusterProblem(const Plan &plan, const TileConfig &t) {
+  if (t.cluster == 1)
+    return "";
+  if (t.cluster != 2)
+    return "cluster is 1 or 2";
+  if (t.splitK > 1 || t.epilogueWarps)
+    return "cluster=2 runs without splitk or epiwarps";
+  if ((plan.m.factor + t.bm - 1) / t.bm % 2)
+    return "cluster=2 needs an even number of tile rows (" + std::to_string(plan.m.factor) +
+           " rows of " + std::to_string(t.bm) + "-row tiles)";
+  if (!plan.b.kMajor && t.bn < 128)
+    return "cluster=2 with B N-major needs tiles 128 or 256 wide";
+  return "";
+}
+
 // Note [Specialized tiles]
 // The warp-specialized schedule's default tile width bn (256, 128 or 64) and split of K (1 to 16;
 // bn <= 128) are those of least estimated time on an H100's 132 SMs, in microseconds fitted to the
@@ -226,7 +246,7 @@ std::string specializedProblem(const Plan &plan, const TileConfig &t) {
            std::to_string(t.bn) + " tiles takes 2 to " + std::to_string(most) + " stages";
   if (t.splitK > 16)
     return "splitk is at most 16";
-  return "";
+  return clusterProblem(plan, t);
 }
 
 /// chooseTiles with config `text`.
@@ -239,7 +259,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
   plan.tile.paired = plan.paired;
-  for (const char *key : {"splitk", "epiwarps"})
+  for (const char *key : {"splitk", "epiwarps", "cluster"})
     if (problem.empty() && !plan.wgmma && text.find(std::string(key) + "=") != std::string::npos)
       problem = std::string(key) +
                 " applies to sm_90a's warp-specialized schedule only, which this kernel does not "
@@ -254,6 +274,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
         t.bn != defaults.bn || t.bm != defaults.bm || t.epilogueWarps != defaults.epilogueWarps;
     if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
       t.stages = specializedStages(t);
+    if (problem.empty() && t.cluster > 1 && text.find("splitk=") == std::string::npos)
+      t.splitK = 1; // a cluster asked for over the default split
     if (problem.empty())
       problem = plan.wgmma ? specializedProblem(plan, plan.tile)
                            : tileProblem(plan.tile, plan.tensorCores,
@@ -282,7 +304,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
                        type, panels(a, plan.m.factor, t.bm)});
   int64_t bRows = b.kMajor ? plan.n : plan.k;
   // One B a chain (a grouped gemm has several); paired, each fills half a K-major tile's rows.
-  int bBox = b.kMajor ? t.bn / (plan.paired ? 2 : 1) : t.bk;
+  // In a cluster each block loads half a K-major tile's rows (Note [Clustered tiles]).
+  int bBox = b.kMajor ? t.bn / (plan.paired || t.cluster > 1 ? 2 : 1) : t.bk;
   for (size_t g = 0; g < b.sources.size(); ++g)
     plan.args.push_back({KernelArg::Kind::TensorMap, "bMap" + std::to_string(g), b.sources[g].input,
                          0, std::nullopt, type, panels(b, bRows, bBox)});
@@ -324,6 +347,8 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
             break;
           add(tile + " splitk=" + std::to_string(split));
         }
+        for (int cluster : {1, 2}) // Note [Clustered tiles] in Gemm.cpp
+          add(tile + " cluster=" + std::to_string(cluster));
         if (bm == 128) // Note [Epilogue warps] in Gemm.cpp
           add(tile + " epiwarps=1");
       }
@@ -377,8 +402,8 @@ std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target
     const TileConfig &t = p.tile;
     if (!p.wgmma && p.tensorCores && mmaSharedBytes(t) > sharedLimit)
       continue;
-    std::vector<int> tiles = {p.wgmma,  t.bm,     t.bn, t.bk, t.warpsM, t.warpsN,
-                              t.stages, t.groupM, t.tm, t.tn, t.splitK, t.epilogueWarps};
+    std::vector<int> tiles = {p.wgmma,  t.bm, t.bn, t.bk,     t.warpsM,        t.warpsN, t.stages,
+                              t.groupM, t.tm, t.tn, t.splitK, t.epilogueWarps, t.cluster};
     if (std::find(seen.begin(), seen.end(), tiles) != seen.end())
       continue;
     seen.push_back(tiles);
