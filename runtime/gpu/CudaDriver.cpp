@@ -157,7 +157,6 @@ bool resolveAll(void *lib, DriverApi &a, std::string &e) {
          resolve(lib, {"cuModuleGetFunction"}, a.moduleGetFunction, e) &&
          resolve(lib, {"cuFuncSetAttribute"}, a.funcSetAttribute, e) &&
          resolve(lib, {"cuLaunchKernel"}, a.launchKernel, e) &&
-         resolve(lib, {"cuLaunchKernelEx"}, a.launchKernelEx, e) &&
          resolve(lib, {"cuStreamCreate"}, a.streamCreate, e) &&
          resolve(lib, {"cuStreamDestroy_v2"}, a.streamDestroy, e) &&
          resolve(lib, {"cuStreamSynchronize"}, a.streamSynchronize, e) &&
@@ -216,6 +215,8 @@ Driver openDriver() {
     return d;
   d.api.tensorMapEncodeTiled =
       reinterpret_cast<decltype(d.api.tensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
+  d.api.launchKernelEx =
+      reinterpret_cast<decltype(d.api.launchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   int count = 0;
   CUdevice dev = 0;
   if (CUresult r = d.api.init(0)) {
@@ -477,7 +478,12 @@ bool launch(Function f, const LaunchConfig &c, std::span<const void *const> para
     a.id = kLaunchAttrProgrammaticSerialization;
     a.value.programmaticStreamSerializationAllowed = 1;
   }
-  if (count) {
+  if (c.cluster > 1 && !api().launchKernelEx) {
+    diags.error(Loc{}, "the CUDA driver lacks cuLaunchKernelEx (CUDA 12 or later): kernel '" +
+                           kernelName + "' runs in clusters and needs it");
+    return false;
+  }
+  if (count && api().launchKernelEx) { // else a dependent kernel waits for nothing: plainly
     LaunchConfigEx config{{c.grid[0], c.grid[1], c.grid[2]},
                           {c.block[0], c.block[1], c.block[2]},
                           c.sharedBytes,

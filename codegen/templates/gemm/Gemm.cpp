@@ -1186,9 +1186,9 @@ private:
   void release(ValueId slot) {
     if (t.cluster == 1)
       return b.mbarrierArrive(bars, emptyAt(slot));
-    ValueId rank = op(IndexOp::And, tid, i32(127), "signals");
-    b.ifThenElse(b.less(rank, i32(t.cluster)),
-                 [&] { b.mbarrierArriveRemote(bars, emptyAt(slot), rank); });
+    ValueId to = op(IndexOp::And, tid, i32(127), "signals"); // the rank it signals, if below 2
+    b.ifThenElse(b.less(to, i32(t.cluster)),
+                 [&] { b.mbarrierArriveRemote(bars, emptyAt(slot), to); });
   }
 
   /// A consumer warpgroup: 64 rows of each unit's tile, a K step's four wgmmas once its stage is
