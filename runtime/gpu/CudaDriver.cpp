@@ -9,6 +9,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstddef>
 #include <dlfcn.h>
 #include <mutex>
 #include <optional>
@@ -53,7 +54,7 @@ constexpr int kLaunchAttrClusterDimension = 4, kLaunchAttrProgrammaticSerializat
 struct LaunchAttribute {
   int id;
   char pad[4];
-  union {
+  union alignas(8) {
     char bytes[64];
     unsigned clusterDim[3];
     int programmaticStreamSerializationAllowed;
@@ -65,6 +66,9 @@ struct LaunchConfigEx {
   LaunchAttribute *attrs;
   unsigned numAttrs;
 };
+static_assert(sizeof(LaunchAttribute) == 72 && offsetof(LaunchAttribute, value) == 8);
+static_assert(sizeof(LaunchConfigEx) == 56 && offsetof(LaunchConfigEx, stream) == 32 &&
+              offsetof(LaunchConfigEx, attrs) == 40 && offsetof(LaunchConfigEx, numAttrs) == 48);
 
 struct DriverApi {
   CUresult (*init)(unsigned);
@@ -479,8 +483,8 @@ bool launch(Function f, const LaunchConfig &c, std::span<const void *const> para
     a.value.programmaticStreamSerializationAllowed = 1;
   }
   if (c.cluster > 1 && !api().launchKernelEx) {
-    diags.error(Loc{}, "the CUDA driver lacks cuLaunchKernelEx (CUDA 12 or later): kernel '" +
-                           kernelName + "' runs in clusters and needs it");
+    diags.error(Loc{}, "the CUDA driver lacks cuLaunchKernelEx: kernel '" + kernelName +
+                           "' runs in clusters and needs it");
     return false;
   }
   if (count && api().launchKernelEx) { // else a dependent kernel waits for nothing: plainly

@@ -1077,14 +1077,16 @@ private:
   // warpgroup's wgmmas are done reading for all its threads once they are for one). A cluster
   // barrier after the barriers' inits keeps either block from writing into the other's stages
   // before they exist, and one before the exit keeps a block alive while the other may still
-  // arrive on its barriers. Each block reads two thirds of the bytes from L2 it read alone. On the
+  // arrive on its barriers. Each block reads (bn / 2) / (bm + bn) fewer bytes from L2 (a third
+  // for 128 x 256 tiles, a quarter for 128 x 128). On the
   // H100 the pair is slower all the same (bench/RESULTS.md, 2026-11-28: the LLaMA layer's gate/up
   // gemm 733 us against 670, BERT B8's QKV 43.0 against 38.8): the blocks wait for each other at
   // every stage and L2 was not what bounded them. So clusters are asked for (a kernel's config)
   // or found by --tune (Note [Tuning candidates] in Tiles.cpp), never the default.
 
   /// Mbarriers of stage s: full (the producer's arrival and the TMA bytes) and empty (every
-  /// consumer thread's arrival once its wgmmas have read the stage).
+  /// consumer thread's arrival once its wgmmas have read the stage; in a cluster one arrival a
+  /// consumer warpgroup of each block, release()).
   ValueId fullAt(ValueId slot) { return slot; }
   ValueId emptyAt(ValueId slot) { return b.add(slot, i64(t.stages)); }
 
@@ -1148,14 +1150,14 @@ private:
           b.ifThenElse(mine, [&] { b.tensorLoadMulticast(smem, to, map, bars, full, at, 3); });
         };
         auto loadB = [&](ValueId bMap) {
-          if (plan.b.kMajor && t.cluster == 1) {
-            b.tensorLoad(smem, bStage, bMap, bars, full, {k0, n0});
-          } else if (plan.b.kMajor) { // two boxes of half the rows
+          if (plan.b.kMajor && t.cluster == 1)
+            return b.tensorLoad(smem, bStage, bMap, bars, full, {k0, n0});
+          if (plan.b.kMajor) { // two boxes of half the rows
             put(0, bStage, bMap, {k0, n0});
             ValueId second = b.add(bStage, i64(int64_t(t.bn / 2) * 128));
-            put(1, second, bMap, {k0, b.add(n0, i32(t.bn / 2))});
+            return put(1, second, bMap, {k0, b.add(n0, i32(t.bn / 2))});
           }
-          for (int panel = 0; !plan.b.kMajor && panel < t.bn / 64; ++panel) {
+          for (int panel = 0; panel < t.bn / 64; ++panel) {
             ValueId to = b.add(bStage, i64(int64_t(panel) * 64 * 128));
             put(panel, to, bMap, {b.add(n0, i32(64 * panel)), k0});
           }

@@ -321,7 +321,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
 // What `--tune` times for a gemm kernel (runtime/Tuning.cpp): the template's own choice first, then
 // on sm_90a's warp-specialized schedule every tile width with 128-row tiles (64-row ones too up to
 // 256 rows) and the splits of K that add fewer than three waves to the unsplit tiles, each
-// 128-row width with the epilogue warps too (Note [Epilogue warps] in Gemm.cpp), and the
+// 128-row width with the epilogue warps too (Note [Epilogue warps] in Gemm.cpp), each unsplit
+// tile in clusters of two where it can (Note [Clustered tiles] in Gemm.cpp), and the
 // mma.sync schedule with its defaults; on mma.sync the tile shapes of defaultTiles and their
 // neighbours; on SIMT a few block and thread tiles. Each is kept only when chooseTiles takes it and
 // it gives other tiles than a candidate before it, so every candidate is a distinct kernel.
@@ -347,9 +348,8 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
             break;
           add(tile + " splitk=" + std::to_string(split));
         }
-        for (int cluster : {1, 2}) // Note [Clustered tiles] in Gemm.cpp
-          add(tile + " cluster=" + std::to_string(cluster));
-        if (bm == 128) // Note [Epilogue warps] in Gemm.cpp
+        add(tile + " cluster=2"); // Note [Clustered tiles] in Gemm.cpp
+        if (bm == 128)            // Note [Epilogue warps] in Gemm.cpp
           add(tile + " epiwarps=1");
       }
     }
