@@ -279,18 +279,7 @@ void Builder::wgmmaWait(unsigned pending, const std::vector<ValueId> &accumulato
 void Builder::proxyFence() { append({.op = Opcode::Async, .async = AsyncOp::ProxyFence}); }
 
 void Builder::tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
-                         const std::vector<ValueId> &coords) {
-  std::vector<ValueId> operands = {dst, dstIndex, map, bar, barIndex};
-  operands.insert(operands.end(), coords.begin(), coords.end());
-  append({.op = Opcode::Async,
-          .operands = std::move(operands),
-          .imm = int64_t(coords.size()),
-          .async = AsyncOp::TensorLoad});
-}
-
-void Builder::tensorLoadMulticast(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar,
-                                  ValueId barIndex, const std::vector<ValueId> &coords,
-                                  uint16_t ctaMask) {
+                         const std::vector<ValueId> &coords, uint16_t ctaMask) {
   std::vector<ValueId> operands = {dst, dstIndex, map, bar, barIndex};
   operands.insert(operands.end(), coords.begin(), coords.end());
   append({.op = Opcode::Async,

@@ -332,12 +332,10 @@ public:
   /// A tensor map parameter (Type::tensorMap()).
   ValueId tensorMapParam(const std::string &name) { return param(name, Type::tensorMap(), true); }
   /// The box of tensor map `map` at i32 `coords` (innermost first) to shared `dst`[`dstIndex`],
-  /// completing on mbarrier `bar`[`barIndex`] (AsyncOp::TensorLoad).
+  /// completing on mbarrier `bar`[`barIndex`] (AsyncOp::TensorLoad); with a `ctaMask`, to every
+  /// block of the cluster whose rank's bit is set in it.
   void tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
-                  const std::vector<ValueId> &coords);
-  /// The same box to every block of the cluster whose rank's bit is set in `ctaMask`.
-  void tensorLoadMulticast(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar,
-                           ValueId barIndex, const std::vector<ValueId> &coords, uint16_t ctaMask);
+                  const std::vector<ValueId> &coords, uint16_t ctaMask = 0);
   /// Every thread of the cluster waits here (Barrier with `cluster`).
   void clusterBarrier();
   /// Named barrier i32 `id` of `threads` threads: wait there (bar.sync id, threads), or only

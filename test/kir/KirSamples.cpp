@@ -89,9 +89,7 @@ kir::Kernel clusterSample() {
   ValueId lead = b.less(rank, b.constant(DType::I32, 1));
   b.ifThenElse(first, [&] {
     b.mbarrierExpectTx(bars, full, 8192);
-    b.ifThenElse(lead, [&] {
-      b.tensorLoadMulticast(smem, full, map, bars, full, {zero, zero}, 3);
-    });
+    b.ifThenElse(lead, [&] { b.tensorLoad(smem, full, map, bars, full, {zero, zero}, 3); });
     b.mbarrierWait(bars, full, zero);
     ValueId tile = b.dynamicShared(DType::F32, "tile", 1024);
     ValueId v = b.load(tile, b.index(0), 1, "v");

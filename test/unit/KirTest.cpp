@@ -494,8 +494,7 @@ TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
   refusal([&] { b.mbarrierArriveRemote(bars, zero, zero); },
           "a remote mbarrier arrival takes the i32 rank of a block of the cluster, not i64");
   refusal([&] { b.mbarrierArriveRemote(words, zero, x); }, "not of ptr<shared i32>");
-  refusal([&] { b.tensorLoadMulticast(smem, zero, map, words, zero, two, 3); },
-          "a tma load: tma loads");
+  refusal([&] { b.tensorLoad(smem, zero, map, words, zero, two, 3); }, "a tma load: tma loads");
   refusal([&] { b.barrier(id0, 256); }, "a barrier: a named barrier's id is an i32 from 1 to 15");
   refusal([&] { b.barrierArrive(zero, 256); }, "a named barrier's id is an i32");
   refusal([&] { b.barrier(id1, 100); },

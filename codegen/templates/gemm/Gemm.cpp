@@ -1147,7 +1147,7 @@ private:
           if (t.cluster == 1)
             return b.tensorLoad(smem, to, map, bars, full, at);
           ValueId mine = box % 2 ? b.less(i32(0), rank) : b.less(rank, i32(1));
-          b.ifThenElse(mine, [&] { b.tensorLoadMulticast(smem, to, map, bars, full, at, 3); });
+          b.ifThenElse(mine, [&] { b.tensorLoad(smem, to, map, bars, full, at, 3); });
         };
         auto loadB = [&](ValueId bMap) {
           if (plan.b.kMajor && t.cluster == 1)
