@@ -501,6 +501,11 @@ TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
           "a named barrier counts a multiple of 32 threads up to 1024, not 100");
   refusal([&] { k.body.push_back({.op = Opcode::Barrier, .arrive = true}); },
           "the block's barrier (bar.sync 0) takes no thread count");
+  refusal(
+      [&] {
+        k.body.push_back({.op = Opcode::Barrier, .operands = {id1}, .imm = 256, .cluster = true});
+      },
+      "the cluster's barrier names no barrier");
   refusal([&] { b.setMaxRegisters(240, true); },
           "a setmaxnreg: setmaxnreg needs the kernel's maxthreads and minblocks");
   k.maxThreads = 384;
