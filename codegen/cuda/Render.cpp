@@ -165,6 +165,9 @@ std::string Renderer::expr(const Inst &i) {
   case Opcode::Pack:
     return "fusec_pack_" + std::string(dtypeName(i.dtype)) + "x2(" + ref(i.operands[0]) + ", " +
            ref(i.operands[1]) + ")";
+  case Opcode::Unpack:
+    return "fusec_unpack_" + std::string(dtypeName(i.dtype)) + (i.imm ? "_hi(" : "_lo(") +
+           ref(i.operands[0]) + ")";
   case Opcode::Exp2:
     return "fusec_exp2_approx(" + ref(i.operands[0]) + ")";
   case Opcode::AtomicAdd:
@@ -197,6 +200,9 @@ std::string Renderer::async(const Inst &i) {
   case kir::AsyncOp::ProxyFence:
     return "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
   case kir::AsyncOp::TensorLoad:
+  case kir::AsyncOp::TensorStore:
+  case kir::AsyncOp::BulkCommit:
+  case kir::AsyncOp::BulkWait:
     return hopper(i);
   }
   FUSEC_ASSERT(false, "unknown async op");
@@ -210,10 +216,14 @@ std::string Renderer::hopper(const Inst &i) {
   if (i.op == Opcode::Barrier) {
     if (!i.cluster)
       inputs = {word(ref(i.operands[0]))};
-  } else if (i.op == Opcode::Async) { // TensorLoad
+  } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorLoad) {
     inputs = {word(sharedAddress(i)), "\"l\"(&" + ref(i.operands[2]) + ")",
               word(sharedAddress(i, 3))};
     for (size_t c = 5; c < i.operands.size(); ++c)
+      inputs.push_back(word(ref(i.operands[c])));
+  } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorStore) {
+    inputs = {word(sharedAddress(i)), "\"l\"(&" + ref(i.operands[2]) + ")"};
+    for (size_t c = 3; c < i.operands.size(); ++c)
       inputs.push_back(word(ref(i.operands[c])));
   } else if (i.op == Opcode::MBarrier && i.mbarrier != kir::MBarrierOp::InitFence) {
     inputs = {word(sharedAddress(i))};
@@ -360,6 +370,7 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
   case Opcode::Widen:
   case Opcode::Shuffle:
   case Opcode::Pack:
+  case Opcode::Unpack:
   case Opcode::Select:
   case Opcode::Exp2:
   case Opcode::AtomicAdd:

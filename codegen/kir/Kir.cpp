@@ -289,6 +289,22 @@ void Builder::tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar
           .ctaMask = ctaMask});
 }
 
+void Builder::tensorStore(ValueId src, ValueId srcIndex, ValueId map,
+                          const std::vector<ValueId> &coords) {
+  std::vector<ValueId> operands = {src, srcIndex, map};
+  operands.insert(operands.end(), coords.begin(), coords.end());
+  append({.op = Opcode::Async,
+          .operands = std::move(operands),
+          .imm = int64_t(coords.size()),
+          .async = AsyncOp::TensorStore});
+}
+
+void Builder::bulkCommit() { append({.op = Opcode::Async, .async = AsyncOp::BulkCommit}); }
+
+void Builder::bulkWait(unsigned pending) {
+  append({.op = Opcode::Async, .imm = pending, .async = AsyncOp::BulkWait});
+}
+
 void Builder::clusterBarrier() { append({.op = Opcode::Barrier, .cluster = true}); }
 
 void Builder::barrier(ValueId id, unsigned threads) {
@@ -342,6 +358,11 @@ ValueId Builder::select(ValueId cond, ValueId a, ValueId b, const std::string &n
 ValueId Builder::pack(DType t, ValueId lo, ValueId hi, const std::string &name) {
   return emit(Type::scalar(DType::I32), name,
               {.op = Opcode::Pack, .operands = {lo, hi}, .dtype = t});
+}
+
+ValueId Builder::unpack(DType t, ValueId word, unsigned half, const std::string &name) {
+  return emit(Type::scalar(DType::F32), name,
+              {.op = Opcode::Unpack, .operands = {word}, .imm = half, .dtype = t});
 }
 
 ValueId Builder::exp2(ValueId x, const std::string &name) {

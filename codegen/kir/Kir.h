@@ -91,6 +91,8 @@ enum class Opcode : uint8_t {
   Select,        ///< operand 1 if predicate operand 0, else operand 2 (any one type)
   Pack,          ///< f32 operands 0 (low half) and 1 rounded to `dtype` (f16, bf16),
                  ///< packed into one i32 word (cvt.rn.f16x2.f32)
+  Unpack,        ///< the `dtype` (f16, bf16) half of i32 operand 0 that `imm` names (0 the low,
+                 ///< 1 the high: Pack's order) as f32, exactly
   Exp2,          ///< 2^operand 0 of f32, approximate (ex2.approx.ftz: relative error ~2^-22,
                  ///< subnormal results flushed to 0, exp2(-inf) = 0)
   AtomicAdd,     ///< the i32 at global operand 0 + element index operand 1 += i32 operand 2, at
@@ -126,7 +128,23 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 ///   outside the tensor are zeros. With a `ctaMask`, the box lands at the same offset in the
 ///   shared memory of every block of the cluster whose rank's bit is set, completing on the
 ///   mbarrier at the same offset in each (.multicast::cluster).
-enum class AsyncOp : uint8_t { Copy, Commit, Wait, ProxyFence, TensorLoad };
+/// - TensorStore: shared operand 0 + element index operand 1 to the box of the tensor map operand
+///   2 at the `imm` i32 coordinates (operands 3 on, innermost first); elements of the box outside
+///   the tensor are not written (cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group). The
+///   shared memory must not be written again before a BulkWait covers the store;
+/// - BulkCommit: the tensor stores this thread issued since the last commit form a bulk group;
+/// - BulkWait: until at most `imm` of this thread's bulk groups are still reading shared memory
+///   (cp.async.bulk.wait_group.read).
+enum class AsyncOp : uint8_t {
+  Copy,
+  Commit,
+  Wait,
+  ProxyFence,
+  TensorLoad,
+  TensorStore,
+  BulkCommit,
+  BulkWait
+};
 /// The mbarriers of sm_90, each an i64 in shared memory named by operand 0 (a shared i64 array)
 /// + element index operand 1. A barrier completes a phase when its expected arrivals arrived and
 /// its expected transaction bytes landed; the phases alternate parity 0, 1, 0, ... from 0.
@@ -187,7 +205,7 @@ struct Inst {
   std::vector<ValueId> operands = {};
   int64_t imm = 0;          ///< Param, Const, Alloca (count), Table, For (unroll: 0 none, -1 full),
                             ///< Shuffle (width), Async (bytes, groups), Matrix (LoadX4: transposed)
-  DType dtype = DType::F32; ///< Widen, Narrow, Alloca, DynamicShared, Matrix (Mma), Pack
+  DType dtype = DType::F32; ///< Widen, Narrow, Alloca, DynamicShared, Matrix (Mma), Pack, Unpack
   unsigned lanes = 1;       ///< Load, Store
   Special special = Special::TidX;
   IndexOp indexOp = IndexOp::Add;
@@ -336,6 +354,12 @@ public:
   /// block of the cluster whose rank's bit is set in it.
   void tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
                   const std::vector<ValueId> &coords, uint16_t ctaMask = 0);
+  /// Shared `src`[`srcIndex`] to the box of tensor map `map` at i32 `coords` (innermost first)
+  /// (AsyncOp::TensorStore); then the bulk group's commit, and the wait until at most `pending`
+  /// groups still read shared memory.
+  void tensorStore(ValueId src, ValueId srcIndex, ValueId map, const std::vector<ValueId> &coords);
+  void bulkCommit();
+  void bulkWait(unsigned pending);
   /// Every thread of the cluster waits here (Barrier with `cluster`).
   void clusterBarrier();
   /// Named barrier i32 `id` of `threads` threads: wait there (bar.sync id, threads), or only
@@ -356,6 +380,8 @@ public:
   void setMaxRegisters(unsigned count, bool raise);
   ValueId select(ValueId cond, ValueId a, ValueId b, const std::string &name = "");
   ValueId pack(DType t, ValueId lo, ValueId hi, const std::string &name = "");
+  /// The f32 value of half `half` (0 low, 1 high) of `word`, a pair of `t` (Opcode::Unpack).
+  ValueId unpack(DType t, ValueId word, unsigned half, const std::string &name = "");
   ValueId exp2(ValueId x, const std::string &name = "");
   /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
@@ -404,11 +430,12 @@ std::string typeName(Type t);
 /// then A (a descriptor, or 4 words), B's descriptor and a word that is 1 (scale-d).
 std::string wgmmaPtx(const Inst &i, char sigil);
 
-/// The inline PTX of sm_90 instruction `i` (a TensorLoad, an MBarrier op, a named Barrier or a
-/// SetMaxRegisters), its operands numbered as both renderers pass them and written `sigil` +
-/// number: a shared address is 32 bits, the tensor map's a 64-bit generic one. TensorLoad: the
-/// destination, the map, the mbarrier, the coordinates; MBarrier: the barrier, then Wait's
-/// parity; a named Barrier: its id. Several waits may share a function (scoped labels).
+/// The inline PTX of sm_90 instruction `i` (a TensorLoad or TensorStore, a bulk group's commit or
+/// wait, an MBarrier op, a named Barrier or a SetMaxRegisters), its operands numbered as both
+/// renderers pass them and written `sigil` + number: a shared address is 32 bits, the tensor
+/// map's a 64-bit generic one. TensorLoad: the destination, the map, the mbarrier, the
+/// coordinates; TensorStore: the source, the map, the coordinates; MBarrier: the barrier, then
+/// Wait's parity; a named Barrier: its id. Several waits may share a function (scoped labels).
 std::string hopperPtx(const Inst &i, char sigil);
 
 } // namespace fusec::kir

@@ -131,6 +131,14 @@ std::string Printer::text(const Inst &i) const {
              ", " + at(i, 3) + ", (" +
              refs(std::vector<ValueId>(i.operands.begin() + 5, i.operands.end())) + ")" +
              (i.ctaMask ? " multicast " + std::to_string(i.ctaMask) : "");
+    if (i.async == AsyncOp::TensorStore) // tma.store.2d %map, (%x, %y), %smem[%i]
+      return "tma.store." + std::to_string(i.imm) + "d " + ref(i.operands[2]) + ", (" +
+             refs(std::vector<ValueId>(i.operands.begin() + 3, i.operands.end())) + "), " +
+             at(i, 0);
+    if (i.async == AsyncOp::BulkCommit)
+      return "cp.async.bulk.commit_group";
+    if (i.async == AsyncOp::BulkWait)
+      return "cp.async.bulk.wait_group.read " + std::to_string(i.imm);
     return "cp.async.wait_group " + std::to_string(i.imm);
   case Opcode::Matrix:
     return matrix(i);
@@ -142,6 +150,8 @@ std::string Printer::text(const Inst &i) const {
     return "select " + refs(i.operands);
   case Opcode::Pack:
     return "pack." + name(i.dtype) + "x2 " + refs(i.operands);
+  case Opcode::Unpack:
+    return "unpack." + name(i.dtype) + (i.imm ? ".hi " : ".lo ") + refs(i.operands);
   case Opcode::Exp2:
     return "exp2 " + refs(i.operands);
   case Opcode::AtomicAdd:
@@ -282,6 +292,17 @@ std::string hopperPtx(const Inst &i, char sigil) {
   if (i.op == Opcode::SetMaxRegisters)
     return std::string("setmaxnreg.") + (i.raise ? "inc" : "dec") + ".sync.aligned.u32 " + imm +
            ";";
+  if (i.op == Opcode::Async && i.async == AsyncOp::BulkCommit)
+    return "cp.async.bulk.commit_group;";
+  if (i.op == Opcode::Async && i.async == AsyncOp::BulkWait)
+    return "cp.async.bulk.wait_group.read " + imm + ";";
+  if (i.op == Opcode::Async && i.async == AsyncOp::TensorStore) { // [map, {coordinates}], [src]
+    std::string coords;
+    for (size_t c = 0; c < size_t(i.imm); ++c)
+      coords += (c ? ", " : "") + operand(2 + c);
+    return "cp.async.bulk.tensor." + imm + "d.global.shared::cta.bulk_group [" + operand(1) +
+           ", {" + coords + "}], [" + operand(0) + "];";
+  }
   if (i.op == Opcode::Async) { // [dst], [map, {coordinates}], [mbarrier]
     std::string coords;
     for (size_t c = 0; c < size_t(i.imm); ++c)

@@ -31,6 +31,7 @@ unsigned arity(const Inst &i) {
   case Opcode::Narrow:
   case Opcode::If:
   case Opcode::Exp2:
+  case Opcode::Unpack:
     return 1;
   case Opcode::Index:
   case Opcode::Load:
@@ -45,6 +46,8 @@ unsigned arity(const Inst &i) {
   case Opcode::Async:
     if (i.async == AsyncOp::TensorLoad) // 5 + a coordinate a dimension (types() checks 1 to 5)
       return i.imm >= 1 && i.imm <= 5 ? 5 + unsigned(i.imm) : unsigned(i.operands.size());
+    if (i.async == AsyncOp::TensorStore) // 3 + a coordinate a dimension
+      return i.imm >= 1 && i.imm <= 5 ? 3 + unsigned(i.imm) : unsigned(i.operands.size());
     return i.async == AsyncOp::Copy ? 5 : 0;
   case Opcode::MBarrier:
     if (i.mbarrier == MBarrierOp::InitFence)
@@ -103,8 +106,10 @@ private:
     case Opcode::SetMaxRegisters:
       return "a setmaxnreg";
     default:
-      return i.op == Opcode::Async && i.async == AsyncOp::TensorLoad ? "a tma load"
-                                                                     : "an async copy";
+      if (i.op == Opcode::Async && i.async == AsyncOp::TensorLoad)
+        return "a tma load";
+      return i.op == Opcode::Async && i.async == AsyncOp::TensorStore ? "a tma store"
+                                                                      : "an async copy";
     }
   }
   const Type &type(const Inst &i, size_t o) const { return k.typeOf(i.operands[o]); }
@@ -122,7 +127,7 @@ private:
   void types(const Inst &i);
   void memory(const Inst &i);
   void wgmma(const Inst &i);
-  void tensorLoad(const Inst &i);
+  void tensorCopy(const Inst &i);
   void mbarrier(const Inst &i);
   void namedBarrier(const Inst &i);
   void setMaxRegisters(const Inst &i);
@@ -151,11 +156,12 @@ bool Verifier::operands(const Inst &i) {
     return false;
   }
   // A tensor map lives in the parameter space: only the TMA reads it, by its address.
-  bool tma = i.op == Opcode::Async && i.async == AsyncOp::TensorLoad;
+  bool tma =
+      i.op == Opcode::Async && (i.async == AsyncOp::TensorLoad || i.async == AsyncOp::TensorStore);
   for (size_t o = 0; o < i.operands.size(); ++o) {
     if (k.typeOf(i.operands[o]).space != Space::Param || (tma && o == 2))
       continue;
-    fail(i, "uses tensor map %" + names[i.operands[o]] + ", which only a tma load takes");
+    fail(i, "uses tensor map %" + names[i.operands[o]] + ", which only a tma load or store takes");
     return false;
   }
   return true;
@@ -178,15 +184,19 @@ void Verifier::wgmma(const Inst &i) {
             "B as a shared tile");
 }
 
-void Verifier::tensorLoad(const Inst &i) {
+void Verifier::tensorCopy(const Inst &i) {
+  bool load = i.async == AsyncOp::TensorLoad;
   bool coords = true;
-  for (size_t o = 5; o < i.operands.size(); ++o)
+  for (size_t o = load ? 5 : 3; o < i.operands.size(); ++o)
     coords = coords && isI32(i.operands[o]);
-  if (i.imm < 1 || i.imm > 5 || !coords || !isAddress(i, 0, Space::Shared) ||
-      type(i, 2) != Type::tensorMap() || type(i, 3) != Type::pointer(DType::I64, Space::Shared) ||
-      !isInteger(i.operands[4]))
+  bool ok = i.imm >= 1 && i.imm <= 5 && coords && isAddress(i, 0, Space::Shared) &&
+            type(i, 2) == Type::tensorMap();
+  if (load &&
+      (!ok || type(i, 3) != Type::pointer(DType::I64, Space::Shared) || !isInteger(i.operands[4])))
     fail(i, "tma loads the box at 1 to 5 i32 coordinates of a tensor map to a shared address, "
             "completing on an mbarrier of a shared i64 array");
+  if (!load && !ok)
+    fail(i, "tma stores a shared address to the box at 1 to 5 i32 coordinates of a tensor map");
 }
 
 void Verifier::mbarrier(const Inst &i) {
@@ -263,8 +273,10 @@ void Verifier::types(const Inst &i) {
       fail(i, "cp.async copies 16 bytes from a global to a shared address under a predicate");
     if (i.async == AsyncOp::Wait && (i.imm < 0 || i.imm > 7))
       fail(i, "cp.async.wait_group waits for 0 to 7 groups");
-    if (i.async == AsyncOp::TensorLoad)
-      tensorLoad(i);
+    if (i.async == AsyncOp::BulkWait && (i.imm < 0 || i.imm > 7))
+      fail(i, "cp.async.bulk.wait_group waits for 0 to 7 groups");
+    if (i.async == AsyncOp::TensorLoad || i.async == AsyncOp::TensorStore)
+      tensorCopy(i);
     return;
   case Opcode::MBarrier:
     mbarrier(i);
@@ -295,6 +307,10 @@ void Verifier::types(const Inst &i) {
     if (type(i, 0) != Type::scalar(DType::F32) || type(i, 1) != Type::scalar(DType::F32) ||
         !isNarrowFloat(i.dtype))
       fail(i, "packs two f32 into an f16 or bf16 pair");
+    return;
+  case Opcode::Unpack:
+    if (type(i, 0) != Type::scalar(DType::I32) || !isNarrowFloat(i.dtype) || i.imm < 0 || i.imm > 1)
+      fail(i, "unpacks the low or high f16 or bf16 half of an i32");
     return;
   case Opcode::Exp2:
     if (type(i, 0) != Type::scalar(DType::F32))

@@ -220,6 +220,9 @@ void Renderer::async(const Inst &i) {
     asmStatement("fence.proxy.async.shared::cta;");
     return;
   case kir::AsyncOp::TensorLoad:
+  case kir::AsyncOp::TensorStore:
+  case kir::AsyncOp::BulkCommit:
+  case kir::AsyncOp::BulkWait:
     return hopper(i);
   }
 }
@@ -248,12 +251,18 @@ void Renderer::hopper(const Inst &i) {
   if (i.op == Opcode::Barrier) {
     if (!i.cluster)
       add(get(i.operands[0]), "r");
-  } else if (i.op == Opcode::Async) { // TensorLoad
+  } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorLoad) {
     add(sharedAddress(i, 0), "r");
     add(get(i.operands[2]), "l");
     add(sharedAddress(i, 3), "r");
     for (size_t c = 5; c < i.operands.size(); ++c)
       add(get(i.operands[c]), "r");
+  } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorStore) {
+    add(sharedAddress(i, 0), "r");
+    add(get(i.operands[2]), "l");
+    for (size_t c = 3; c < i.operands.size(); ++c)
+      add(get(i.operands[c]), "r");
+  } else if (i.op == Opcode::Async) { // a bulk group's commit or wait: no operands
   } else if (i.mbarrier != kir::MBarrierOp::InitFence) {
     add(sharedAddress(i, 0), "r");
     if (i.mbarrier == kir::MBarrierOp::Wait || i.mbarrier == kir::MBarrierOp::ArriveRemote)
@@ -503,6 +512,11 @@ void Renderer::inst(const Inst &i) {
     return set(i, matrix(i));
   case Opcode::Pack:
     return set(i, pack(i));
+  case Opcode::Unpack: { // the half's 16 bits as the narrow type, then widened (exact)
+    llvm::Value *word = get(i.operands[0]);
+    llvm::Value *bits = b.CreateTrunc(i.imm ? b.CreateLShr(word, 16) : word, b.getInt16Ty());
+    return set(i, b.CreateFPExt(b.CreateBitCast(bits, type(i.dtype)), b.getFloatTy()));
+  }
   case Opcode::Exp2:
     return set(i,
                b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {get(i.operands[0])}));

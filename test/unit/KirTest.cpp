@@ -479,9 +479,9 @@ TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
   refusal([&] { b.tensorLoad(smem, zero, map, bars, zero, six); }, "a tma load: tma loads");
   refusal([&] { b.tensorLoad(smem, zero, out, bars, zero, {x}); }, "a tma load: tma loads");
   refusal([&] { b.load(map, zero, 1, "peek"); },
-          "%peek: uses tensor map %map, which only a tma load takes");
+          "%peek: uses tensor map %map, which only a tma load or store takes");
   refusal([&] { b.tensorLoad(map, zero, map, bars, zero, {x}); },
-          "uses tensor map %map, which only a tma load takes");
+          "uses tensor map %map, which only a tma load or store takes");
   refusal([&] { b.param("p", Type::pointer(DType::F32, Space::Param)); },
           "a parameter in the param space is a tensor map, not ptr<param f32>");
   refusal([&] { b.mbarrierInit(words, zero, 1); },

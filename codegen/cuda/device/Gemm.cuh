@@ -64,6 +64,23 @@ __device__ __forceinline__ int fusec_pack_f16x2(float lo, float hi) {
   return (int)r;
 }
 
+// The low or high half of a packed pair as f32 (exact).
+__device__ __forceinline__ float fusec_unpack_f16_lo(int w) {
+  return fusec_f16_to_f32((fusec_f16)((unsigned)w & 0xffffu));
+}
+
+__device__ __forceinline__ float fusec_unpack_f16_hi(int w) {
+  return fusec_f16_to_f32((fusec_f16)((unsigned)w >> 16));
+}
+
+__device__ __forceinline__ float fusec_unpack_bf16_lo(int w) {
+  return __uint_as_float((unsigned)w << 16);
+}
+
+__device__ __forceinline__ float fusec_unpack_bf16_hi(int w) {
+  return __uint_as_float((unsigned)w & 0xffff0000u);
+}
+
 // A wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format"): the layout
 // fields of `layout` (kir::Builder::wgmmaLayout) and the start address.
 __device__ __forceinline__ unsigned long long fusec_wgmma_desc(long long layout, unsigned addr) {

@@ -146,6 +146,9 @@ private:
           << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
           << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "")
           << (t.cluster > 1 ? "; clusters of 2 tiles one above the other, B's tile multicast" : "")
+          << (t.overlap ? "; each tile's epilogue from registers under the next tile's first K "
+                          "steps"
+                        : "")
           << (plan.paired
                   ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
                   : "");
@@ -469,11 +472,15 @@ private:
   // B8 S512's layer 172.4 us, plain 4096 x 3072 x 768 41.2 -> 36.7 us. The vector load needs the
   // input 8-byte (f16) or 16-byte (f32) aligned, as the operands' loads already do.
 
+  /// Where an epilogue's values go instead of the result in global memory: sink(result, values),
+  /// `values` a local array of the elements of kernel result `result` (its storage type).
+  using Sink = std::function<void(unsigned, ValueId)>;
+
   /// `chain`'s epilogue on the `width` elements (row, col + q), q < width, whose accumulators
-  /// are sums[i][q] (one array a product it reads): stored at once when N % width == 0, else each
-  /// checked against N.
+  /// are sums[i][q] (one array a product it reads): stored at once when N % width == 0 (or handed
+  /// to `sink`), else each checked against N.
   void epilogueVector(const Chain &chain, int width, const std::vector<ValueId> &sums, bool rounded,
-                      ValueId row, ValueId col) {
+                      ValueId row, ValueId col, const Sink &sink = {}) {
     // The products of (row, col + q) as the chain takes them: accumulators, or rounded already.
     auto product = [&](ValueId q, Given &given) {
       std::vector<ValueId> c;
@@ -481,9 +488,10 @@ private:
         c.push_back(b.load(array, q, 1, "c"));
       if (!rounded)
         return c;
-      FUSEC_ASSERT(chain.anchor, "the epilogue warps hand over no paired tile");
+      FUSEC_ASSERT(chain.anchor, "no rounded products of a paired tile");
       const Value *anchor = chain.anchor->result();
-      given.anchor = b.widen(anchor->type().dtype, c[0], "v_" + anchor->name());
+      bool wide = k.typeOf(c[0]).elem == DType::F32; // unpacked already (an f32 array)
+      given.anchor = wide ? c[0] : b.widen(anchor->type().dtype, c[0], "v_" + anchor->name());
       return std::vector<ValueId>{};
     };
     ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
@@ -491,6 +499,7 @@ private:
     auto output = [&](size_t r) { return params[plan.kernel->numOperands() + chain.results[r]]; };
     ValueId zero = i64(0), count = i64(width), one = i64(1);
     if (plan.n % width != 0) {
+      FUSEC_ASSERT(!sink, "a sink takes whole vectors");
       b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
         ValueId colQ = b.add(col, q);
         b.ifThenElse(b.less(colQ, i64(plan.n)), [&] {
@@ -550,7 +559,10 @@ private:
       }
     });
     for (size_t r = 0; r < vectors.size(); ++r)
-      copyVector(output(r), at, vectors[r], zero, kir::storageType(resultType(r)), width);
+      if (sink)
+        sink(chain.results[r], vectors[r]);
+      else
+        copyVector(output(r), at, vectors[r], zero, kir::storageType(resultType(r)), width);
   }
 
   /// The tile's values (columns [col0, col0 + width) of the tile: all by default), once every
@@ -1219,9 +1231,13 @@ private:
       handed = b.localArray(DType::I64, 1, "handed");
       b.store(handed, zero, zero);
     }
+    if (t.overlap)
+      startPending();
     forEachUnit([&](const TileAt &at, ValueId, ValueId count) {
       acc = zeroedAccumulators(t.bn / 2);
-      b.forLoop(zero, count, one, "kt", 0, [&](ValueId kt) {
+      // A K step: its stage's wgmmas once full, `between` while they run, then the stage before
+      // it freed once they are done (one group stays in flight).
+      auto step = [&](ValueId kt, const std::function<void()> &between) {
         ValueId n = b.load(seen, zero, 1, "n");
         auto [slot, parity] = slotOf(n);
         b.mbarrierWait(bars, fullAt(slot), parity);
@@ -1236,16 +1252,30 @@ private:
                   {smem, bAt, plan.b.kMajor ? kMajor : nMajor}, !plan.b.kMajor);
         }
         b.wgmmaCommit();
+        if (between)
+          between();
         b.wgmmaWait(1, {acc});
         b.ifThenElse(b.less(zero, kt), [&] {
           ValueId before = b.arith(IndexOp::Sub, n, one);
           release(slotOf(before).first);
         });
+
         b.store(seen, zero, b.add(n, one));
-      });
+      };
+      int peeled = 0;  // the first steps, each with a slice of the pending tile's epilogue
+      if (t.overlap) { // Note [Overlapped epilogue]
+        peeled = std::min(t.slices(), kTiles);
+        for (int i = 0; i < peeled; ++i)
+          step(i64(i), [&] { pendingSlice(i, 1); });
+      }
+      b.forLoop(i64(peeled), count, one, "kt", 0, [&](ValueId kt) { step(kt, {}); });
+      if (peeled < t.slices() && t.overlap)
+        pendingSlice(peeled, t.slices() - peeled);
       b.wgmmaWait(0, {acc});
       ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
       release(slotOf(last).first);
+      if (t.overlap)
+        return keepPending(at);
       if (t.epilogueWarps)
         return handOver(handed);
       if (t.splitK == 1)
@@ -1256,6 +1286,179 @@ private:
         b.ifThenElse(b.less(tid, i32(1)), [&] { b.store(counters, at.index, i32(0)); });
       });
     });
+    if (t.overlap) // the block's last tile
+      pendingSlice(0, t.slices());
+    if (t.sliceBytes) // no block leaves while a TMA store still reads its shared memory
+      b.ifThenElse(b.less(tid, i32(1)), [&] { b.bulkWait(0); });
+  }
+
+  // Note [Overlapped epilogue]
+  // With `overlap=1` a consumer keeps a finished tile's products, rounded to their 2-byte dtype
+  // (what the reference stores, and what each chain starts from), packed in registers: bn / 4
+  // words beside the next tile's bn / 2 accumulators. The next tile's first K steps each run a
+  // slice of that tile's epilogue (t.slices() of them, n8 tiles of columns) between issuing
+  // their wgmmas and waiting for them, from the registers straight to global memory, so the
+  // epilogue's math runs under the tensor cores' work instead of between tiles; the block's last
+  // tile runs its epilogue whole after the loop. No shared memory and no barrier: each thread
+  // reads its own fragment (rows warpRow + 8 h + lane / 4, columns 8 j + 2 (lane % 4) and the
+  // next), a pair of columns a store.
+
+  /// The registers of the tile whose epilogue is pending: its products, its origin and chain, and
+  /// whether there is one (none before the block's first tile).
+  void startPending() {
+    pending = b.localArray(DType::I32, unsigned(t.bn / 4), "pending"); // packed pairs
+    pendingAt = b.localArray(DType::I64, 3, "pendingAt");
+    pendingFlag = b.localArray(DType::I32, 1, "hasPending");
+    ValueId zero = i64(0), none = i32(0);
+    b.store(pendingFlag, zero, none);
+    if (t.sliceBytes) {
+      slicesDone = b.localArray(DType::I32, 1, "slicesDone");
+      b.store(slicesDone, zero, none);
+    }
+  }
+
+  /// The finished tile `at` becomes the pending one: its accumulators rounded and packed in pairs
+  /// (words, not 2-byte elements: the LLVM back end kept those in 16-bit registers and spilled).
+  void keepPending(const TileAt &at) {
+    DType type = handedType();
+    loop(t.bn / 4, "p", -1, [&](ValueId p) {
+      ValueId slot = b.mul(p, i64(2));
+      ValueId lo = b.load(acc, slot, 1);
+      ValueId hi = b.load(acc, b.add(slot, i64(1)), 1);
+      ValueId word = b.pack(type, lo, hi);
+      b.store(pending, p, word);
+    });
+    ValueId chain = at.chain == kNone ? i64(0) : to64(at.chain);
+    ValueId fields[] = {at.m0, at.n0, chain};
+    for (int i = 0; i < 3; ++i) {
+      ValueId slot = i64(i);
+      b.store(pendingAt, slot, fields[i]);
+    }
+    ValueId zero = i64(0), one = i32(1);
+    b.store(pendingFlag, zero, one);
+  }
+
+  /// Slices [first, first + count) of the pending tile's epilogue, if there is one.
+  void pendingSlice(int first, int count) {
+    ValueId has = b.load(pendingFlag, i64(0), 1, "hasPending");
+    b.ifThenElse(b.less(i32(0), has), [&] {
+      TileAt at;
+      at.z = i64(0);
+      at.m0 = b.load(pendingAt, i64(0), 1, "pm0");
+      at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
+      if (plan.chains.size() > 1)
+        at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
+      for (int s = first; s < first + count; ++s)
+        epilogueSlice(at, s);
+    });
+  }
+
+  /// Slice `s` of the pending tile `at`: its n8 tiles of columns through the epilogue, stored
+  /// from the registers, or into the slice's buffer in shared memory, which consumer 0 then
+  /// TMA-stores once every consumer wrote its part (Note [Overlapped epilogue]).
+  void epilogueSlice(const TileAt &at, int s) {
+    int per = t.sliceColumns / 8;
+    ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
+    ValueId laneQuad = op(IndexOp::And, lane, i32(3));
+    ValueId laneCol = b.mul(laneQuad, i32(2));
+    DType type = handedType(); // of the packed pairs
+    bool whole = plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
+    ValueId buffer = kNone; // the byte offset of the slice's buffer
+    if (t.sliceBytes) {
+      ValueId done = b.load(slicesDone, i64(0), 1, "slicesDone");
+      ValueId which = op(IndexOp::Rem, done, i32(TileConfig::kSliceBuffers), "buffer");
+      ValueId start = i32(int64_t(t.stages) * stageBytes);
+      buffer = b.add(start, b.mul(which, i32(t.sliceBytes)), "sliceAt");
+    }
+    loop(per, "j", -1, [&](ValueId j) {
+      ValueId n8 = b.add(j, i64(int64_t(s) * per));
+      loop(2, "h", -1, [&](ValueId h) {
+        ValueId h32 = to32(h), eight = i32(8);
+        ValueId rowIn = b.add(b.add(warpRow, b.mul(h32, eight)), laneRow);
+        ValueId row = b.add(at.m0, to64(rowIn), "row");
+        ValueId n32 = to32(n8);
+        ValueId colIn = b.add(b.mul(n32, eight), laneCol);
+        ValueId col = b.add(at.n0, to64(colIn), "col");
+        Sink sink;
+        if (t.sliceBytes)
+          sink = [&](unsigned result, ValueId values) {
+            ValueId j32 = to32(j);
+            ValueId within = b.add(b.mul(j32, eight), laneCol); // the column within the slice
+            storeToSlice(buffer, result, rowIn, within, values);
+          };
+        auto element = [&] {
+          ValueId two = i64(2);
+          ValueId slot = b.add(b.mul(n8, two), h); // the word of rows h of n8 tile n8
+          ValueId word = b.load(pending, slot, 1, "word");
+          ValueId pair = b.localArray(DType::F32, 2, "c");
+          for (unsigned half = 0; half < 2; ++half) {
+            ValueId v = b.unpack(type, word, half);
+            b.store(pair, i64(half), v);
+          }
+          byChain(at, [&](unsigned g) {
+            epilogueVector(plan.chains[g], 2, {pair}, true, row, col, sink);
+          });
+        };
+        if (whole) // else an element outside the result is neither computed nor stored
+          return element();
+        ValueId inRows = b.less(row, rowsM);
+        ValueId inCols = b.less(col, i64(plan.n));
+        b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
+      });
+    });
+    if (!t.sliceBytes)
+      return;
+    // Every consumer's writes, visible to the TMA, before consumer 0 stores the slice. Its wait
+    // before the barrier, for the store of the slice before (issued a K step ago), frees that
+    // slice's buffer for the slice after this one.
+    b.proxyFence();
+    b.ifThenElse(b.less(tid, i32(1)), [&] { b.bulkWait(TileConfig::kSliceBuffers - 2); });
+    syncEpilogue();
+    b.ifThenElse(b.less(tid, i32(1)), [&] {
+      ValueId n0 = to32(b.add(at.n0, i64(int64_t(s) * t.sliceColumns)));
+      ValueId m0 = to32(at.m0);
+      byChain(at, [&](unsigned g) { // the results of the tile's chain
+        for (unsigned r : plan.chains[g].results)
+          b.tensorStore(smem, b.add(buffer, i32(sliceOffset(r))), outMaps[r], {n0, m0});
+      });
+      b.bulkCommit();
+    });
+    ValueId zero = i64(0);
+    ValueId done = b.load(slicesDone, zero, 1);
+    ValueId next = b.add(done, i32(1));
+    b.store(slicesDone, zero, next);
+  }
+
+  /// The byte offset of result `r`'s part of a slice buffer: the results' parts one after another.
+  int sliceOffset(unsigned r) const {
+    int bytes = 0;
+    for (unsigned q = 0; q < r; ++q)
+      bytes += t.bm * t.sliceColumns * int(dtypeSize(plan.kernel->result(q)->type().dtype));
+    return bytes;
+  }
+
+  /// The pair of `values` (result `result`'s storage type) at row `rowIn` and column `within` of
+  /// the slice buffer at byte `buffer`, its 16-byte chunks swizzled as the TMA store reads them:
+  /// over the row's bytes where they are 32, 64 or 128 (chunk ^= line % (row / 16), lines of 128
+  /// bytes), which keeps a warp's eight rows on distinct banks. The swizzle applies to the
+  /// address itself (the buffers start at multiples of 1024 bytes), so that no part of it is the
+  /// same for every tile: hoisted out of the tile loop, the slices' offsets took 64 registers.
+  void storeToSlice(ValueId buffer, unsigned result, ValueId rowIn, ValueId within,
+                    ValueId values) {
+    DType stored = kir::storageType(plan.kernel->result(result)->type().dtype);
+    int size = int(dtypeSize(stored));
+    int rowBytes = t.sliceColumns * size;
+    ValueId base = b.add(buffer, i32(sliceOffset(result)));
+    ValueId rowAt = b.add(base, b.mul(rowIn, i32(rowBytes)));
+    ValueId at = b.add(rowAt, b.mul(within, i32(size)), "offset");
+    if (rowBytes >= 32) {
+      ValueId line = op(IndexOp::Shr, at, i32(7));
+      ValueId chunk = op(IndexOp::And, line, i32(rowBytes / 16 - 1));
+      at = op(IndexOp::Xor, at, op(IndexOp::Shl, chunk, i32(4)), "swizzled");
+    }
+    ValueId tile = b.dynamicShared(stored, "slice");
+    ValueId index = op(IndexOp::Div, at, i32(size));
+    b.store(tile, index, b.load(values, i64(0), 2), 2);
   }
 
   /// The i64 element of the scratch where consumer `tid` keeps n8 tile j of split `split`'s
@@ -1464,9 +1667,12 @@ private:
       b.clusterBarrier();
     }
     std::vector<ValueId> maps; // aMap, then each chain's bMap (chooseTiles)
-    for (size_t i = 0; i < plan.args.size(); ++i)
-      if (plan.args[i].kind == KernelArg::Kind::TensorMap)
-        maps.push_back(params[i]);
+    for (size_t i = 0; i < plan.args.size(); ++i) {
+      const KernelArg &arg = plan.args[i];
+      if (arg.kind != KernelArg::Kind::TensorMap)
+        continue;
+      (arg.tensorMap->output ? outMaps : maps).push_back(params[i]); // outMaps: by result
+    }
     ValueId aMap = maps.front();
     std::vector<ValueId> bMaps(maps.begin() + 1, maps.end());
     b.ifThenElse(
@@ -1624,7 +1830,12 @@ private:
   // tensor cores: warp tile in m16 and n8 blocks; sizes in bytes
   int mi = 0, ni = 0, aBytes = 0, stageBytes = 0, kTiles = 0;
   ValueId smem, words, lane, warpRow, warpCol, aLane, bLane, acc;
-  ValueId bars;          // wgmma: the stages' mbarriers
+  ValueId bars; // wgmma: the stages' mbarriers
+  // wgmma, overlap: the pending tile's products, origin (m0, n0, chain) and presence
+  ValueId pending = kNone, pendingAt = kNone, pendingFlag = kNone;
+  // wgmma, overlap by TMA stores: each result's tensor map, the slices stored so far (i32)
+  std::vector<ValueId> outMaps;
+  ValueId slicesDone = kNone;
   ValueId cBase = kNone; // wgmma, bn <= 128: the f32 output tile's first element in shared memory
   // wgmma, split K: the scratch's partial tiles and counters, the last-split flag (shared)
   ValueId parts = kNone, counters = kNone, lastFlag = kNone;

@@ -80,6 +80,13 @@ struct TileConfig {
   /// wgmma: the producer warpgroup's three other warps run the epilogue while the consumers go
   /// on with the next tile (Note [Epilogue warps]).
   int epilogueWarps = 0;
+  /// wgmma: each tile's epilogue runs from its products rounded to their 2-byte dtype, kept in
+  /// registers, in slices between the next tile's first K steps (Note [Overlapped epilogue]).
+  int overlap = 0;
+  /// overlap: the columns of one slice of a tile's epilogue, and the bytes of one slice of the
+  /// results in shared memory, which TMA stores copy out (Note [Overlapped epilogue]); 0 bytes
+  /// where the results are stored from the registers.
+  int sliceColumns = 0, sliceBytes = 0;
   /// Set from Plan::paired: a tile holds both products of a paired gemm, chain 0's columns in its
   /// first half, chain 1's same columns in its second.
   bool paired = false;
@@ -93,8 +100,18 @@ struct TileConfig {
   /// columns + 8): the f32 accumulators, a 256-wide tile 32 columns at a time; for the epilogue
   /// warps the whole tile of products rounded to their 2-byte dtype.
   /// Paired, a 256-wide tile's 16 result columns at a time (their 16 of each product).
+  /// With the overlapped epilogue, the slices in flight to the TMA stores (kSliceBuffers).
   int outputColumns() const { return bn <= 128 || epilogueWarps ? bn : 32; }
-  int outputBytes() const { return bm * (outputColumns() + 8) * (epilogueWarps ? 2 : 4); }
+  int outputBytes() const {
+    if (overlap)
+      return kSliceBuffers * sliceBytes;
+    return bm * (outputColumns() + 8) * (epilogueWarps ? 2 : 4);
+  }
+  /// overlap: the epilogue slices of a tile.
+  int slices() const { return sliceColumns ? bn / sliceColumns : 0; }
+  /// overlap: the shared-memory buffers the slices alternate between, so that a TMA store may
+  /// still read one while the next is written (Note [Overlapped epilogue]).
+  static constexpr int kSliceBuffers = 2;
   /// wgmma: blocks an SM runs at once. A 64-row tile (decode) has one consumer warpgroup and
   /// two blocks share the SM: twice the loads in flight for the weights it streams.
   int blocksPerSM() const { return bm == 64 ? 2 : 1; }

@@ -75,11 +75,12 @@ std::string parseConfig(const std::string &text, bool tensorCores, bool speciali
     sizes["splitk"] = &t.splitK;
     sizes["epiwarps"] = &t.epilogueWarps;
     sizes["cluster"] = &t.cluster;
+    sizes["overlap"] = &t.overlap;
   }
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
-      if (key == "specialized" || key == "epiwarps")
+      if (key == "specialized" || key == "epiwarps" || key == "overlap")
         return value == "0" || value == "1";
       return *it->second > 0;
     }
@@ -156,6 +157,81 @@ std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
   return "";
 }
 
+/// Why the overlapped epilogue cannot run tiles `t` of `plan`, or "" when it can: no split of K
+/// or epilogue warps, one product a tile, each rounded to a 2-byte dtype before its epilogue (what
+/// the registers keep: linear's bias is added before that rounding, so a chain with one needs the
+/// f32 accumulators).
+std::string overlapProblem(const Plan &plan, const TileConfig &t) {
+  if (t.splitK != 1 || t.epilogueWarps || t.cluster != 1)
+    return "overlap=1 runs without splitk, epiwarps or cluster";
+  if (plan.paired)
+    return "overlap=1 does not run a paired gemm";
+  for (const Chain &chain : plan.chains)
+    if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
+      return "overlap=1 needs products of f16 or bf16 without linear's bias";
+  return "";
+}
+
+/// Whether the overlapped epilogue stores `plan`'s results by TMA: each of a dtype a tensor map
+/// holds, its rows a multiple of 16 bytes (N * size; else stored from the registers).
+bool storesByTensorMap(const Plan &plan) {
+  for (unsigned r = 0; r < plan.kernel->numResults(); ++r) {
+    DType t = plan.kernel->result(r)->type().dtype;
+    if ((t != DType::F16 && t != DType::BF16 && t != DType::F32) || plan.n * dtypeSize(t) % 16)
+      return false;
+  }
+  return true;
+}
+
+/// The overlapped epilogue's slices (TileConfig::sliceColumns, sliceBytes): a quarter of the
+/// tile's columns, at most 128 bytes of the widest result (a TMA store's swizzled row), and the
+/// bytes of one slice of every result where they go out by TMA. Eight slices of 32 columns at
+/// bn 256 had the LLVM back end spill (a slice's values and addresses on top of the
+/// accumulators and the pending products).
+void setSlices(const Plan &plan, TileConfig &t) {
+  t.sliceColumns = t.sliceBytes = 0;
+  if (!t.overlap)
+    return;
+  int widest = 2;
+  for (unsigned r = 0; r < plan.kernel->numResults(); ++r)
+    widest = std::max(widest, int(dtypeSize(plan.kernel->result(r)->type().dtype)));
+  t.sliceColumns = std::min(t.bn / 4, 128 / widest);
+  if (!storesByTensorMap(plan))
+    return;
+  for (unsigned r = 0; r < plan.kernel->numResults(); ++r)
+    t.sliceBytes += t.bm * t.sliceColumns * int(dtypeSize(plan.kernel->result(r)->type().dtype));
+}
+
+/// Whether `plan`'s epilogue is light enough to gain from overlapping: adds, multiplies, casts
+/// and clamps of the products and of inputs broadcast along the rows (a bias: one value a
+/// column, or one for all). GeLU's math and a residual's reads, slice by slice between the
+/// wgmmas, cost more than they save (bench/RESULTS.md, 2026-11-28).
+bool lightEpilogue(const Plan &plan) {
+  for (const Chain &chain : plan.chains)
+    for (const Op *o : chain.ops) {
+      switch (o->kind()) {
+      case OpKind::Const:
+      case OpKind::Cast:
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Max:
+      case OpKind::Min:
+      case OpKind::Relu:
+      case OpKind::Neg:
+        break;
+      default:
+        return false;
+      }
+      for (const Value *v : o->operands()) {
+        std::optional<int64_t> count = staticNumElements(v->type().shape);
+        if (v->isGraphInput() && (!count || (*count != 1 && *count != plan.n)))
+          return false;
+      }
+    }
+  return true;
+}
+
 /// Why the warp-specialized tiles cannot run in clusters of t.cluster blocks, or "" when they
 /// can: alone, or two blocks on a whole number of tile-row pairs (no block without a tile of
 /// its own), without a split of K or epilogue warps, each loading half of B's tile (an N-major
@@ -225,6 +301,12 @@ TileConfig specializedTiles(const Plan &plan) {
     }
   }
   best.paired = plan.paired;
+  // Note [Overlapped epilogue] in Gemm.cpp: where each block has a next tile to hide a light
+  // epilogue under, and the results go out by TMA.
+  std::optional<int64_t> tiles = tileCount(plan, best);
+  best.overlap = best.splitK == 1 && overlapProblem(plan, best).empty() && lightEpilogue(plan) &&
+                 storesByTensorMap(plan) && tiles && *tiles > slots;
+  setSlices(plan, best);
   best.stages = specializedStages(best);
   return best;
 }
@@ -259,7 +341,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
   plan.tile.paired = plan.paired;
-  for (const char *key : {"splitk", "epiwarps", "cluster"})
+  for (const char *key : {"splitk", "epiwarps", "cluster", "overlap"})
     if (problem.empty() && !plan.wgmma && text.find(std::string(key) + "=") != std::string::npos)
       problem = std::string(key) +
                 " applies to sm_90a's warp-specialized schedule only, which this kernel does not "
@@ -270,18 +352,25 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     TileConfig &t = plan.tile;
     if (problem.empty() && plan.wgmma && text.find("warps=") == std::string::npos)
       t.warpsM = t.bm / 16; // one consumer warpgroup a 64 rows
-    bool changed =
-        t.bn != defaults.bn || t.bm != defaults.bm || t.epilogueWarps != defaults.epilogueWarps;
+    bool asked = text.find("overlap=") != std::string::npos;
+    if (problem.empty() && (t.splitK > 1 || t.epilogueWarps || t.cluster > 1) && !asked)
+      t.overlap = 0; // the default overlap gives way to what the config asks for
+    bool changed = t.bn != defaults.bn || t.bm != defaults.bm ||
+                   t.epilogueWarps != defaults.epilogueWarps || t.overlap != defaults.overlap;
+    setSlices(plan, t);
     if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
       t.stages = specializedStages(t);
-    if (problem.empty() && t.cluster > 1 && text.find("splitk=") == std::string::npos)
-      t.splitK = 1; // a cluster asked for over the default split
+    if (problem.empty() && (t.cluster > 1 || t.overlap) &&
+        text.find("splitk=") == std::string::npos)
+      t.splitK = 1; // a cluster or an overlapped epilogue asked for over the default split
     if (problem.empty())
       problem = plan.wgmma ? specializedProblem(plan, plan.tile)
                            : tileProblem(plan.tile, plan.tensorCores,
                                          !plan.a.async || !plan.b.async, plan.acc);
     if (problem.empty() && t.epilogueWarps)
       problem = epilogueWarpsProblem(plan, t);
+    if (problem.empty() && t.overlap)
+      problem = overlapProblem(plan, t);
   }
   if (!problem.empty()) {
     diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
@@ -309,6 +398,20 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   for (size_t g = 0; g < b.sources.size(); ++g)
     plan.args.push_back({KernelArg::Kind::TensorMap, "bMap" + std::to_string(g), b.sources[g].input,
                          0, std::nullopt, type, panels(b, bRows, bBox)});
+  // The overlapped epilogue's results, a slice of bm rows at a time, swizzled over the slice's
+  // row where it is 32, 64 or 128 bytes (Note [Overlapped epilogue] in Gemm.cpp).
+  for (unsigned r = 0; t.sliceBytes && r < plan.kernel->numResults(); ++r) {
+    DType result = plan.kernel->result(r)->type().dtype;
+    unsigned row = unsigned(t.sliceColumns * dtypeSize(result));
+    KernelArg::TensorView v;
+    v.output = true;
+    v.dims = {plan.n, plan.m.factor};
+    v.strides = {plan.n};
+    v.box = {unsigned(t.sliceColumns), unsigned(t.bm)};
+    v.swizzle = row >= 32 ? row : 0;
+    plan.args.push_back(
+        {KernelArg::Kind::TensorMap, "outMap" + std::to_string(r), r, 0, std::nullopt, result, v});
+  }
   if (t.splitK > 1) {
     plan.args.push_back({KernelArg::Kind::Scratch, "parts", 0, 0, std::nullopt, DType::F32});
     plan.args.push_back({KernelArg::Kind::Scratch, "counters", unsigned(plan.partsBytes()), 0,
@@ -322,7 +425,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
 // on sm_90a's warp-specialized schedule every tile width with 128-row tiles (64-row ones too up to
 // 256 rows) and the splits of K that add fewer than three waves to the unsplit tiles, each
 // 128-row width with the epilogue warps too (Note [Epilogue warps] in Gemm.cpp), each unsplit
-// tile in clusters of two where it can (Note [Clustered tiles] in Gemm.cpp), and the
+// tile with and without the overlapped epilogue (Note [Overlapped epilogue] in Gemm.cpp) and in
+// clusters of two where it can (Note [Clustered tiles] in Gemm.cpp), and the
 // mma.sync schedule with its defaults; on mma.sync the tile shapes of defaultTiles and their
 // neighbours; on SIMT a few block and thread tiles. Each is kept only when chooseTiles takes it and
 // it gives other tiles than a candidate before it, so every candidate is a distinct kernel.
@@ -348,6 +452,8 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
             break;
           add(tile + " splitk=" + std::to_string(split));
         }
+        for (const char *overlap : {" overlap=0", " overlap=1"}) // Note [Overlapped epilogue]
+          add(tile + overlap);
         add(tile + " cluster=2"); // Note [Clustered tiles] in Gemm.cpp
         if (bm == 128)            // Note [Epilogue warps] in Gemm.cpp
           add(tile + " epiwarps=1");
@@ -402,8 +508,9 @@ std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target
     const TileConfig &t = p.tile;
     if (!p.wgmma && p.tensorCores && mmaSharedBytes(t) > sharedLimit)
       continue;
-    std::vector<int> tiles = {p.wgmma,  t.bm, t.bn, t.bk,     t.warpsM,        t.warpsN, t.stages,
-                              t.groupM, t.tm, t.tn, t.splitK, t.epilogueWarps, t.cluster};
+    std::vector<int> tiles = {p.wgmma,   t.bm,     t.bn, t.bk, t.warpsM, t.warpsN,
+                              t.stages,  t.groupM, t.tm, t.tn, t.splitK, t.epilogueWarps,
+                              t.cluster, t.overlap};
     if (std::find(seen.begin(), seen.end(), tiles) != seen.end())
       continue;
     seen.push_back(tiles);
