@@ -101,11 +101,44 @@ kir::Kernel clusterSample() {
   return k;
 }
 
+kir::Kernel storeSample() {
+  Kernel k;
+  k.name = "store";
+  k.comment = {"a tile stored by TMA (test/kir/KirSamples.h)"};
+  k.maxThreads = 128;
+  Builder b(k);
+  ValueId map = b.tensorMapParam("map");
+  ValueId words = b.param("words", Type::pointer(DType::I32, Space::Global), true);
+  ValueId x = b.param("x", Type::scalar(DType::I32));
+  ValueId tid = b.special(Special::TidX);
+  ValueId word = b.load(words, tid, 1, "word");
+  ValueId tile = b.dynamicShared(DType::F32, "tile", 1024);
+  ValueId two = b.index(2);
+  ValueId at = b.mul(tid, two, "at");
+  for (unsigned half = 0; half < 2; ++half) {
+    ValueId v = b.unpack(DType::F16, word, half, half ? "hi" : "lo");
+    ValueId offset = b.index(half);
+    b.store(tile, b.add(at, offset), v);
+  }
+  b.proxyFence();
+  b.barrier();
+  ValueId zero = b.constant(DType::I32, 0);
+  b.ifThenElse(b.less(tid, b.index(1)), [&] {
+    ValueId smem = b.dynamicShared(DType::I8, "smem", 1024);
+    b.tensorStore(smem, b.index(0), map, {x, zero});
+    b.bulkCommit();
+    b.bulkWait(0);
+  });
+  return k;
+}
+
 std::optional<kir::Kernel> kirSample(const std::string &name) {
   if (name == "hopper")
     return hopperSample();
   if (name == "cluster")
     return clusterSample();
+  if (name == "store")
+    return storeSample();
   return std::nullopt;
 }
 

@@ -26,7 +26,13 @@ kir::Kernel hopperSample();
 /// barrier ends the kernel.
 kir::Kernel clusterSample();
 
-/// The sample named `name` ("hopper", "cluster"), if there is one.
+/// A tile stored by TMA from shared memory: each thread unpacks both halves of a packed f16 pair
+/// (Unpack), writes them into the tile, makes its writes visible to the TMA (fence.proxy.async);
+/// after the block's barrier thread 0 stores the tile to the box at (x, 0) of the tensor map,
+/// commits the bulk group and waits until it no longer reads the tile.
+kir::Kernel storeSample();
+
+/// The sample named `name` ("hopper", "cluster", "store"), if there is one.
 std::optional<kir::Kernel> kirSample(const std::string &name);
 
 } // namespace fusec::test

@@ -23,8 +23,8 @@ namespace {
 enum class Emit { Kir, Cuda, Llvm, Ptx };
 
 cl::OptionCategory category("fusec-kir-sample options");
-cl::opt<std::string> sample(cl::Positional, cl::desc("<sample: hopper, cluster>"), cl::Required,
-                            cl::cat(category));
+cl::opt<std::string> sample(cl::Positional, cl::desc("<sample: hopper, cluster, store>"),
+                            cl::Required, cl::cat(category));
 cl::opt<Emit> emit("emit", cl::desc("What to write"), cl::init(Emit::Kir),
                    cl::values(clEnumValN(Emit::Kir, "kir", "the text form"),
                               clEnumValN(Emit::Cuda, "cuda", "CUDA C++ for NVRTC"),
@@ -65,7 +65,8 @@ int main(int argc, char **argv) {
     return kExitUsage;
   std::optional<kir::Kernel> k = test::kirSample(sample);
   if (!k) {
-    llvm::errs() << "fusec-kir-sample: no sample '" << sample << "' (samples: hopper, cluster)\n";
+    llvm::errs() << "fusec-kir-sample: no sample '" << sample
+                 << "' (samples: hopper, cluster, store)\n";
     return kExitUsage;
   }
   std::vector<std::string> errors = kir::verify(*k);

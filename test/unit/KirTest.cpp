@@ -449,6 +449,37 @@ TEST(Kir, ClusterPrimitivesPrintAndRenderOnBothBackEnds) {
   EXPECT_LT(ir.find("griddepcontrol.wait"), ir.find("mbarrier.init")) << ir;
 }
 
+TEST(Kir, StorePrimitivesPrintAndRenderOnBothBackEnds) {
+  Kernel k = test::storeSample();
+  ASSERT_TRUE(verify(k).empty()) << verify(k).front();
+  std::string text = print(k);
+  for (const char *line :
+       {"  %lo = unpack.f16.lo %word : f32\n", "  %hi = unpack.f16.hi %word : f32\n",
+        "    tma.store.2d %map, (%x, %t_5), %smem[%t_2]\n", "    cp.async.bulk.commit_group\n",
+        "    cp.async.bulk.wait_group.read 0\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+
+  std::string cuda = cuda::render(k);
+  for (const char *line :
+       {"const float lo = fusec_unpack_f16_lo(word);",
+        "const float hi = fusec_unpack_f16_hi(word);",
+        "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%1, {%2, %3}], "
+        "[%0];\" :: \"r\"((fusec_smem_u32(store_smem) + (unsigned)(0LL))), \"l\"(&map), "
+        "\"r\"(x), \"r\"(0) : \"memory\");",
+        "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");",
+        "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");"})
+    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+
+  std::string ir = llvmir::render(k);
+  for (const char *line :
+       {"lshr i32 %word, 16", "bitcast i16", "fpext half",
+        "\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$0];\", "
+        "\"r,l,r,r,~{memory}\"",
+        "\"cp.async.bulk.commit_group;\", \"~{memory}\"()",
+        "\"cp.async.bulk.wait_group.read 0;\", \"~{memory}\"()"})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+}
+
 /// What the verifier refuses of the sm_90 primitives, each named for its reason.
 TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
   Kernel k;
@@ -495,6 +526,14 @@ TEST(Kir, TheVerifierRefusesMisusedHopperPrimitives) {
           "a remote mbarrier arrival takes the i32 rank of a block of the cluster, not i64");
   refusal([&] { b.mbarrierArriveRemote(words, zero, x); }, "not of ptr<shared i32>");
   refusal([&] { b.tensorLoad(smem, zero, map, words, zero, two, 3); }, "a tma load: tma loads");
+  refusal([&] { b.tensorStore(smem, zero, map, wide); },
+          "a tma store: tma stores a shared address to the box at 1 to 5 i32 coordinates");
+  refusal([&] { b.tensorStore(out, zero, map, two); }, "a tma store: tma stores");
+  refusal([&] { b.tensorStore(smem, zero, out, two); }, "a tma store: tma stores");
+  refusal([&] { b.bulkWait(8); }, "cp.async.bulk.wait_group waits for 0 to 7 groups");
+  refusal([&] { b.unpack(DType::F16, zero, 0); },
+          "unpacks the low or high f16 or bf16 half of an i32");
+  refusal([&] { b.unpack(DType::F32, x, 1); }, "unpacks the low or high f16 or bf16 half");
   refusal([&] { b.barrier(id0, 256); }, "a barrier: a named barrier's id is an i32 from 1 to 15");
   refusal([&] { b.barrierArrive(zero, 256); }, "a named barrier's id is an i32");
   refusal([&] { b.barrier(id1, 100); },
