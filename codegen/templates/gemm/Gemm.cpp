@@ -1294,14 +1294,27 @@ private:
 
   // Note [Overlapped epilogue]
   // With `overlap=1` a consumer keeps a finished tile's products, rounded to their 2-byte dtype
-  // (what the reference stores, and what each chain starts from), packed in registers: bn / 4
-  // words beside the next tile's bn / 2 accumulators. The next tile's first K steps each run a
-  // slice of that tile's epilogue (t.slices() of them, n8 tiles of columns) between issuing
-  // their wgmmas and waiting for them, from the registers straight to global memory, so the
-  // epilogue's math runs under the tensor cores' work instead of between tiles; the block's last
-  // tile runs its epilogue whole after the loop. No shared memory and no barrier: each thread
-  // reads its own fragment (rows warpRow + 8 h + lane / 4, columns 8 j + 2 (lane % 4) and the
-  // next), a pair of columns a store.
+  // (what the reference stores, and what each chain starts from), packed in pairs in registers:
+  // bn / 4 words beside the next tile's bn / 2 accumulators. The next tile's first K steps each
+  // run a slice of that tile's epilogue (TileConfig::slices(), sliceColumns wide) between issuing
+  // their wgmmas and waiting for them, so that the stores, and a light epilogue's math, run under
+  // the tensor cores' work instead of between tiles; the block's last tile runs its epilogue
+  // whole after the loop. Each thread evaluates its own fragment (rows warpRow + 8 h + lane / 4,
+  // columns 8 j + 2 (lane % 4) and the next) and writes the results into the slice's buffer in
+  // shared memory, swizzled as the TMA store reads it (storeToSlice); every thread's writes made
+  // visible to the TMA (fence.proxy.async), a barrier of the consumers, and consumer 0 stores the
+  // slice of each result by TMA, which clips it at the result's edges. Two buffers alternate:
+  // consumer 0 waits, before the barrier of a slice, for the store of the slice before (issued a
+  // K step earlier), so the buffer it read is free for the slice after. Results whose rows are not
+  // a multiple of 16 bytes go from the registers to global memory a pair at a time instead.
+  //
+  // Measured on the H200 (bench/RESULTS.md, 2026-11-28): the plain 8192 x 4096 x 1024 product
+  // 111.3 -> 101.8 us (its main loop alone, nothing stored: 94.3), 4096 x 2304 x 768 33.9 -> 32.5;
+  // but GeLU's math (135.2 against 136.0) and a residual's reads (4096 x 768 x 3072 46.3 against
+  // 42.2) cost more between the wgmmas than they save, and stores straight from the fragments
+  // (a warp's four-byte stores across eight rows) made even the plain product slower (121.9).
+  // So the cost model takes it for light epilogues (lightEpilogue in Tiles.cpp) over more than
+  // one wave of tiles; `overlap=1` and --tune take it anywhere it runs.
 
   /// The registers of the tile whose epilogue is pending: its products, its origin and chain, and
   /// whether there is one (none before the block's first tile).
