@@ -143,33 +143,33 @@ int specializedStages(const TileConfig &t) {
   return std::min(6, (share - t.outputBytes()) / ((t.bm + t.bn) * 64 * 2));
 }
 
-/// Why the epilogue warps cannot run tiles `t` of `plan`, or "" when they can: two consumer
-/// warpgroups, no split of K, and each product rounded to a 2-byte dtype before its epilogue
-/// (linear's bias is added before that rounding, so a chain with one needs the f32 tile).
-std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
-  if (t.bm != 128 || t.splitK != 1)
-    return "epiwarps=1 needs 128-row tiles and no split of K";
+/// Why an epilogue that starts from the products rounded to their 2-byte dtype (what `key`, the
+/// epilogue warps or the overlapped epilogue, hands it) cannot run `plan`, or "": one product a
+/// tile, each f16 or bf16 and without linear's bias (added before that rounding, so a chain with
+/// one needs the f32 accumulators).
+std::string roundedProductsProblem(const Plan &plan, const std::string &key) {
   if (plan.paired)
-    return "epiwarps=1 does not run a paired gemm";
+    return key + " does not run a paired gemm";
   for (const Chain &chain : plan.chains)
     if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
-      return "epiwarps=1 needs products of f16 or bf16 without linear's bias";
+      return key + " needs products of f16 or bf16 without linear's bias";
   return "";
 }
 
-/// Why the overlapped epilogue cannot run tiles `t` of `plan`, or "" when it can: no split of K
-/// or epilogue warps, one product a tile, each rounded to a 2-byte dtype before its epilogue (what
-/// the registers keep: linear's bias is added before that rounding, so a chain with one needs the
-/// f32 accumulators).
+/// Why the epilogue warps cannot run tiles `t` of `plan`, or "" when they can: two consumer
+/// warpgroups, no split of K, and the rounded products.
+std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
+  if (t.bm != 128 || t.splitK != 1)
+    return "epiwarps=1 needs 128-row tiles and no split of K";
+  return roundedProductsProblem(plan, "epiwarps=1");
+}
+
+/// Why the overlapped epilogue cannot run tiles `t` of `plan`, or "" when it can: no split of K,
+/// epilogue warps or cluster, and the rounded products (what the registers keep).
 std::string overlapProblem(const Plan &plan, const TileConfig &t) {
   if (t.splitK != 1 || t.epilogueWarps || t.cluster != 1)
     return "overlap=1 runs without splitk, epiwarps or cluster";
-  if (plan.paired)
-    return "overlap=1 does not run a paired gemm";
-  for (const Chain &chain : plan.chains)
-    if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
-      return "overlap=1 needs products of f16 or bf16 without linear's bias";
-  return "";
+  return roundedProductsProblem(plan, "overlap=1");
 }
 
 /// Whether the overlapped epilogue stores `plan`'s results by TMA: each of a dtype a tensor map
