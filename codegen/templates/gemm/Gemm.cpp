@@ -1432,7 +1432,7 @@ private:
       ValueId m0 = to32(at.m0);
       byChain(at, [&](unsigned g) { // the results of the tile's chain
         for (unsigned r : plan.chains[g].results)
-          b.tensorStore(smem, b.add(buffer, i32(sliceOffset(r))), outMaps[r], {n0, m0});
+          b.tensorStore(smem, b.add(buffer, i32(plan.sliceOffset(t, r))), outMaps[r], {n0, m0});
       });
       b.bulkCommit();
     });
@@ -1440,14 +1440,6 @@ private:
     ValueId done = b.load(slicesDone, zero, 1);
     ValueId next = b.add(done, i32(1));
     b.store(slicesDone, zero, next);
-  }
-
-  /// The byte offset of result `r`'s part of a slice buffer: the results' parts one after another.
-  int sliceOffset(unsigned r) const {
-    int bytes = 0;
-    for (unsigned q = 0; q < r; ++q)
-      bytes += t.bm * t.sliceColumns * int(dtypeSize(plan.kernel->result(q)->type().dtype));
-    return bytes;
   }
 
   /// The pair of `values` (result `result`'s storage type) at row `rowIn` and column `within` of
@@ -1461,7 +1453,7 @@ private:
     DType stored = kir::storageType(plan.kernel->result(result)->type().dtype);
     int size = int(dtypeSize(stored));
     int rowBytes = t.sliceColumns * size;
-    ValueId base = b.add(buffer, i32(sliceOffset(result)));
+    ValueId base = b.add(buffer, i32(plan.sliceOffset(t, result)));
     ValueId rowAt = b.add(base, b.mul(rowIn, i32(rowBytes)));
     ValueId at = b.add(rowAt, b.mul(within, i32(size)), "offset");
     if (rowBytes >= 32) {

@@ -146,6 +146,9 @@ struct Plan {
   int64_t outputTiles() const; // tileCount(*this, tile) of the static rows split K needs
   int64_t partsBytes() const { return outputTiles() * tile.splitK * tile.bm * tile.bn * 4; }
   int64_t scratchBytes() const { return tile.splitK > 1 ? partsBytes() + outputTiles() * 4 : 0; }
+  /// The overlapped epilogue of tiles `t`: the bytes of kernel results [0, r) in a slice buffer,
+  /// each result's part after those before it (r = the results' count: the whole slice).
+  int sliceOffset(const TileConfig &t, unsigned r) const;
 };
 
 /// Fills `plan` but for its tiles from `kernel`'s body: anchors, sources, chains, shapes,

@@ -198,8 +198,7 @@ void setSlices(const Plan &plan, TileConfig &t) {
   t.sliceColumns = std::min(t.bn / 4, 128 / widest);
   if (!storesByTensorMap(plan))
     return;
-  for (unsigned r = 0; r < plan.kernel->numResults(); ++r)
-    t.sliceBytes += t.bm * t.sliceColumns * int(dtypeSize(plan.kernel->result(r)->type().dtype));
+  t.sliceBytes = plan.sliceOffset(t, plan.kernel->numResults());
 }
 
 /// Whether `plan`'s epilogue is light enough to gain from overlapping: adds, multiplies, casts
@@ -519,6 +518,13 @@ std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target
   if (out.size() < 2)
     return {};
   return out;
+}
+
+int Plan::sliceOffset(const TileConfig &t, unsigned r) const {
+  int bytes = 0;
+  for (unsigned q = 0; q < r; ++q)
+    bytes += t.bm * t.sliceColumns * int(dtypeSize(kernel->result(q)->type().dtype));
+  return bytes;
 }
 
 int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
