@@ -146,8 +146,8 @@ private:
           << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
           << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "")
           << (t.cluster > 1 ? "; clusters of 2 tiles one above the other, B's tile multicast" : "")
-          << (t.overlap ? "; each tile's epilogue from registers under the next tile's first K "
-                          "steps"
+          << (t.overlap ? "; each tile's epilogue from registers in " + std::to_string(t.slices()) +
+                              " slices under the next tile's first K steps"
                         : "")
           << (plan.paired
                   ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"

@@ -76,6 +76,7 @@ std::string parseConfig(const std::string &text, bool tensorCores, bool speciali
     sizes["epiwarps"] = &t.epilogueWarps;
     sizes["cluster"] = &t.cluster;
     sizes["overlap"] = &t.overlap;
+    sizes["slices"] = &t.slicesAsked;
   }
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
@@ -164,11 +165,24 @@ std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
   return roundedProductsProblem(plan, "epiwarps=1");
 }
 
+/// The bytes of an element of `plan`'s widest result (2 at least).
+int widestResult(const Plan &plan) {
+  int widest = 2;
+  for (unsigned r = 0; r < plan.kernel->numResults(); ++r)
+    widest = std::max(widest, int(dtypeSize(plan.kernel->result(r)->type().dtype)));
+  return widest;
+}
+
 /// Why the overlapped epilogue cannot run tiles `t` of `plan`, or "" when it can: no split of K,
 /// epilogue warps or cluster, and the rounded products (what the registers keep).
 std::string overlapProblem(const Plan &plan, const TileConfig &t) {
   if (t.splitK != 1 || t.epilogueWarps || t.cluster != 1)
     return "overlap=1 runs without splitk, epiwarps or cluster";
+  if (t.slicesAsked && (!isPow2(t.slicesAsked) || t.bn / t.slicesAsked < 8 ||
+                        t.sliceColumns * widestResult(plan) > 128))
+    return "slices=" + std::to_string(t.slicesAsked) +
+           ": a power of two that leaves each slice 8 columns or more and at most 128 bytes of "
+           "the widest result";
   return roundedProductsProblem(plan, "overlap=1");
 }
 
@@ -183,19 +197,20 @@ bool storesByTensorMap(const Plan &plan) {
   return true;
 }
 
-/// The overlapped epilogue's slices (TileConfig::sliceColumns, sliceBytes): a quarter of the
-/// tile's columns, at most 128 bytes of the widest result (a TMA store's swizzled row), and the
-/// bytes of one slice of every result where they go out by TMA. Eight slices of 32 columns at
-/// bn 256 had the LLVM back end spill (a slice's values and addresses on top of the
-/// accumulators and the pending products).
+/// The overlapped epilogue's slices (TileConfig::sliceColumns, sliceBytes): the tile's columns
+/// over the slices asked for, by default a quarter of them and at most 128 bytes of the widest
+/// result (a TMA store's swizzled row), and the bytes of one slice of every result where they go
+/// out by TMA. Eight slices of a 256-wide tile are faster on the NVRTC back end (H200,
+/// bench/RESULTS.md 2026-11-28: 8192 x 4096 x 1024 100.4 -> 96.2 us) but make the LLVM back end
+/// spill: its LICM hoists the wgmma descriptors of the peeled K steps, whose stages are static
+/// when the K steps are a multiple of the stages, out of the tile loop. So four is the default
+/// and --tune times eight (candidateTexts).
 void setSlices(const Plan &plan, TileConfig &t) {
   t.sliceColumns = t.sliceBytes = 0;
   if (!t.overlap)
     return;
-  int widest = 2;
-  for (unsigned r = 0; r < plan.kernel->numResults(); ++r)
-    widest = std::max(widest, int(dtypeSize(plan.kernel->result(r)->type().dtype)));
-  t.sliceColumns = std::min(t.bn / 4, 128 / widest);
+  t.sliceColumns =
+      t.slicesAsked ? t.bn / t.slicesAsked : std::min(t.bn / 4, 128 / widestResult(plan));
   if (!storesByTensorMap(plan))
     return;
   t.sliceBytes = plan.sliceOffset(t, plan.kernel->numResults());
@@ -340,7 +355,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
   plan.tile.paired = plan.paired;
-  for (const char *key : {"splitk", "epiwarps", "cluster", "overlap"})
+  for (const char *key : {"splitk", "epiwarps", "cluster", "overlap", "slices"})
     if (problem.empty() && !plan.wgmma && text.find(std::string(key) + "=") != std::string::npos)
       problem = std::string(key) +
                 " applies to sm_90a's warp-specialized schedule only, which this kernel does not "
@@ -370,6 +385,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
       problem = epilogueWarpsProblem(plan, t);
     if (problem.empty() && t.overlap)
       problem = overlapProblem(plan, t);
+    if (problem.empty() && t.slicesAsked && !t.overlap)
+      problem = "slices applies to the overlapped epilogue (overlap=1)";
   }
   if (!problem.empty()) {
     diags.error(kernel.loc(), "gemm kernel config \"" + text + "\": " + problem);
@@ -424,7 +441,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
 // on sm_90a's warp-specialized schedule every tile width with 128-row tiles (64-row ones too up to
 // 256 rows) and the splits of K that add fewer than three waves to the unsplit tiles, each
 // 128-row width with the epilogue warps too (Note [Epilogue warps] in Gemm.cpp), each unsplit
-// tile with and without the overlapped epilogue (Note [Overlapped epilogue] in Gemm.cpp) and in
+// tile with and without the overlapped epilogue (Note [Overlapped epilogue] in Gemm.cpp; a
+// 256-wide tile's in four slices and in eight) and in
 // clusters of two where it can (Note [Clustered tiles] in Gemm.cpp), and the
 // mma.sync schedule with its defaults; on mma.sync the tile shapes of defaultTiles and their
 // neighbours; on SIMT a few block and thread tiles. Each is kept only when chooseTiles takes it and
@@ -453,6 +471,8 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
         }
         for (const char *overlap : {" overlap=0", " overlap=1"}) // Note [Overlapped epilogue]
           add(tile + overlap);
+        if (bn == 256) // eight slices: faster on NVRTC, spills on LLVM (setSlices)
+          add(tile + " overlap=1 slices=8");
         add(tile + " cluster=2"); // Note [Clustered tiles] in Gemm.cpp
         if (bm == 128)            // Note [Epilogue warps] in Gemm.cpp
           add(tile + " epiwarps=1");
@@ -507,9 +527,9 @@ std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target
     const TileConfig &t = p.tile;
     if (!p.wgmma && p.tensorCores && mmaSharedBytes(t) > sharedLimit)
       continue;
-    std::vector<int> tiles = {p.wgmma,   t.bm,     t.bn, t.bk, t.warpsM, t.warpsN,
-                              t.stages,  t.groupM, t.tm, t.tn, t.splitK, t.epilogueWarps,
-                              t.cluster, t.overlap};
+    std::vector<int> tiles = {p.wgmma,   t.bm,      t.bn,          t.bk, t.warpsM, t.warpsN,
+                              t.stages,  t.groupM,  t.tm,          t.tn, t.splitK, t.epilogueWarps,
+                              t.cluster, t.overlap, t.sliceColumns};
     if (std::find(seen.begin(), seen.end(), tiles) != seen.end())
       continue;
     seen.push_back(tiles);
