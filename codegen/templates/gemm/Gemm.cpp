@@ -1310,11 +1310,12 @@ private:
   //
   // Measured on the H200 (bench/RESULTS.md, 2026-11-28): the plain 8192 x 4096 x 1024 product
   // 111.3 -> 101.8 us (its main loop alone, nothing stored: 94.3), 4096 x 2304 x 768 33.9 -> 32.5;
-  // but GeLU's math (135.2 against 136.0) and a residual's reads (4096 x 768 x 3072 46.3 against
-  // 42.2) cost more between the wgmmas than they save, and stores straight from the fragments
-  // (a warp's four-byte stores across eight rows) made even the plain product slower (121.9).
-  // So the cost model takes it for light epilogues (lightEpilogue in Tiles.cpp) over more than
-  // one wave of tiles; `overlap=1` and --tune take it anywhere it runs.
+  // but GeLU's math (135.2 against 136.0; 136.1-140.8 in 4, 8 or 16 slices: two consumer warps a
+  // scheduler stall on its dependences, ncu) and a residual's reads (4096 x 768 x 3072 46.3
+  // against 42.2) cost more between the wgmmas than they save, and stores straight from the
+  // fragments (a warp's four-byte stores across eight rows) made even the plain product slower
+  // (121.9). So the cost model takes it for light epilogues (lightEpilogue in Tiles.cpp) over more
+  // than one wave of tiles; `overlap=1` and --tune take it anywhere it runs.
 
   /// The registers of the tile whose epilogue is pending: its products, its origin and chain, and
   /// whether there is one (none before the block's first tile).
