@@ -256,7 +256,9 @@ TEST(TuningCandidatesTest, WarpSpecializedTilesAndSplits) {
   auto has = [&](const std::string &c) {
     return std::find(configs.begin(), configs.end(), c) != configs.end();
   };
-  EXPECT_FALSE(has("bm=128 bn=256 splitk=1")) << "the template's choice, \"\"";
+  EXPECT_FALSE(has("bm=128 bn=192 splitk=1")) << "the template's choice, \"\"";
+  EXPECT_TRUE(has("bm=128 bn=256 splitk=1"));
+  EXPECT_FALSE(has("bm=128 bn=192 splitk=2")) << "tiles over 128 wide run unsplit";
   EXPECT_TRUE(has("bm=128 bn=128 splitk=1"));
   EXPECT_TRUE(has("bm=128 bn=128 splitk=3"));
   EXPECT_FALSE(has("bm=128 bn=128 splitk=4")) << "more than three waves more";

@@ -8,6 +8,7 @@
 #include "codegen/templates/gemm/Plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 
 namespace fusec::gemm {
@@ -178,11 +179,11 @@ int widestResult(const Plan &plan) {
 std::string overlapProblem(const Plan &plan, const TileConfig &t) {
   if (t.splitK != 1 || t.epilogueWarps || t.cluster != 1)
     return "overlap=1 runs without splitk, epiwarps or cluster";
-  if (t.slicesAsked && (!isPow2(t.slicesAsked) || t.bn / t.slicesAsked < 8 ||
+  if (t.slicesAsked && (t.bn % t.slicesAsked || !isPow2(t.sliceColumns) || t.sliceColumns < 8 ||
                         t.sliceColumns * widestResult(plan) > 128))
     return "slices=" + std::to_string(t.slicesAsked) +
-           ": a power of two that leaves each slice 8 columns or more and at most 128 bytes of "
-           "the widest result";
+           ": slices of the tile's columns a power of two wide, 8 columns or more and at most "
+           "128 bytes of the widest result";
   return roundedProductsProblem(plan, "overlap=1");
 }
 
@@ -198,8 +199,9 @@ bool storesByTensorMap(const Plan &plan) {
 }
 
 /// The overlapped epilogue's slices (TileConfig::sliceColumns, sliceBytes): the tile's columns
-/// over the slices asked for, by default a quarter of them and at most 128 bytes of the widest
-/// result (a TMA store's swizzled row), and the bytes of one slice of every result where they go
+/// over the slices asked for, by default a quarter of them (a power of two: a 192-wide tile's
+/// slices are 32 wide) and at most 128 bytes of the widest result (a TMA store's swizzled row),
+/// and the bytes of one slice of every result where they go
 /// out by TMA. Eight slices of a 256-wide tile are faster on the NVRTC back end (H200,
 /// bench/RESULTS.md 2026-11-28: 8192 x 4096 x 1024 100.4 -> 96.2 us) but make the LLVM back end
 /// spill: its LICM hoists the wgmma descriptors of the peeled K steps, whose stages are static
@@ -210,7 +212,8 @@ void setSlices(const Plan &plan, TileConfig &t) {
   if (!t.overlap)
     return;
   t.sliceColumns =
-      t.slicesAsked ? t.bn / t.slicesAsked : std::min(t.bn / 4, 128 / widestResult(plan));
+      t.slicesAsked ? t.bn / t.slicesAsked
+                    : int(std::bit_floor(unsigned(std::min(t.bn / 4, 128 / widestResult(plan)))));
   if (!storesByTensorMap(plan))
     return;
   t.sliceBytes = plan.sliceOffset(t, plan.kernel->numResults());
@@ -290,11 +293,12 @@ TileConfig specializedTiles(const Plan &plan) {
                  double(plan.m.factor * plan.k + plan.k * plan.n + plan.m.factor * plan.n) *
                  double(dtypeSize(plan.operand));
   double bestCost = 0;
-  for (int bn : {256, 128, 64}) {
-    if ((bn == 256 && best.bm == 64) || (bn == 64 && plan.paired && !plan.b.kMajor))
+  for (int bn : {256, 192, 128, 64}) {
+    if ((bn > 128 && best.bm == 64) || (bn == 64 && plan.paired && !plan.b.kMajor) ||
+        (bn == 192 && plan.paired))
       continue;
-    double step = bn == 256 ? 0.70 : bn == 128 ? 0.40 : 0.29;
-    double epilogue = bn == 256 ? 3.0 : bn == 128 ? 1.8 : 1.2;
+    double step = bn == 256 ? 0.70 : bn == 192 ? 0.53 : bn == 128 ? 0.40 : 0.29;
+    double epilogue = bn == 256 ? 3.0 : bn == 192 ? 2.4 : bn == 128 ? 1.8 : 1.2;
     TileConfig t = best;
     t.bn = bn;
     t.paired = plan.paired;
@@ -332,10 +336,12 @@ std::string specializedProblem(const Plan &plan, const TileConfig &t) {
   if ((t.bm != 64 && t.bm != 128) || t.bk != 64 || t.warpsM != t.bm / 16 || t.warpsN != 1)
     return "the warp-specialized schedule's tiles are bm x bn x 64, bm 64 or 128 (a consumer "
            "warpgroup a 64 rows; warps are set by bm)";
-  if (t.bn != 64 && t.bn != 128 && t.bn != 256)
-    return "the warp-specialized schedule's bn is 64, 128 or 256";
-  if (t.bm == 64 && t.bn == 256) // 128 registers a thread at launch hold no m64n256 wgmma
+  if (t.bn != 64 && t.bn != 128 && t.bn != 192 && t.bn != 256)
+    return "the warp-specialized schedule's bn is 64, 128, 192 or 256";
+  if (t.bm == 64 && t.bn > 128) // 128 registers a thread at launch hold no m64n192 wgmma
     return "the warp-specialized schedule's 64-row tiles are at most 128 wide";
+  if (plan.paired && t.bn == 192) // each product's half a power of two wide
+    return "a paired gemm's warp-specialized tiles are 64, 128 or 256 wide";
   int most = specializedStages(t);
   if (t.stages < 2 || t.stages > most)
     return "the warp-specialized schedule of " + std::to_string(t.bm) + " x " +
@@ -343,6 +349,16 @@ std::string specializedProblem(const Plan &plan, const TileConfig &t) {
   if (t.splitK > 16)
     return "splitk is at most 16";
   return clusterProblem(plan, t);
+}
+
+/// Whether config `text` has an entry for `key` ("warps" is not "epiwarps").
+bool asks(const std::string &text, const std::string &key) {
+  bool found = false;
+  templates::readConfig(text, [&](const std::string &k, const std::string &) {
+    found = found || k == key;
+    return true;
+  });
+  return found;
 }
 
 /// chooseTiles with config `text`.
@@ -356,7 +372,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
   plan.tile.paired = plan.paired;
   for (const char *key : {"splitk", "epiwarps", "cluster", "overlap", "slices"})
-    if (problem.empty() && !plan.wgmma && text.find(std::string(key) + "=") != std::string::npos)
+    if (problem.empty() && !plan.wgmma && asks(text, key))
       problem = std::string(key) +
                 " applies to sm_90a's warp-specialized schedule only, which this kernel does not "
                 "take";
@@ -364,18 +380,17 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     TileConfig defaults = plan.tile;
     problem = parseConfig(text, plan.tensorCores, plan.wgmma, plan.tile);
     TileConfig &t = plan.tile;
-    if (problem.empty() && plan.wgmma && text.find("warps=") == std::string::npos)
+    if (problem.empty() && plan.wgmma && !asks(text, "warps"))
       t.warpsM = t.bm / 16; // one consumer warpgroup a 64 rows
-    bool asked = text.find("overlap=") != std::string::npos;
+    bool asked = asks(text, "overlap");
     if (problem.empty() && (t.splitK > 1 || t.epilogueWarps || t.cluster > 1) && !asked)
       t.overlap = 0; // the default overlap gives way to what the config asks for
     bool changed = t.bn != defaults.bn || t.bm != defaults.bm ||
                    t.epilogueWarps != defaults.epilogueWarps || t.overlap != defaults.overlap;
     setSlices(plan, t);
-    if (problem.empty() && plan.wgmma && changed && text.find("stages=") == std::string::npos)
+    if (problem.empty() && plan.wgmma && changed && !asks(text, "stages"))
       t.stages = specializedStages(t);
-    if (problem.empty() && (t.cluster > 1 || t.overlap) &&
-        text.find("splitk=") == std::string::npos)
+    if (problem.empty() && (t.cluster > 1 || t.overlap) && !asks(text, "splitk"))
       t.splitK = 1; // a cluster or an overlapped epilogue asked for over the default split
     if (problem.empty())
       problem = plan.wgmma ? specializedProblem(plan, plan.tile)
@@ -455,8 +470,8 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
     for (int bm : {128, 64}) {
       if (bm == 64 && plan.m.factor > 256)
         continue;
-      for (int bn : {256, 128, 64}) {
-        if (bm == 64 && bn == 256)
+      for (int bn : {256, 192, 128, 64}) {
+        if (bm == 64 && bn > 128)
           continue;
         TileConfig t;
         t.bm = bm;
@@ -465,7 +480,7 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
         int64_t tiles = tileCount(plan, t).value_or(kWave), slots = kWave * t.blocksPerSM();
         std::string tile = "bm=" + std::to_string(bm) + " bn=" + std::to_string(bn);
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
-          if (split > 1 && (bn == 256 || split > kSteps || tiles * (split - 1) >= 3 * slots))
+          if (split > 1 && (bn > 128 || split > kSteps || tiles * (split - 1) >= 3 * slots))
             break;
           add(tile + " splitk=" + std::to_string(split));
         }
