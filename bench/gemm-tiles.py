@@ -7,7 +7,7 @@ matmul (f16, [M, K] x [K, N]) as fusec's default and under each tile config, tim
   bench/gemm-tiles.py --fusec dist/bin/fusec --out DIR 4096x768x768,128x768x3072
   bench/gemm-tiles.py ... --configs "bm=64 bn=128;bn=256" --gelu 8192x4096x1024
 
-Without --configs it tries every bn (64, 128, 256) with the splits of K (1-16) that leave at
+Without --configs it tries every bn (64, 128, 192, 256) with the splits of K (1-16) that leave at
 most two waves of 132 blocks, and for products of 2048 rows or more two stage counts. Each
 result is a line of DIR/tiles.jsonl; the summary prints each shape's default, cuBLAS and the
 four fastest configs.
@@ -58,7 +58,7 @@ def sweep_configs(m, n, k):
     """Every bn with the splits of K that leave at most two waves of 132 blocks."""
     steps = (k + 63) // 64
     out = []
-    for bn in (64, 128, 256):
+    for bn in (64, 128, 192, 256):
         tiles = ((m + 127) // 128) * ((n + bn - 1) // bn)
         for s in (1, 2, 3, 4, 6, 8, 12, 16):
             if s == 1 or (s <= steps and tiles * s <= 264 and tiles < 132):
