@@ -83,8 +83,8 @@ struct TileConfig {
   /// wgmma: each tile's epilogue runs from its products rounded to their 2-byte dtype, kept in
   /// registers, in slices between the next tile's first K steps (Note [Overlapped epilogue]).
   int overlap = 0;
-  /// overlap: the slices asked for (`slices=N`: a power of two), 0 for the default (four, at most
-  /// 128 bytes of the widest result each).
+  /// overlap: the slices asked for (`slices=N`: each a power of two columns wide), 0 for the
+  /// default (a quarter of the tile, at most 128 bytes of the widest result; setSlices).
   int slicesAsked = 0;
   /// overlap: the columns of one slice of a tile's epilogue, and the bytes of one slice of the
   /// results in shared memory, which TMA stores copy out (Note [Overlapped epilogue]); 0 bytes

@@ -201,12 +201,11 @@ bool storesByTensorMap(const Plan &plan) {
 /// The overlapped epilogue's slices (TileConfig::sliceColumns, sliceBytes): the tile's columns
 /// over the slices asked for, by default a quarter of them (a power of two: a 192-wide tile's
 /// slices are 32 wide) and at most 128 bytes of the widest result (a TMA store's swizzled row),
-/// and the bytes of one slice of every result where they go
-/// out by TMA. Eight slices of a 256-wide tile are faster on the NVRTC back end (H200,
-/// bench/RESULTS.md 2026-11-28: 8192 x 4096 x 1024 100.4 -> 96.2 us) but make the LLVM back end
-/// spill: its LICM hoists the wgmma descriptors of the peeled K steps, whose stages are static
-/// when the K steps are a multiple of the stages, out of the tile loop. So four is the default
-/// and --tune times eight (candidateTexts).
+/// and the bytes of one slice of every result where they go out by TMA. Eight slices of a 256-wide
+/// tile are faster on the NVRTC back end (H200, bench/RESULTS.md 2026-11-28: 8192 x 4096 x 1024
+/// 100.4 -> 96.2 us) but make the LLVM back end spill: its LICM hoists the wgmma descriptors of the
+/// peeled K steps, whose stages are static when the K steps are a multiple of the stages, out of
+/// the tile loop. So four is the default and --tune times eight (candidateTexts).
 void setSlices(const Plan &plan, TileConfig &t) {
   t.sliceColumns = t.sliceBytes = 0;
   if (!t.overlap)
@@ -277,12 +276,11 @@ std::string clusterProblem(const Plan &plan, const TileConfig &t) {
 // fitted to the H200's 4096 x 3072 x 768, where 256 stays ahead, and 8192³ keeps 256 by a hair),
 // its epilogue (1.2, 1.8, 2.4, 3.0 us; bn 192 and 256 run it 32 columns at a time) and, split,
 // writing its partial tile and the last split's reading them back (2 us + 0.33 us a split and 64
-// columns). The
-// whole product moves its operands and result at most at 2 TB/s, 40 GB/s an SM at work (decode:
-// the weights stream at the rate the units in flight can draw). Products of at most 128 rows
-// (decode, BERT at one sequence of 128) take 64-row tiles, two blocks an SM: half the shared
-// memory a stage, twice the loads in flight an SM (8 x 4096 x 4096: 27.3 us against 34.1 with 128
-// rows; 128 x 768 x 768: 9.1 against 9.6, as `--tune` found).
+// columns). The whole product moves its operands and result at most at 2 TB/s, 40 GB/s an SM at
+// work (decode: the weights stream at the rate the units in flight can draw). Products of at most
+// 128 rows (decode, BERT at one sequence of 128) take 64-row tiles, two blocks an SM: half the
+// shared memory a stage, twice the loads in flight an SM (8 x 4096 x 4096: 27.3 us against 34.1
+// with 128 rows; 128 x 768 x 768: 9.1 against 9.6, as `--tune` found).
 TileConfig specializedTiles(const Plan &plan) {
   TileConfig best;
   best.bm = plan.m.factor <= 128 ? 64 : 128; // a consumer warpgroup a 64 rows
@@ -388,7 +386,8 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     if (problem.empty() && (t.splitK > 1 || t.epilogueWarps || t.cluster > 1) && !asked)
       t.overlap = 0; // the default overlap gives way to what the config asks for
     bool changed = t.bn != defaults.bn || t.bm != defaults.bm ||
-                   t.epilogueWarps != defaults.epilogueWarps || t.overlap != defaults.overlap;
+                   t.epilogueWarps != defaults.epilogueWarps || t.overlap != defaults.overlap ||
+                   t.slicesAsked != defaults.slicesAsked; // the slice buffers beside the stages
     setSlices(plan, t);
     if (problem.empty() && plan.wgmma && changed && !asks(text, "stages"))
       t.stages = specializedStages(t);
