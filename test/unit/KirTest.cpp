@@ -15,6 +15,13 @@ using namespace fusec::kir;
 
 namespace {
 
+/// Expects each of `lines` somewhere in `text` (a kernel's printing or rendering), naming the
+/// missing one.
+void expectContainsAll(const std::string &text, const std::vector<std::string> &lines) {
+  for (const std::string &line : lines)
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+}
+
 /// out[i] = narrow(widen(in[i]) * 2) for i < n, f16 in memory.
 Kernel doubleKernel() {
   Kernel k;
@@ -168,34 +175,34 @@ TEST(Kir, TensorCorePrimitivesRenderOnBothBackEnds) {
   ASSERT_TRUE(verify(k).empty()) << verify(k).front();
 
   std::string text = print(k);
-  for (const char *line :
-       {"%tile = dynamic_shared bf16 : ptr<shared bf16>", "%swizzled = xor %chunk, %t_2 : i32",
-        "cp.async %tile[%swizzled], %in[%first], 16 bytes if %t_5", "cp.async.commit_group",
-        "cp.async.wait_group 0", "%a = ldmatrix.x4 %tile[%chunk] : i32x4",
-        "%bt = ldmatrix.x4.trans %tile[%chunk] : i32x4",
-        "%d = mma.m16n8k16.bf16 %a, %b_pair, %c : f32x4", "%packed = pack.bf16x2 %d0, %d1 : i32"})
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  expectContainsAll(
+      text,
+      {"%tile = dynamic_shared bf16 : ptr<shared bf16>", "%swizzled = xor %chunk, %t_2 : i32",
+       "cp.async %tile[%swizzled], %in[%first], 16 bytes if %t_5", "cp.async.commit_group",
+       "cp.async.wait_group 0", "%a = ldmatrix.x4 %tile[%chunk] : i32x4",
+       "%bt = ldmatrix.x4.trans %tile[%chunk] : i32x4",
+       "%d = mma.m16n8k16.bf16 %a, %b_pair, %c : f32x4", "%packed = pack.bf16x2 %d0, %d1 : i32"});
 
   std::string cuda = cuda::render(k);
-  for (const char *line :
-       {"extern __shared__ __align__(128) fusec_bf16 mma1_tile[];",
-        "fusec_cp_async16((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(swizzled)), in + first, ",
-        "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");",
-        "asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");",
-        "const fusec_v16 a = fusec_ldmatrix_x4((fusec_smem_u32(mma1_tile) + 2u * "
-        "(unsigned)(chunk)));",
-        "fusec_ldmatrix_x4_trans(", "const fusec_v16 d = fusec_mma_m16n8k16_bf16(a, b_pair, c);",
-        "const int packed = fusec_pack_bf16x2(d0, d1);"})
-    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+  expectContainsAll(
+      cuda,
+      {"extern __shared__ __align__(128) fusec_bf16 mma1_tile[];",
+       "fusec_cp_async16((fusec_smem_u32(mma1_tile) + 2u * (unsigned)(swizzled)), in + first, ",
+       "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");",
+       "asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");",
+       "const fusec_v16 a = fusec_ldmatrix_x4((fusec_smem_u32(mma1_tile) + 2u * "
+       "(unsigned)(chunk)));",
+       "fusec_ldmatrix_x4_trans(", "const fusec_v16 d = fusec_mma_m16n8k16_bf16(a, b_pair, c);",
+       "const int packed = fusec_pack_bf16x2(d0, d1);"});
 
   std::string ir = llvmir::render(k);
-  for (const char *line :
-       {"@mma1_dynamic_shared = external addrspace(3) global [0 x i8], align 128",
-        "@llvm.nvvm.cp.async.cg.shared.global.16.s(", "@llvm.nvvm.cp.async.commit.group()",
-        "@llvm.nvvm.cp.async.wait.group(i32 0)", "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
-        "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3(",
-        "@llvm.nvvm.mma.m16n8k16.row.col.bf16(", "fptrunc"})
-    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  expectContainsAll(ir,
+                    {"@mma1_dynamic_shared = external addrspace(3) global [0 x i8], align 128",
+                     "@llvm.nvvm.cp.async.cg.shared.global.16.s(",
+                     "@llvm.nvvm.cp.async.commit.group()", "@llvm.nvvm.cp.async.wait.group(i32 0)",
+                     "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
+                     "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3(",
+                     "@llvm.nvvm.mma.m16n8k16.row.col.bf16(", "fptrunc"});
 
   // An mma of f32 pairs and a wait past 7 groups are refused.
   b.mma(DType::F32, a, bPair, c, "bad");
@@ -292,36 +299,33 @@ TEST(Kir, WarpgroupPrimitivesRenderOnBothBackEnds) {
   EXPECT_EQ(Builder::wgmmaLayout(128, 1024, 16), int64_t(1) << 62 | int64_t(64) << 32 | 1 << 16);
 
   std::string text = print(k);
-  for (const char *line : {"%smem = dynamic_shared i8 align 1024 : ptr<shared i8>",
+  expectContainsAll(text, {"%smem = dynamic_shared i8 align 1024 : ptr<shared i8>",
                            "  fence.proxy.async\n", "  wgmma.fence guarding %acc\n",
                            "  wgmma.m64n64k16.f16 %acc = %t %smem[%t_1], %t %smem[%t_2]\n",
                            "  wgmma.m64n64k16.bf16 %acc += %frag, %t %smem[%t_2] transposed b\n",
-                           "  wgmma.commit_group\n", "  wgmma.wait_group 0 guarding %acc\n"})
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+                           "  wgmma.commit_group\n", "  wgmma.wait_group 0 guarding %acc\n"});
 
   std::string cuda = cuda::render(k);
-  for (const char *line :
-       {"extern __shared__ __align__(1024) signed char wg_smem[];",
-        "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
-        "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
-        "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
-        "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])", "\"=f\"(acc[31])\n",
-        "\"r\"(0)\n", "\"r\"(1)\n", "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
-        "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
-        "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"})
-    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+  expectContainsAll(cuda, {"extern __shared__ __align__(1024) signed char wg_smem[];",
+                           "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
+                           "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");",
+                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, ",
+                           "%31}, %32, %33, p, 1, 1, 0, 0;", "setp.ne.b32 p, %34, 0;",
+                           "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, ",
+                           "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;", "\"+f\"(acc[31])",
+                           "\"=f\"(acc[31])\n", "\"r\"(0)\n", "\"r\"(1)\n",
+                           "\"l\"(fusec_wgmma_desc(", "\"r\"((frag).a), \"r\"((frag).b)",
+                           "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");",
+                           "asm volatile(\"\" : \"+f\"(acc[r])::\"memory\");"});
 
   std::string ir = llvmir::render(k);
-  for (const char *line :
-       {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
-        "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
-        "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
-        "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;", "wgmma.wait_group.sync.aligned 0;",
-        "\"=f,0,~{memory}\"", "=f,l,l,r,~{memory}", "=f,r,r,r,r,l,r,0,1,"})
-    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  expectContainsAll(ir, {"@wg_dynamic_shared = external addrspace(3) global [0 x i8], align 1024",
+                         "fence.proxy.async.shared::cta;", "wgmma.fence.sync.aligned;",
+                         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, ",
+                         "$31}, $32, $33, p, 1, 1, 0, 0;", "setp.ne.b32 p, $34, 0;",
+                         "$31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;",
+                         "wgmma.wait_group.sync.aligned 0;", "\"=f,0,~{memory}\"",
+                         "=f,l,l,r,~{memory}", "=f,r,r,r,r,l,r,0,1,"});
 
   // An accumulator that is not a local f32 array, and an N that is not a multiple of 8.
   b.wgmma(DType::F16, 60, acc, {smem, zero, layout}, {smem, other, layout}, false);
@@ -340,41 +344,40 @@ TEST(Kir, HopperPrimitivesPrintAndRenderOnBothBackEnds) {
   ASSERT_TRUE(verify(k).empty()) << verify(k).front();
 
   std::string text = print(k);
-  for (const char *line :
-       {"kernel @hopper(%a_map: tensormap readonly, %b_map: tensormap readonly, %out: ",
-        ") maxthreads 384 minblocks 1 {", "    mbarrier.init %bars[%t_2], 256\n",
-        "    mbarrier.init_fence\n", "    setmaxnreg.dec 40\n",
-        "      mbarrier.expect_tx %bars[%t_1], 16384\n",
-        "      tma.load.2d %smem[%t_1], %a_map, %bars[%t_1], (%x, %t_5)\n",
-        "      tma.load.3d %smem[%t_9], %b_map, %bars[%t_1], (%x, %t_5, %t_8)\n",
-        "    barrier.arrive %t_10, 384\n", "    setmaxnreg.inc 232\n",
-        "    mbarrier.wait %bars[%t_1], %t_5\n", "    mbarrier.arrive %bars[%t_2]\n",
-        "    barrier %t_12, 256\n", "  barrier\n"})
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  expectContainsAll(
+      text, {"kernel @hopper(%a_map: tensormap readonly, %b_map: tensormap readonly, %out: ",
+             ") maxthreads 384 minblocks 1 {", "    mbarrier.init %bars[%t_2], 256\n",
+             "    mbarrier.init_fence\n", "    setmaxnreg.dec 40\n",
+             "      mbarrier.expect_tx %bars[%t_1], 16384\n",
+             "      tma.load.2d %smem[%t_1], %a_map, %bars[%t_1], (%x, %t_5)\n",
+             "      tma.load.3d %smem[%t_9], %b_map, %bars[%t_1], (%x, %t_5, %t_8)\n",
+             "    barrier.arrive %t_10, 384\n", "    setmaxnreg.inc 232\n",
+             "    mbarrier.wait %bars[%t_1], %t_5\n", "    mbarrier.arrive %bars[%t_2]\n",
+             "    barrier %t_12, 256\n", "  barrier\n"});
 
   std::string cuda = cuda::render(k);
   std::string bar1 = "\"r\"((fusec_smem_u32(bars) + 8u * (unsigned)(1LL)))";
-  for (std::string line :
-       {std::string("__launch_bounds__(384, 1) hopper("),
-        std::string("const __grid_constant__ fusec_tensor_map a_map,"),
-        "asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 256;\" :: " + bar1 + " : \"memory\");",
-        std::string("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");"),
-        std::string("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\" ::: \"memory\");"),
-        std::string("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 16384;\""),
-        std::string("asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile."
-                    "mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\" :: "
-                    "\"r\"((fusec_smem_u32(hopper_smem) + (unsigned)(0LL))), \"l\"(&a_map), "),
-        std::string("[%1, {%3, %4, %5}], [%2];\" :: \"r\"((fusec_smem_u32(hopper_smem) + "
-                    "(unsigned)(8192LL))), \"l\"(&b_map), "),
-        std::string(", \"r\"(x), \"r\"(0), \"r\"(1) : \"memory\");"),
-        std::string("asm volatile(\"bar.arrive %0, 384;\" :: \"r\"(2) : \"memory\");"),
-        std::string("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\" ::: \"memory\");"),
-        std::string("asm volatile(\"{\\n.reg .pred p;\\nretry:\\nmbarrier.try_wait.parity."
-                    "shared::cta.b64 p, [%0], %1;\\n@!p bra retry;\\n}\" :: "),
-        "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: " + bar1 + " : \"memory\");",
-        std::string("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(1) : \"memory\");"),
-        std::string("  __syncthreads();\n")})
-    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+  expectContainsAll(
+      cuda,
+      {std::string("__launch_bounds__(384, 1) hopper("),
+       std::string("const __grid_constant__ fusec_tensor_map a_map,"),
+       "asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 256;\" :: " + bar1 + " : \"memory\");",
+       std::string("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");"),
+       std::string("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\" ::: \"memory\");"),
+       std::string("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 16384;\""),
+       std::string("asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+                   "mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\" :: "
+                   "\"r\"((fusec_smem_u32(hopper_smem) + (unsigned)(0LL))), \"l\"(&a_map), "),
+       std::string("[%1, {%3, %4, %5}], [%2];\" :: \"r\"((fusec_smem_u32(hopper_smem) + "
+                   "(unsigned)(8192LL))), \"l\"(&b_map), "),
+       std::string(", \"r\"(x), \"r\"(0), \"r\"(1) : \"memory\");"),
+       std::string("asm volatile(\"bar.arrive %0, 384;\" :: \"r\"(2) : \"memory\");"),
+       std::string("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\" ::: \"memory\");"),
+       std::string("asm volatile(\"{\\n.reg .pred p;\\nretry:\\nmbarrier.try_wait.parity."
+                   "shared::cta.b64 p, [%0], %1;\\n@!p bra retry;\\n}\" :: "),
+       "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: " + bar1 + " : \"memory\");",
+       std::string("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(1) : \"memory\");"),
+       std::string("  __syncthreads();\n")});
   GeneratedKernel generated;
   generated.name = k.name;
   generated.source = cuda;
@@ -382,35 +385,34 @@ TEST(Kir, HopperPrimitivesPrintAndRenderOnBothBackEnds) {
   EXPECT_NE(unit.find("struct alignas(64) fusec_tensor_map {"), std::string::npos);
 
   std::string ir = llvmir::render(k);
-  for (const char *line :
-       {"define ptx_kernel void @hopper(ptr byval([128 x i8]) align 64 %a_map, ptr byval([128 x "
-        "i8]) align 64 %b_map, ptr noalias %out)",
-        "!{ptr @hopper, !\"grid_constant\", !4}", "!4 = !{i32 1, i32 2}",
-        "call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)",
-        "call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)",
-        "call void @llvm.nvvm.barrier.sync.cnt(i32 1, i32 256)",
-        "call void asm sideeffect \"bar.arrive $0, 384;\", \"r,~{memory}\"(i32 2) #3",
-        "attributes #3 = { convergent }",
-        "\"mbarrier.init.shared::cta.b64 [$0], 256;\", \"r,~{memory}\"(i32 ptrtoint (ptr "
-        "addrspace(3) getelementptr (i64, ptr addrspace(3) @hopper_bars, i64 1) to i32))",
-        "\"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()",
-        "\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], 16384;\"",
-        "\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], "
-        "[$1, {$3, $4}], [$2];\", \"r,l,r,r,r,~{memory}\"(i32 ptrtoint (ptr addrspace(3) "
-        "@hopper_dynamic_shared to i32), ptr %a_map, ",
-        "[$1, {$3, $4, $5}], [$2];\", \"r,l,r,r,r,r,~{memory}\"",
-        "\"{\\0A.reg .pred p;\\0Aretry:\\0Ambarrier.try_wait.parity.shared::cta.b64 p, [$0], "
-        "$1;\\0A@!p bra retry;\\0A}\", \"r,r,~{memory}\"",
-        "\"mbarrier.arrive.shared::cta.b64 _, [$0];\""})
-    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  expectContainsAll(
+      ir,
+      {"define ptx_kernel void @hopper(ptr byval([128 x i8]) align 64 %a_map, ptr byval([128 x "
+       "i8]) align 64 %b_map, ptr noalias %out)",
+       "!{ptr @hopper, !\"grid_constant\", !4}", "!4 = !{i32 1, i32 2}",
+       "call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)",
+       "call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)",
+       "call void @llvm.nvvm.barrier.sync.cnt(i32 1, i32 256)",
+       "call void asm sideeffect \"bar.arrive $0, 384;\", \"r,~{memory}\"(i32 2) #3",
+       "attributes #3 = { convergent }",
+       "\"mbarrier.init.shared::cta.b64 [$0], 256;\", \"r,~{memory}\"(i32 ptrtoint (ptr "
+       "addrspace(3) getelementptr (i64, ptr addrspace(3) @hopper_bars, i64 1) to i32))",
+       "\"fence.mbarrier_init.release.cluster;\", \"~{memory}\"()",
+       "\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], 16384;\"",
+       "\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], "
+       "[$1, {$3, $4}], [$2];\", \"r,l,r,r,r,~{memory}\"(i32 ptrtoint (ptr addrspace(3) "
+       "@hopper_dynamic_shared to i32), ptr %a_map, ",
+       "[$1, {$3, $4, $5}], [$2];\", \"r,l,r,r,r,r,~{memory}\"",
+       "\"{\\0A.reg .pred p;\\0Aretry:\\0Ambarrier.try_wait.parity.shared::cta.b64 p, [$0], "
+       "$1;\\0A@!p bra retry;\\0A}\", \"r,r,~{memory}\"",
+       "\"mbarrier.arrive.shared::cta.b64 _, [$0];\""});
 
   // The tensor maps are read in place (cvta.param of the parameter), never copied to local memory.
   Diagnostics diags;
   std::optional<std::string> ptx = llvmir::compileToPtx(ir, "sm_90a", diags);
   ASSERT_TRUE(ptx) << diags.str();
-  for (const char *line : {".param .align 64 .b8 hopper_param_0[128]", "cvta.param.u64",
-                           "setmaxnreg.inc.sync.aligned.u32 232;", "barrier.sync \t1, 256;"})
-    EXPECT_NE(ptx->find(line), std::string::npos) << line << "\n" << *ptx;
+  expectContainsAll(*ptx, {".param .align 64 .b8 hopper_param_0[128]", "cvta.param.u64",
+                           "setmaxnreg.inc.sync.aligned.u32 232;", "barrier.sync \t1, 256;"});
   EXPECT_EQ(ptx->find(".local"), std::string::npos) << *ptx;
 }
 
@@ -420,31 +422,29 @@ TEST(Kir, ClusterPrimitivesPrintAndRenderOnBothBackEnds) {
   Kernel k = test::clusterSample();
   ASSERT_TRUE(verify(k).empty()) << verify(k).front();
   std::string text = print(k);
-  for (const char *line :
-       {") maxthreads 128 dependent {", "  barrier.cluster\n", ", (%t_6, %t_6) multicast 3\n",
-        "    mbarrier.arrive_remote %bars[%t_2], %t_6\n"})
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  expectContainsAll(text, {") maxthreads 128 dependent {", "  barrier.cluster\n",
+                           ", (%t_6, %t_6) multicast 3\n",
+                           "    mbarrier.arrive_remote %bars[%t_2], %t_6\n"});
 
   std::string cuda = cuda::render(k);
-  for (const char *line :
-       {"  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n",
-        "asm volatile(\"barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\" ::: "
-        "\"memory\");",
-        "mov.b16 mask, 3;\\ncp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_"
-        "tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], mask;",
-        "mapa.shared::cluster.u32 remote, %0, %1;\\nmbarrier.arrive.shared::cluster.b64 _, "
-        "[remote];"})
-    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+  expectContainsAll(
+      cuda,
+      {"  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n",
+       "asm volatile(\"barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\" ::: "
+       "\"memory\");",
+       "mov.b16 mask, 3;\\ncp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_"
+       "tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], mask;",
+       "mapa.shared::cluster.u32 remote, %0, %1;\\nmbarrier.arrive.shared::cluster.b64 _, "
+       "[remote];"});
 
   std::string ir = llvmir::render(k);
-  for (const char *line :
-       {"call void asm sideeffect \"griddepcontrol.wait;\", \"~{memory}\"()",
-        "\"barrier.cluster.arrive.release;\\0Abarrier.cluster.wait.acquire;\", \"~{memory}\"()",
-        "bytes.multicast::cluster [$0], [$1, {$3, $4}], [$2], mask;\\0A}\", "
-        "\"r,l,r,r,r,~{memory}\"",
-        "mapa.shared::cluster.u32 remote, $0, $1;\\0Ambarrier.arrive.shared::cluster.b64 _, "
-        "[remote];\\0A}\", \"r,r,~{memory}\""})
-    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  expectContainsAll(
+      ir, {"call void asm sideeffect \"griddepcontrol.wait;\", \"~{memory}\"()",
+           "\"barrier.cluster.arrive.release;\\0Abarrier.cluster.wait.acquire;\", \"~{memory}\"()",
+           "bytes.multicast::cluster [$0], [$1, {$3, $4}], [$2], mask;\\0A}\", "
+           "\"r,l,r,r,r,~{memory}\"",
+           "mapa.shared::cluster.u32 remote, $0, $1;\\0Ambarrier.arrive.shared::cluster.b64 _, "
+           "[remote];\\0A}\", \"r,r,~{memory}\""});
   // griddepcontrol.wait comes first, before any other instruction of the kernel.
   EXPECT_LT(ir.find("griddepcontrol.wait"), ir.find("mbarrier.init")) << ir;
 }
@@ -453,31 +453,28 @@ TEST(Kir, StorePrimitivesPrintAndRenderOnBothBackEnds) {
   Kernel k = test::storeSample();
   ASSERT_TRUE(verify(k).empty()) << verify(k).front();
   std::string text = print(k);
-  for (const char *line :
-       {"  %lo = unpack.f16.lo %word : f32\n", "  %hi = unpack.f16.hi %word : f32\n",
-        "    tma.store.2d %map, (%x, %t_5), %smem[%t_2]\n", "    cp.async.bulk.commit_group\n",
-        "    cp.async.bulk.wait_group.read 0\n"})
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  expectContainsAll(text,
+                    {"  %lo = unpack.f16.lo %word : f32\n", "  %hi = unpack.f16.hi %word : f32\n",
+                     "    tma.store.2d %map, (%x, %t_5), %smem[%t_2]\n",
+                     "    cp.async.bulk.commit_group\n", "    cp.async.bulk.wait_group.read 0\n"});
 
   std::string cuda = cuda::render(k);
-  for (const char *line :
-       {"const float lo = fusec_unpack_f16_lo(word);",
-        "const float hi = fusec_unpack_f16_hi(word);",
-        "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%1, {%2, %3}], "
-        "[%0];\" :: \"r\"((fusec_smem_u32(store_smem) + (unsigned)(0LL))), \"l\"(&map), "
-        "\"r\"(x), \"r\"(0) : \"memory\");",
-        "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");",
-        "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");"})
-    EXPECT_NE(cuda.find(line), std::string::npos) << line << "\n" << cuda;
+  expectContainsAll(
+      cuda,
+      {"const float lo = fusec_unpack_f16_lo(word);", "const float hi = fusec_unpack_f16_hi(word);",
+       "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%1, {%2, %3}], "
+       "[%0];\" :: \"r\"((fusec_smem_u32(store_smem) + (unsigned)(0LL))), \"l\"(&map), "
+       "\"r\"(x), \"r\"(0) : \"memory\");",
+       "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");",
+       "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");"});
 
   std::string ir = llvmir::render(k);
-  for (const char *line :
-       {"lshr i32 %word, 16", "bitcast i16", "fpext half",
-        "\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$0];\", "
-        "\"r,l,r,r,~{memory}\"",
-        "\"cp.async.bulk.commit_group;\", \"~{memory}\"()",
-        "\"cp.async.bulk.wait_group.read 0;\", \"~{memory}\"()"})
-    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  expectContainsAll(
+      ir, {"lshr i32 %word, 16", "bitcast i16", "fpext half",
+           "\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$0];\", "
+           "\"r,l,r,r,~{memory}\"",
+           "\"cp.async.bulk.commit_group;\", \"~{memory}\"()",
+           "\"cp.async.bulk.wait_group.read 0;\", \"~{memory}\"()"});
 }
 
 /// What the verifier refuses of the sm_90 primitives, each named for its reason.
