@@ -321,6 +321,8 @@ std::string Renderer::statement(const kir::Block &b, size_t at, const std::strin
            ") = " + value + ";";
   }
   case Opcode::Barrier:
+    if (i.warp)
+      return "__syncwarp();";
     return i.operands.empty() && !i.cluster ? "__syncthreads();" : hopper(i);
   case Opcode::MBarrier:
   case Opcode::SetMaxRegisters:

@@ -307,6 +307,8 @@ void Builder::bulkWait(unsigned pending) {
 
 void Builder::clusterBarrier() { append({.op = Opcode::Barrier, .cluster = true}); }
 
+void Builder::warpBarrier() { append({.op = Opcode::Barrier, .warp = true}); }
+
 void Builder::barrier(ValueId id, unsigned threads) {
   append({.op = Opcode::Barrier, .operands = {id}, .imm = threads});
 }
@@ -378,8 +380,12 @@ void Builder::inBlock(Block &block, const std::function<void()> &build) {
 }
 
 void Builder::forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
-                      const std::function<void(ValueId)> &body) {
-  Inst loop{.op = Opcode::For, .operands = {start, end, step}, .imm = unroll, .regions = {Block()}};
+                      const std::function<void(ValueId)> &body, bool keepInvariants) {
+  Inst loop{.op = Opcode::For,
+            .operands = {start, end, step},
+            .imm = unroll,
+            .regions = {Block()},
+            .keepInvariants = keepInvariants};
   ValueId i = emit(k.typeOf(start), name, std::move(loop));
   inBlock(scopes.back().block->back().regions[0], [&] { body(i); }); // the loop's body
 }

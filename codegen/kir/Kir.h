@@ -80,7 +80,10 @@ enum class Opcode : uint8_t {
                  ///< `arrive` only counts itself and goes on (bar.arrive id, imm); with
                  ///< `cluster` (sm_90, no operand), every thread of the block's cluster waits
                  ///< here, the writes to shared memory before it seen by each after it
-                 ///< (barrier.cluster.arrive.release, then .wait.acquire)
+                 ///< (barrier.cluster.arrive.release, then .wait.acquire); with `warp` (no
+                 ///< operand), the lanes of the thread's warp, all of which run it, wait for
+                 ///< each other, the memory accesses of each before it seen by every one after
+                 ///< it (bar.warp.sync with every lane: CUDA's __syncwarp)
   Shuffle,       ///< operand 0 (a 4- or 8-byte scalar) from the lane `shuffle` names by operand 1,
                  ///< within groups of `imm` lanes (a power of two <= 32), among the lanes of the
                  ///< warp whose bits are set in operand 2 (an i64; every lane named must take part)
@@ -222,6 +225,11 @@ struct Inst {
   bool arrive = false;                     ///< Barrier (named): arrive without waiting
   bool raise = false;                      ///< SetMaxRegisters: inc (else dec)
   bool cluster = false;                    ///< Barrier: the cluster's, not the block's
+  bool warp = false;                       ///< Barrier: the warp's, not the block's
+  /// For: code that does not change between iterations stays in the body (LLVM:
+  /// llvm.licm.disable), for loops whose every register is taken (Note [Tile loop invariants]
+  /// in codegen/templates/gemm/Gemm.cpp)
+  bool keepInvariants = false;
   uint16_t ctaMask = 0; ///< Async TensorLoad: the cluster's blocks it multicasts to (0: none)
 };
 
@@ -362,6 +370,8 @@ public:
   void bulkWait(unsigned pending);
   /// Every thread of the cluster waits here (Barrier with `cluster`).
   void clusterBarrier();
+  /// Every lane of the warp waits here (Barrier with `warp`).
+  void warpBarrier();
   /// Named barrier i32 `id` of `threads` threads: wait there (bar.sync id, threads), or only
   /// arrive (bar.arrive id, threads).
   void barrier(ValueId id, unsigned threads);
@@ -383,9 +393,10 @@ public:
   /// The f32 value of half `half` (0 low, 1 high) of `word`, a pair of `t` (Opcode::Unpack).
   ValueId unpack(DType t, ValueId word, unsigned half, const std::string &name = "");
   ValueId exp2(ValueId x, const std::string &name = "");
-  /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full.
+  /// for (i = start; i < end; i += step) body(i); unroll: 0 none, -1 full; `keepInvariants`
+  /// as Inst's.
   void forLoop(ValueId start, ValueId end, ValueId step, const std::string &name, int unroll,
-               const std::function<void(ValueId)> &body);
+               const std::function<void(ValueId)> &body, bool keepInvariants = false);
   /// if (cond) then() else otherwise(); `otherwise` may be empty.
   void ifThenElse(ValueId cond, const std::function<void()> &then,
                   const std::function<void()> &otherwise = {});

@@ -109,7 +109,7 @@ std::string Printer::text(const Inst &i) const {
     return "table @" + k.tables[i.imm].name;
   case Opcode::Barrier:
     if (i.operands.empty())
-      return i.cluster ? "barrier.cluster" : "barrier";
+      return i.cluster ? "barrier.cluster" : i.warp ? "barrier.warp" : "barrier";
     return (i.arrive ? "barrier.arrive " : "barrier ") + ref(i.operands[0]) + ", " +
            std::to_string(i.imm);
   case Opcode::Shuffle:
@@ -217,7 +217,8 @@ void Printer::region(const Inst &i, const std::string &indent) {
                          : i.imm < 0 ? " unroll full"
                                      : " unroll " + std::to_string(i.imm);
     os << indent << "for " << ref(i.result) << " = " << ref(i.operands[0]) << " to "
-       << ref(i.operands[1]) << " step " << ref(i.operands[2]) << unroll << " {\n";
+       << ref(i.operands[1]) << " step " << ref(i.operands[2]) << unroll
+       << (i.keepInvariants ? " keep_invariants" : "") << " {\n";
   } else {
     os << indent << "if " << ref(i.operands[0]) << " {\n";
   }

@@ -218,12 +218,14 @@ void Verifier::mbarrier(const Inst &i) {
 
 void Verifier::namedBarrier(const Inst &i) {
   if (i.operands.empty()) {
+    if (i.cluster && i.warp)
+      fail(i, "a barrier is the cluster's or the warp's, not both");
     if (i.arrive || i.imm != 0)
       fail(i, "the block's barrier (bar.sync 0) takes no thread count; an arrive names a barrier");
     return;
   }
-  if (i.cluster)
-    fail(i, "the cluster's barrier names no barrier");
+  if (i.cluster || i.warp)
+    fail(i, std::string("the ") + (i.cluster ? "cluster" : "warp") + "'s barrier names no barrier");
   auto id = constants.find(i.operands[0]);
   if (!isI32(i.operands[0]) || (id != constants.end() && (id->second < 1 || id->second > 15)))
     fail(i, "a named barrier's id is an i32 from 1 to 15 (0 is the block's)");

@@ -416,12 +416,16 @@ void Renderer::loop(const Inst &i) {
   block(i.regions[0]);
   v->addIncoming(b.CreateAdd(v, get(i.operands[2])), b.GetInsertBlock());
   llvm::BranchInst *latch = b.CreateBr(header);
-  if (i.imm != 0) {
-    llvm::Metadata *hint =
+  std::vector<llvm::Metadata *> hints = {nullptr}; // the loop's id first
+  if (i.imm != 0)
+    hints.push_back(
         i.imm < 0 ? llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.full"))
                   : llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
-                                            llvm::ConstantAsMetadata::get(b.getInt32(i.imm))});
-    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, {nullptr, hint});
+                                            llvm::ConstantAsMetadata::get(b.getInt32(i.imm))}));
+  if (i.keepInvariants)
+    hints.push_back(llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.licm.disable")));
+  if (hints.size() > 1) {
+    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, hints);
     id->replaceOperandWith(0, id);
     latch->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
@@ -486,6 +490,10 @@ void Renderer::inst(const Inst &i) {
   case Opcode::If:
     return branch(i);
   case Opcode::Barrier:
+    if (i.warp) {
+      b.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b.getInt32(-1)});
+      return;
+    }
     if (!i.operands.empty() || i.cluster)
       return hopper(i);
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});

@@ -120,6 +120,7 @@ kir::Kernel storeSample() {
     ValueId offset = b.index(half);
     b.store(tile, b.add(at, offset), v);
   }
+  b.warpBarrier();
   b.proxyFence();
   b.barrier();
   ValueId zero = b.constant(DType::I32, 0);

@@ -27,7 +27,8 @@ kir::Kernel hopperSample();
 kir::Kernel clusterSample();
 
 /// A tile stored by TMA from shared memory: each thread unpacks both halves of a packed f16 pair
-/// (Unpack), writes them into the tile, makes its writes visible to the TMA (fence.proxy.async);
+/// (Unpack), writes them into the tile, waits for its warp's lanes (the warp's barrier), makes its
+/// writes visible to the TMA (fence.proxy.async);
 /// after the block's barrier thread 0 stores the tile to the box at (x, 0) of the tensor map,
 /// commits the bulk group and waits until it no longer reads the tile.
 kir::Kernel storeSample();

@@ -455,22 +455,23 @@ TEST(Kir, StorePrimitivesPrintAndRenderOnBothBackEnds) {
   std::string text = print(k);
   expectContainsAll(text,
                     {"  %lo = unpack.f16.lo %word : f32\n", "  %hi = unpack.f16.hi %word : f32\n",
-                     "    tma.store.2d %map, (%x, %t_5), %smem[%t_2]\n",
+                     "  barrier.warp\n", "    tma.store.2d %map, (%x, %t_5), %smem[%t_2]\n",
                      "    cp.async.bulk.commit_group\n", "    cp.async.bulk.wait_group.read 0\n"});
 
   std::string cuda = cuda::render(k);
   expectContainsAll(
-      cuda,
-      {"const float lo = fusec_unpack_f16_lo(word);", "const float hi = fusec_unpack_f16_hi(word);",
-       "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%1, {%2, %3}], "
-       "[%0];\" :: \"r\"((fusec_smem_u32(store_smem) + (unsigned)(0LL))), \"l\"(&map), "
-       "\"r\"(x), \"r\"(0) : \"memory\");",
-       "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");",
-       "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");"});
+      cuda, {"const float lo = fusec_unpack_f16_lo(word);",
+             "const float hi = fusec_unpack_f16_hi(word);", "  __syncwarp();\n",
+             "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%1, {%2, %3}], "
+             "[%0];\" :: \"r\"((fusec_smem_u32(store_smem) + (unsigned)(0LL))), \"l\"(&map), "
+             "\"r\"(x), \"r\"(0) : \"memory\");",
+             "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");",
+             "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");"});
 
   std::string ir = llvmir::render(k);
   expectContainsAll(
       ir, {"lshr i32 %word, 16", "bitcast i16", "fpext half",
+           "call void @llvm.nvvm.bar.warp.sync(i32 -1)",
            "\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$0];\", "
            "\"r,l,r,r,~{memory}\"",
            "\"cp.async.bulk.commit_group;\", \"~{memory}\"()",

@@ -146,9 +146,15 @@ private:
           << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
           << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "")
           << (t.cluster > 1 ? "; clusters of 2 tiles one above the other, B's tile multicast" : "")
-          << (t.overlap ? "; each tile's epilogue from registers in " + std::to_string(t.slices()) +
-                              " slices under the next tile's first K steps"
-                        : "")
+          << (t.overlap == 1
+                  ? "; each tile's epilogue from registers in " + std::to_string(t.slices()) +
+                        " slices under the next tile's first K steps"
+                  : "")
+          << (t.overlap == 2 ? "; each tile's epilogue staged in shared memory, " +
+                                   std::to_string(vectorsPerStep()) +
+                                   " vectors of 8 columns a thread under each of the next "
+                                   "tile's K steps"
+                             : "")
           << (plan.paired
                   ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
                   : "");
@@ -226,8 +232,20 @@ private:
       first = op(IndexOp::Div, first, i64(t.cluster), "cluster");
       grid = op(IndexOp::Div, grid, i64(t.cluster), "clusters");
     }
-    b.forLoop(first, numTiles, grid, "tile", 0, [&](ValueId tile) { body(decodeTile(tile)); });
+    bool keepInvariants = plan.wgmma; // Note [Tile loop invariants]
+    b.forLoop(
+        first, numTiles, grid, "tile", 0, [&](ValueId tile) { body(decodeTile(tile)); },
+        keepInvariants);
   }
+
+  // Note [Tile loop invariants]
+  // The warp-specialized consumers hold a tile's accumulators (up to 128 registers) and, with an
+  // overlapped epilogue, the pending tile's products beside them: nothing else fits. Where the K
+  // steps are a multiple of the stages, the stages of the peeled first K steps are the same for
+  // every tile, and LLVM's LICM hoisted their wgmma descriptors out of the tile loop, into
+  // registers live across it: ptxas spilled 96 bytes (eight slices of 8192 x 4096 x 1024 ran
+  // 96-98 -> 98.5-101.4 us on the H200, 2026-11-28; found with opt -opt-bisect-limit). So the
+  // tile loop keeps its invariants (llvm.licm.disable; NVRTC recomputes them as written).
 
   TileAt decodeTile(ValueId tile) {
     TileAt at;
@@ -1262,15 +1280,31 @@ private:
 
         b.store(seen, zero, b.add(n, one));
       };
-      int peeled = 0;  // the first steps, each with a slice of the pending tile's epilogue
-      if (t.overlap) { // Note [Overlapped epilogue]
+      int peeled = 0;       // the first steps, each with a slice of the pending tile's epilogue
+      if (t.overlap == 1) { // Note [Overlapped epilogue]
         peeled = std::min(t.slices(), kTiles);
         for (int i = 0; i < peeled; ++i)
           step(i64(i), [&] { pendingSlice(i, 1); });
       }
-      b.forLoop(i64(peeled), count, one, "kt", 0, [&](ValueId kt) { step(kt, {}); });
-      if (peeled < t.slices() && t.overlap)
+      if (t.overlap == 2) { // Note [Staged epilogue]: the first stages the pending tile
+        peeled = 1;
+        step(zero, [&] { stagePending(); });
+      }
+      b.forLoop(i64(peeled), count, one, "kt", 0, [&](ValueId kt) {
+        if (t.overlap != 2)
+          return step(kt, {});
+        step(kt, [&] {
+          ValueId step32 = to32(kt);
+          stagedPart(b.arith(IndexOp::Sub, step32, i32(1), "part"));
+        });
+      });
+      if (peeled < t.slices() && t.overlap == 1)
         pendingSlice(peeled, t.slices() - peeled);
+      if (t.overlap == 2 && kTiles - 1 < stagedParts()) // parts no K step was left for
+        loop(stagedParts() - (kTiles - 1), "rest", 0, [&](ValueId p) {
+          ValueId p32 = to32(p);
+          stagedPart(b.add(p32, i32(kTiles - 1), "part"));
+        });
       b.wgmmaWait(0, {acc});
       ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
       release(slotOf(last).first);
@@ -1286,8 +1320,12 @@ private:
         b.ifThenElse(b.less(tid, i32(1)), [&] { b.store(counters, at.index, i32(0)); });
       });
     });
-    if (t.overlap) // the block's last tile
+    if (t.overlap == 1) // the block's last tile
       pendingSlice(0, t.slices());
+    if (t.overlap == 2) {
+      stagePending();
+      loop(stagedParts(), "part", 0, [&](ValueId p) { stagedPart(to32(p)); });
+    }
     if (t.sliceBytes) // no block leaves while a TMA store still reads its shared memory
       b.ifThenElse(b.less(tid, i32(1)), [&] { b.bulkWait(0); });
   }
@@ -1316,6 +1354,120 @@ private:
   // fragments (a warp's four-byte stores across eight rows) made even the plain product slower
   // (121.9). So the cost model takes it for light epilogues (lightEpilogue in Tiles.cpp) over more
   // than one wave of tiles; `overlap=1` and --tune take it anywhere it runs.
+
+  // Note [Staged epilogue]
+  // With `overlap=2` the pending tile's products (kept in registers as with overlap=1, bn / 4
+  // packed words) go, under the next tile's first K step, into a tile of shared memory beside the
+  // stages (bm x bn of their 2-byte dtype, 64-column panels of 128-byte rows, 16-byte chunks
+  // XOR-swizzled by the row's low three bits); each later K step runs a part of its epilogue:
+  // vectorsPerStep() vectors of 8 adjacent columns a thread, read as one 16-byte load, through
+  // the chain and out to global memory as 16-byte stores. A warp reads back only its own 16 rows
+  // (the rows its wgmma fragments hold), so a warp barrier orders the writes and reads, no
+  // barrier of the consumers and no TMA store. The registers the products took are free again
+  // after the first K step, and the epilogue's math is spread over every K step, a few vectors at
+  // a time, instead of the first few: a heavy epilogue (GeLU's math, a residual's reads) has
+  // registers and time to hide in. The shared tile takes a stage of a 256-wide tile's four.
+
+  /// A warp's vectors of 8 columns of a tile's 16 rows, for each of its lanes.
+  int stagedVectors() const { return t.bn / 16; }
+  /// Those a lane takes under one K step: all of them under the K steps after the first, or
+  /// after the loop where there are fewer K steps than vectors.
+  int vectorsPerStep() const {
+    int steps = std::max<int>(1, (plan.k + t.bk - 1) / t.bk - 1); // schedule() runs before kTiles
+    return (stagedVectors() + steps - 1) / steps;
+  }
+  int stagedParts() const { return (stagedVectors() + vectorsPerStep() - 1) / vectorsPerStep(); }
+
+  /// The pending tile's packed products, if there is one, into the staged tile: each warp its
+  /// 16 rows (Note [Staged epilogue]).
+  void stagePending() {
+    ValueId has = b.load(pendingFlag, i64(0), 1, "hasPending");
+    b.ifThenElse(b.less(i32(0), has), [&] {
+      ValueId words = b.dynamicShared(DType::I32, "stagedWords");
+      ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
+      ValueId laneWord = op(IndexOp::And, lane, i32(3)); // a pair's word in its 16-byte chunk
+      ValueId start = i32(int64_t(t.stages) * stageBytes / 4);
+      ValueId row = b.add(warpRow, laneRow);
+      ValueId rowAt = b.add(start, b.mul(row, i32(32))); // 32 words a row
+      ValueId base = b.add(rowAt, laneWord, "stagedAt");
+      b.warpBarrier(); // the warp's lanes have read the tile before
+      loop(t.bn / 8, "j", -1, [&](ValueId j) {
+        ValueId j32 = to32(j);
+        ValueId panelIndex = op(IndexOp::Shr, j32, i32(3));
+        ValueId panel = b.mul(panelIndex, i32(t.bm * 32)); // bm rows of 32 words
+        ValueId column = op(IndexOp::And, j32, i32(7));    // the 16-byte chunk in the panel's row
+        ValueId chunk = op(IndexOp::Xor, column, laneRow);
+        ValueId panelAt = b.add(base, panel);
+        ValueId at = b.add(panelAt, b.mul(chunk, i32(4)));
+        loop(2, "h", -1, [&](ValueId h) {
+          ValueId two = i64(2);
+          ValueId slot = b.add(b.mul(j, two), h);
+          ValueId word = b.load(pending, slot, 1, "word");
+          ValueId h32 = to32(h);
+          ValueId eightRows = b.mul(h32, i32(8 * 32));
+          b.store(words, b.add(at, eightRows), word);
+        });
+      });
+      b.warpBarrier(); // every lane's products written before any lane reads them
+    });
+  }
+
+  /// Part `part` (i32) of the pending tile's epilogue, if there is one: vectorsPerStep() vectors
+  /// of 8 columns of this thread (Note [Staged epilogue]).
+  void stagedPart(ValueId part) {
+    ValueId has = b.load(pendingFlag, i64(0), 1, "hasPending");
+    ValueId live = b.less(i32(0), has);
+    if (kTiles - 1 > stagedParts()) // K steps past the last part
+      live = op(IndexOp::And, live, b.less(part, i32(stagedParts())));
+    b.ifThenElse(live, [&] {
+      TileAt at;
+      at.z = i64(0);
+      at.m0 = b.load(pendingAt, i64(0), 1, "pm0");
+      at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
+      if (plan.chains.size() > 1)
+        at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
+      DType type = kir::storageType(handedType());
+      ValueId values = b.dynamicShared(type, "stagedValues");
+      ValueId start = i32(int64_t(t.stages) * stageBytes / 2);
+      bool whole = plan.m.factor % t.bm == 0 && plan.n % t.bn == 0;
+      int perRow = t.bn / 8; // vectors in a row of the tile
+      loop(vectorsPerStep(), "v", -1, [&](ValueId v) {
+        ValueId partAt = b.mul(part, i32(vectorsPerStep()));
+        ValueId vector = b.add(partAt, to32(v), "vector");
+        ValueId piece = b.add(b.mul(vector, i32(32)), lane); // of the warp's 16 rows
+        ValueId rowIn = b.add(warpRow, op(IndexOp::Div, piece, i32(perRow)), "rowIn");
+        ValueId col8 = op(IndexOp::Rem, piece, i32(perRow));
+        ValueId panelIndex = op(IndexOp::Shr, col8, i32(3));
+        ValueId panel = b.mul(panelIndex, i32(t.bm * 64)); // bm rows of 64 values
+        ValueId column = op(IndexOp::And, col8, i32(7));   // the 16-byte chunk in the panel's row
+        ValueId rowSwizzle = op(IndexOp::And, rowIn, i32(7));
+        ValueId chunk = op(IndexOp::Xor, column, rowSwizzle);
+        ValueId panelAt = b.add(start, panel);
+        ValueId rowAt = b.add(panelAt, b.mul(rowIn, i32(64))); // 64 values a row
+        ValueId first = b.add(rowAt, b.mul(chunk, i32(8)), "first");
+        ValueId row = b.add(at.m0, to64(rowIn), "row");
+        ValueId col8Wide = to64(b.mul(col8, i32(8)));
+        ValueId col = b.add(at.n0, col8Wide, "col");
+        auto element = [&] {
+          ValueId sums = b.localArray(type, 8, "c");
+          copyVector(sums, i64(0), values, first, type, 8);
+          byChain(at,
+                  [&](unsigned g) { epilogueVector(plan.chains[g], 8, {sums}, true, row, col); });
+        };
+        ValueId wanted = kNone; // a part's last vectors past the warp's, and the result's edges
+        if (stagedVectors() % vectorsPerStep())
+          wanted = b.less(vector, i32(stagedVectors()));
+        if (!whole) {
+          ValueId inRows = b.less(row, rowsM);
+          ValueId inCols = b.less(col, i64(plan.n));
+          wanted = fold(IndexOp::And, wanted, op(IndexOp::And, inRows, inCols));
+        }
+        if (wanted == kNone)
+          return element();
+        b.ifThenElse(wanted, element);
+      });
+    });
+  }
 
   /// The registers of the tile whose epilogue is pending: its products, its origin and chain, and
   /// whether there is one (none before the block's first tile).

@@ -80,8 +80,10 @@ struct TileConfig {
   /// wgmma: the producer warpgroup's three other warps run the epilogue while the consumers go
   /// on with the next tile (Note [Epilogue warps]).
   int epilogueWarps = 0;
-  /// wgmma: each tile's epilogue runs from its products rounded to their 2-byte dtype, kept in
-  /// registers, in slices between the next tile's first K steps (Note [Overlapped epilogue]).
+  /// wgmma: each tile's epilogue runs from its products rounded to their 2-byte dtype under the
+  /// next tile's K steps: 1 kept in registers, in slices between the first K steps (Note
+  /// [Overlapped epilogue]); 2 staged in shared memory, a few vectors a thread under each K step
+  /// (Note [Staged epilogue]).
   int overlap = 0;
   /// overlap: the slices asked for (`slices=N`: each a power of two columns wide), 0 for the
   /// default (a quarter of the tile, at most 128 bytes of the widest result; setSlices).
@@ -103,9 +105,12 @@ struct TileConfig {
   /// columns + 8): the f32 accumulators, a 256-wide tile 32 columns at a time; for the epilogue
   /// warps the whole tile of products rounded to their 2-byte dtype.
   /// Paired, a 256-wide tile's 16 result columns at a time (their 16 of each product).
-  /// With the overlapped epilogue, the slices in flight to the TMA stores (kSliceBuffers).
+  /// With the overlapped epilogue, the slices in flight to the TMA stores (kSliceBuffers); staged,
+  /// the whole tile of rounded products.
   int outputColumns() const { return bn <= 128 || epilogueWarps ? bn : 32; }
   int outputBytes() const {
+    if (overlap == 2)
+      return bm * bn * 2;
     if (overlap)
       return kSliceBuffers * sliceBytes;
     return bm * (outputColumns() + 8) * (epilogueWarps ? 2 : 4);

@@ -82,7 +82,9 @@ std::string parseConfig(const std::string &text, bool tensorCores, bool speciali
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
-      if (key == "specialized" || key == "epiwarps" || key == "overlap")
+      if (key == "overlap")
+        return value == "0" || value == "1" || value == "2";
+      if (key == "specialized" || key == "epiwarps")
         return value == "0" || value == "1";
       return *it->second > 0;
     }
@@ -177,14 +179,15 @@ int widestResult(const Plan &plan) {
 /// Why the overlapped epilogue cannot run tiles `t` of `plan`, or "" when it can: no split of K,
 /// epilogue warps or cluster, and the rounded products (what the registers keep).
 std::string overlapProblem(const Plan &plan, const TileConfig &t) {
+  std::string key = "overlap=" + std::to_string(t.overlap);
   if (t.splitK != 1 || t.epilogueWarps || t.cluster != 1)
-    return "overlap=1 runs without splitk, epiwarps or cluster";
+    return key + " runs without splitk, epiwarps or cluster";
   if (t.slicesAsked && (t.bn % t.slicesAsked || !isPow2(t.sliceColumns) || t.sliceColumns < 8 ||
                         t.sliceColumns * widestResult(plan) > 128))
     return "slices=" + std::to_string(t.slicesAsked) +
            ": slices of the tile's columns a power of two wide, 8 columns or more and at most "
            "128 bytes of the widest result";
-  return roundedProductsProblem(plan, "overlap=1");
+  return roundedProductsProblem(plan, key);
 }
 
 /// Whether the overlapped epilogue stores `plan`'s results by TMA: each of a dtype a tensor map
@@ -208,7 +211,7 @@ bool storesByTensorMap(const Plan &plan) {
 /// the tile loop. So four is the default and --tune times eight (candidateTexts).
 void setSlices(const Plan &plan, TileConfig &t) {
   t.sliceColumns = t.sliceBytes = 0;
-  if (!t.overlap)
+  if (t.overlap != 1)
     return;
   t.sliceColumns =
       t.slicesAsked ? t.bn / t.slicesAsked
@@ -401,7 +404,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
       problem = epilogueWarpsProblem(plan, t);
     if (problem.empty() && t.overlap)
       problem = overlapProblem(plan, t);
-    if (problem.empty() && t.slicesAsked && !t.overlap)
+    if (problem.empty() && t.slicesAsked && t.overlap != 1)
       problem = "slices applies to the overlapped epilogue (overlap=1)";
   }
   if (!problem.empty()) {
