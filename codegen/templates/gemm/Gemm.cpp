@@ -152,8 +152,8 @@ private:
                   : "")
           << (t.overlap == 2 ? "; each tile's epilogue staged in shared memory, " +
                                    std::to_string(vectorsPerStep()) +
-                                   " vectors of 8 columns a thread under each of the next "
-                                   "tile's K steps"
+                                   (vectorsPerStep() == 1 ? " vector" : " vectors") +
+                                   " of 8 columns a thread under each of the next tile's K steps"
                              : "")
           << (plan.paired
                   ? "; paired: both products of " + std::to_string(t.outN()) + " columns a tile"
@@ -1288,22 +1288,22 @@ private:
       }
       if (t.overlap == 2) { // Note [Staged epilogue]: the first stages the pending tile
         peeled = 1;
-        step(zero, [&] { stagePending(); });
+        step(zero, [&] {
+          stagePending();
+          stagedPart(i32(0));
+        });
       }
       b.forLoop(i64(peeled), count, one, "kt", 0, [&](ValueId kt) {
         if (t.overlap != 2)
           return step(kt, {});
-        step(kt, [&] {
-          ValueId step32 = to32(kt);
-          stagedPart(b.arith(IndexOp::Sub, step32, i32(1), "part"));
-        });
+        step(kt, [&] { stagedPart(to32(kt, "part")); });
       });
       if (peeled < t.slices() && t.overlap == 1)
         pendingSlice(peeled, t.slices() - peeled);
-      if (t.overlap == 2 && kTiles - 1 < stagedParts()) // parts no K step was left for
-        loop(stagedParts() - (kTiles - 1), "rest", 0, [&](ValueId p) {
+      if (t.overlap == 2 && kTiles < stagedParts()) // parts no K step was left for
+        loop(stagedParts() - kTiles, "rest", 0, [&](ValueId p) {
           ValueId p32 = to32(p);
-          stagedPart(b.add(p32, i32(kTiles - 1), "part"));
+          stagedPart(b.add(p32, i32(kTiles), "part"));
         });
       b.wgmmaWait(0, {acc});
       ValueId last = b.arith(IndexOp::Sub, b.load(seen, zero, 1, "n"), one);
@@ -1359,7 +1359,7 @@ private:
   // With `overlap=2` the pending tile's products (kept in registers as with overlap=1, bn / 4
   // packed words) go, under the next tile's first K step, into a tile of shared memory beside the
   // stages (bm x bn of their 2-byte dtype, 64-column panels of 128-byte rows, 16-byte chunks
-  // XOR-swizzled by the row's low three bits); each later K step runs a part of its epilogue:
+  // XOR-swizzled by the row's low three bits); then each K step runs a part of its epilogue:
   // vectorsPerStep() vectors of 8 adjacent columns a thread, read as one 16-byte load, through
   // the chain and out to global memory as 16-byte stores. A warp reads back only its own 16 rows
   // (the rows its wgmma fragments hold), so a warp barrier orders the writes and reads, no
@@ -1370,10 +1370,10 @@ private:
 
   /// A warp's vectors of 8 columns of a tile's 16 rows, for each of its lanes.
   int stagedVectors() const { return t.bn / 16; }
-  /// Those a lane takes under one K step: all of them under the K steps after the first, or
-  /// after the loop where there are fewer K steps than vectors.
+  /// Those a lane takes under one K step: all of them under the tile's K steps, the first's
+  /// after staging the products (what is left, after the loop).
   int vectorsPerStep() const {
-    int steps = std::max<int>(1, (plan.k + t.bk - 1) / t.bk - 1); // schedule() runs before kTiles
+    int steps = int((plan.k + t.bk - 1) / t.bk); // schedule() runs before kTiles is set
     return (stagedVectors() + steps - 1) / steps;
   }
   int stagedParts() const { return (stagedVectors() + vectorsPerStep() - 1) / vectorsPerStep(); }
@@ -1417,7 +1417,7 @@ private:
   void stagedPart(ValueId part) {
     ValueId has = b.load(pendingFlag, i64(0), 1, "hasPending");
     ValueId live = b.less(i32(0), has);
-    if (kTiles - 1 > stagedParts()) // K steps past the last part
+    if (kTiles > stagedParts()) // K steps past the last part
       live = op(IndexOp::And, live, b.less(part, i32(stagedParts())));
     b.ifThenElse(live, [&] {
       TileAt at;

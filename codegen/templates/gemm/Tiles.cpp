@@ -182,8 +182,9 @@ std::string overlapProblem(const Plan &plan, const TileConfig &t) {
   std::string key = "overlap=" + std::to_string(t.overlap);
   if (t.splitK != 1 || t.epilogueWarps || t.cluster != 1)
     return key + " runs without splitk, epiwarps or cluster";
-  if (t.slicesAsked && (t.bn % t.slicesAsked || !isPow2(t.sliceColumns) || t.sliceColumns < 8 ||
-                        t.sliceColumns * widestResult(plan) > 128))
+  if (t.overlap == 1 && t.slicesAsked &&
+      (t.bn % t.slicesAsked || !isPow2(t.sliceColumns) || t.sliceColumns < 8 ||
+       t.sliceColumns * widestResult(plan) > 128))
     return "slices=" + std::to_string(t.slicesAsked) +
            ": slices of the tile's columns a power of two wide, 8 columns or more and at most "
            "128 bytes of the widest result";
@@ -202,32 +203,45 @@ bool storesByTensorMap(const Plan &plan) {
 }
 
 /// The overlapped epilogue's slices (TileConfig::sliceColumns, sliceBytes): the tile's columns
-/// over the slices asked for, by default a quarter of them (a power of two: a 192-wide tile's
-/// slices are 32 wide) and at most 128 bytes of the widest result (a TMA store's swizzled row),
-/// and the bytes of one slice of every result where they go out by TMA. Eight slices of a 256-wide
-/// tile are faster on the NVRTC back end (H200, bench/RESULTS.md 2026-11-28: 8192 x 4096 x 1024
-/// 100.4 -> 96.2 us) but make the LLVM back end spill: its LICM hoists the wgmma descriptors of the
-/// peeled K steps, whose stages are static when the K steps are a multiple of the stages, out of
-/// the tile loop. So four is the default and --tune times eight (candidateTexts).
+/// over the slices asked for, by default a quarter of them and at most 32 (a power of two: a
+/// 192-wide tile's six slices are 32 wide, a 256-wide tile's eight) and 128 bytes of the widest
+/// result (a TMA store's swizzled row), and the bytes of one slice of every result where they go
+/// out by TMA. Eight slices of a 256-wide tile, not four, on the H200 (bench/RESULTS.md
+/// 2026-11-28, 8192 x 4096 x 1024): NVRTC 100.3 -> 97.0 us, LLVM 97.1 -> 95.5 (once the tile loop
+/// kept its invariants: Note [Tile loop invariants] in Gemm.cpp).
 void setSlices(const Plan &plan, TileConfig &t) {
   t.sliceColumns = t.sliceBytes = 0;
   if (t.overlap != 1)
     return;
   t.sliceColumns =
-      t.slicesAsked ? t.bn / t.slicesAsked
-                    : int(std::bit_floor(unsigned(std::min(t.bn / 4, 128 / widestResult(plan)))));
+      t.slicesAsked
+          ? t.bn / t.slicesAsked
+          : int(std::bit_floor(unsigned(std::min({t.bn / 4, 32, 128 / widestResult(plan)}))));
   if (!storesByTensorMap(plan))
     return;
   t.sliceBytes = plan.sliceOffset(t, plan.kernel->numResults());
 }
 
-/// Whether `plan`'s epilogue is light enough to gain from overlapping: adds, multiplies, casts
-/// and clamps of the products and of inputs broadcast along the rows (a bias: one value a
-/// column, or one for all). GeLU's math and a residual's reads, slice by slice between the
-/// wgmmas, cost more than they save (bench/RESULTS.md, 2026-11-28).
+/// Whether `plan`'s epilogue reads no input but those broadcast along the rows (a bias: one
+/// value a column, or one for all).
+bool readsRowBroadcastsOnly(const Plan &plan) {
+  for (const Chain &chain : plan.chains)
+    for (const Op *o : chain.ops)
+      for (const Value *v : o->operands()) {
+        std::optional<int64_t> count = staticNumElements(v->type().shape);
+        if (v->isGraphInput() && (!count || (*count != 1 && *count != plan.n)))
+          return false;
+      }
+  return true;
+}
+
+/// Whether `plan`'s epilogue is light enough to gain from the register slices of overlap=1:
+/// adds, multiplies, casts and clamps of the products and of row broadcasts. GeLU's math and a
+/// residual's reads, slice by slice between the wgmmas, cost more than they save (bench/
+/// RESULTS.md, 2026-11-28).
 bool lightEpilogue(const Plan &plan) {
   for (const Chain &chain : plan.chains)
-    for (const Op *o : chain.ops) {
+    for (const Op *o : chain.ops)
       switch (o->kind()) {
       case OpKind::Const:
       case OpKind::Cast:
@@ -242,13 +256,7 @@ bool lightEpilogue(const Plan &plan) {
       default:
         return false;
       }
-      for (const Value *v : o->operands()) {
-        std::optional<int64_t> count = staticNumElements(v->type().shape);
-        if (v->isGraphInput() && (!count || (*count != 1 && *count != plan.n)))
-          return false;
-      }
-    }
-  return true;
+  return readsRowBroadcastsOnly(plan);
 }
 
 /// Why the warp-specialized tiles cannot run in clusters of t.cluster blocks, or "" when they
@@ -322,11 +330,16 @@ TileConfig specializedTiles(const Plan &plan) {
     }
   }
   best.paired = plan.paired;
-  // Note [Overlapped epilogue] in Gemm.cpp: where each block has a next tile to hide a light
-  // epilogue under, and the results go out by TMA.
+  // Notes [Overlapped epilogue] and [Staged epilogue] in Gemm.cpp: where each block has a next
+  // tile to hide the epilogue under, a light one from registers when the results go out by TMA,
+  // heavier math (GeLU) staged in shared memory; a residual's reads stay between tiles.
   std::optional<int64_t> tiles = tileCount(plan, best);
-  best.overlap = best.splitK == 1 && overlapProblem(plan, best).empty() && lightEpilogue(plan) &&
-                 storesByTensorMap(plan) && tiles && *tiles > slots;
+  bool hidden = best.splitK == 1 && tiles && *tiles > slots;
+  best.overlap = 1;
+  if (!hidden || !overlapProblem(plan, best).empty() || !readsRowBroadcastsOnly(plan))
+    best.overlap = 0;
+  else if (!lightEpilogue(plan) || !storesByTensorMap(plan))
+    best.overlap = 2;
   setSlices(plan, best);
   best.stages = specializedStages(best);
   return best;
@@ -488,10 +501,10 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
             break;
           add(tile + " splitk=" + std::to_string(split));
         }
-        for (const char *overlap : {" overlap=0", " overlap=1"}) // Note [Overlapped epilogue]
+        for (const char *overlap : {" overlap=0", " overlap=1", " overlap=2"}) // the epilogues
           add(tile + overlap);
-        if (bn == 256) // eight slices: faster on NVRTC, spills on LLVM (setSlices)
-          add(tile + " overlap=1 slices=8");
+        if (bn == 256) // four slices beside the default eight (setSlices)
+          add(tile + " overlap=1 slices=4");
         add(tile + " cluster=2"); // Note [Clustered tiles] in Gemm.cpp
         if (bm == 128)            // Note [Epilogue warps] in Gemm.cpp
           add(tile + " epiwarps=1");
