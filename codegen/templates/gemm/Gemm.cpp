@@ -1353,7 +1353,8 @@ private:
   // against 42.2) cost more between the wgmmas than they save, and stores straight from the
   // fragments (a warp's four-byte stores across eight rows) made even the plain product slower
   // (121.9). So the cost model takes it for light epilogues (lightEpilogue in Tiles.cpp) over more
-  // than one wave of tiles; `overlap=1` and --tune take it anywhere it runs.
+  // than one wave of tiles, and stages heavier math (Note [Staged epilogue]); `overlap=1` and
+  // --tune take it anywhere it runs.
 
   // Note [Staged epilogue]
   // With `overlap=2` the pending tile's products (kept in registers as with overlap=1, bn / 4
@@ -1367,6 +1368,11 @@ private:
   // after the first K step, and the epilogue's math is spread over every K step, a few vectors at
   // a time, instead of the first few: a heavy epilogue (GeLU's math, a residual's reads) has
   // registers and time to hide in. The shared tile takes a stage of a 256-wide tile's four.
+  //
+  // Measured on the H200 (bench/RESULTS.md, 2026-11-28): bias + GeLU 8192 x 4096 x 1024 136.1 us
+  // between tiles, 134.4-135.6 in register slices, 123.8-125.6 staged; 4096 x 3072 x 768 48.8 ->
+  // 46.4; a bias alone 104.1 staged against 103.6 in slices (three stages against four). So the
+  // cost model stages an epilogue the slices do not hide (Tiles.cpp).
 
   /// A warp's vectors of 8 columns of a tile's 16 rows, for each of its lanes.
   int stagedVectors() const { return t.bn / 16; }
