@@ -42,23 +42,24 @@ llvm::Value *sigmoid(llvm::IRBuilder<> &b, llvm::Value *x) {
   return b.CreateFDiv(fp(x, 1.0), b.CreateFAdd(fp(x, 1.0), e));
 }
 
-/// Note [Math of f16 and bf16 values]: x Phi(x) by the erfc form.
+/// Note [Math of f16 and bf16 values]: x Phi(x) by the erfc form (its coefficients those of
+/// fusec_gelu_narrow_f32 in codegen/cuda/device/Pointwise.cuh).
 llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
-  llvm::Value *z =
-      b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fp(x, 0.70710678118654752));
-  llvm::Value *t = b.CreateIntrinsic(
-      llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {},
-      {b.CreateIntrinsic(llvm::Intrinsic::fma, {z->getType()}, {fp(x, 0.5), z, fp(x, 1.0)})});
-  static const double kP[] = {
-      0.17087277,  -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-      -0.18628806, 0.09678418,  0.37409196, 1.00002368,  -1.26551223 - 0.69314718};
-  llvm::Value *p = fp(x, kP[0]);
+  constexpr double kLog2e = 1.44269504088896341;
+  auto fma = [&](llvm::Value *m, llvm::Value *n, llvm::Value *a) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {m, n, a});
+  };
+  llvm::Value *absX = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *t = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {},
+                                     {fma(absX, fp(x, 0.35355339059327373), fp(x, 1.0))});
+  static const double kP[] = {0.23123851680391477, -0.71689088395907140, 0.48370833554712710,
+                              0.24925300968442110, 1.01937109751734050};
+  llvm::Value *p = fp(x, kP[0] * kLog2e); // P(t) log2 e, the halving folded in
   for (size_t k = 1; k < std::size(kP); ++k)
-    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {p, t, fp(x, kP[k])});
-  llvm::Value *arg =
-      b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {b.CreateFNeg(z), z, p});
-  llvm::Value *half =
-      b.CreateFMul(t, exp2Approx(b, b.CreateFMul(arg, fp(x, 1.44269504088896341)))); // erfc(z) / 2
+    p = fma(p, t, fp(x, kP[k] * kLog2e));
+  p = fma(p, t, fp(x, -1.26667162439997120 * kLog2e - 1.0));
+  llvm::Value *z2 = b.CreateFMul(x, fp(x, -0.5 * kLog2e)); // -z^2 log2 e = x z2
+  llvm::Value *half = b.CreateFMul(t, exp2Approx(b, fma(z2, x, p))); // erfc(z) / 2
   llvm::Value *above = b.CreateFSub(fp(x, 1.0), half);
   llvm::Value *negative = b.CreateFCmpOLT(x, fp(x, 0.0));
   llvm::Value *phi = b.CreateSelect(negative, half, above);
