@@ -1426,12 +1426,7 @@ private:
     if (kTiles > stagedParts()) // K steps past the last part
       live = op(IndexOp::And, live, b.less(part, i32(stagedParts())));
     b.ifThenElse(live, [&] {
-      TileAt at;
-      at.z = i64(0);
-      at.m0 = b.load(pendingAt, i64(0), 1, "pm0");
-      at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
-      if (plan.chains.size() > 1)
-        at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
+      TileAt at = pendingTile();
       DType type = kir::storageType(handedType());
       ValueId values = b.dynamicShared(type, "stagedValues");
       ValueId start = i32(int64_t(t.stages) * stageBytes / 2);
@@ -1510,16 +1505,22 @@ private:
     b.store(pendingFlag, zero, one);
   }
 
+  /// The pending tile's origin and chain, as keepPending kept them.
+  TileAt pendingTile() {
+    TileAt at;
+    at.z = i64(0);
+    at.m0 = b.load(pendingAt, i64(0), 1, "pm0");
+    at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
+    if (plan.chains.size() > 1)
+      at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
+    return at;
+  }
+
   /// Slices [first, first + count) of the pending tile's epilogue, if there is one.
   void pendingSlice(int first, int count) {
     ValueId has = b.load(pendingFlag, i64(0), 1, "hasPending");
     b.ifThenElse(b.less(i32(0), has), [&] {
-      TileAt at;
-      at.z = i64(0);
-      at.m0 = b.load(pendingAt, i64(0), 1, "pm0");
-      at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
-      if (plan.chains.size() > 1)
-        at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
+      TileAt at = pendingTile();
       for (int s = first; s < first + count; ++s)
         epilogueSlice(at, s);
     });
