@@ -1366,13 +1366,15 @@ private:
   // (the rows its wgmma fragments hold), so a warp barrier orders the writes and reads, no
   // barrier of the consumers and no TMA store. The registers the products took are free again
   // after the first K step, and the epilogue's math is spread over every K step, a few vectors at
-  // a time, instead of the first few: a heavy epilogue (GeLU's math, a residual's reads) has
-  // registers and time to hide in. The shared tile takes a stage of a 256-wide tile's four.
+  // a time, instead of the first few: a heavy epilogue (GeLU's math) has registers and time to
+  // hide in. The shared tile takes a stage of a 256-wide tile's four.
   //
   // Measured on the H200 (bench/RESULTS.md, 2026-11-28): bias + GeLU 8192 x 4096 x 1024 136.1 us
-  // between tiles, 134.4-135.6 in register slices, 123.8-125.6 staged; 4096 x 3072 x 768 48.8 ->
-  // 46.4; a bias alone 104.1 staged against 103.6 in slices (three stages against four). So the
-  // cost model stages an epilogue the slices do not hide (Tiles.cpp).
+  // between tiles, 134.4-135.6 in register slices, 123.8-125.6 staged (116.4-118.6 with GeLU's
+  // degree-5 polynomial, Note [Math of f16 and bf16 values]); 4096 x 3072 x 768 48.8 -> 46.4
+  // (43.7); a bias alone 104.1 staged against 103.6 in slices (three stages against four). So
+  // the cost model stages an epilogue the slices do not hide (Tiles.cpp); a residual's reads,
+  // untried staged, stay between tiles.
 
   /// A warp's vectors of 8 columns of a tile's 16 rows, for each of its lanes.
   int stagedVectors() const { return t.bn / 16; }
