@@ -11,9 +11,17 @@ simulated, each step rounded to f32, against a double reference.
     python3 scripts/gelu-fit.py [DEGREE]
 
 prints P's coefficients (t^0 first), the fit's absolute error, and the relative error of the f32
-evaluation where |GeLU(x)| > 1e-6. Standard library only.
+evaluation where |GeLU(x)| > 1e-6.
+
+    python3 scripts/gelu-fit.py --check ROOT
+
+reads the coefficients both back ends use (ROOT's Pointwise.cuh and llvm/Math.cpp), checks that
+they are the same and that the f32 evaluation with them keeps its relative error below 1e-5
+(test/lit/tools/gelu-coefficients.test). Standard library only.
 """
 import math
+import os
+import re
 import struct
 import sys
 
@@ -92,14 +100,8 @@ def gelu_f32(x, folded):
     return f32(x * (half if x < 0 else f32(1 - half)))
 
 
-def main():
-    degree = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    tmin = 1 / (1 + ZMAX / 2)
-    p = fit(degree, tmin)
-    worst_fit = 0.0
-    for i in range(20001):
-        t = tmin + (1 - tmin) * i / 20000
-        worst_fit = max(worst_fit, abs(sum(c * t**k for k, c in enumerate(p)) - target(t)))
+def relative_error(p):
+    """The f32 evaluation's largest relative error where |GeLU(x)| > 1e-6, P's coefficients p."""
     folded = [f32(c * LOG2E) for c in p]
     folded[0] = f32(p[0] * LOG2E - 1.0)  # the halving: erfc(z) / 2
     worst, x = 0.0, -14.0
@@ -109,9 +111,49 @@ def main():
         if abs(ref) > 1e-6:
             worst = max(worst, abs(gelu_f32(v, folded) - ref) / abs(ref))
         x += 0.00041
+    return worst
+
+
+def read_coefficients(root):
+    """P's coefficients (t^0 first) as the CUDA and the LLVM back end write them."""
+    with open(os.path.join(root, "codegen/cuda/device/Pointwise.cuh")) as f:
+        cuda = f.read()
+    body = cuda[cuda.index("float fusec_gelu_narrow_f32("):]
+    body = body[:body.index("\n}\n")]
+    cuda_p = [float(c) for c in re.findall(r"(?:float p = |fmaf\(p, t, )float\((-?[0-9.]+) \* kLog2e", body)][::-1]
+    with open(os.path.join(root, "codegen/llvm/Math.cpp")) as f:
+        llvm = f.read()
+    listed = re.search(r"kP\[\] = \{([^}]*)\}", llvm).group(1)
+    constant = re.search(r"fp\(x, (-?[0-9.]+) \* kLog2e - 1\.0\)", llvm).group(1)
+    llvm_p = [float(constant)] + [float(c) for c in listed.replace("\n", " ").split(",")][::-1]
+    return cuda_p, llvm_p
+
+
+def check(root):
+    cuda_p, llvm_p = read_coefficients(root)
+    if cuda_p != llvm_p or len(cuda_p) < 2:
+        print(f"gelu: the back ends' coefficients differ: CUDA {cuda_p}, LLVM {llvm_p}")
+        return 1
+    worst = relative_error(cuda_p)
+    print(f"gelu: both back ends' {len(cuda_p)} coefficients agree; f32 relative error {worst:.1e}")
+    return 0 if worst < 1e-5 else 1
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        return check(sys.argv[2])
+    degree = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    tmin = 1 / (1 + ZMAX / 2)
+    p = fit(degree, tmin)
+    worst_fit = 0.0
+    for i in range(20001):
+        t = tmin + (1 - tmin) * i / 20000
+        worst_fit = max(worst_fit, abs(sum(c * t**k for k, c in enumerate(p)) - target(t)))
     print("P (t^0 first):", ", ".join(repr(c) for c in p))
-    print(f"fit's absolute error {worst_fit:.2e}; f32 GeLU's relative error {worst:.2e}")
+    print(f"fit's absolute error {worst_fit:.2e}; f32 GeLU's relative error "
+          f"{relative_error(p):.2e}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -161,7 +161,8 @@ __device__ __forceinline__ float fusec_gelu_f32(float x) {
 //    negative x, it keeps its relative accuracy in the tail. Against a double
 //    reference, in f32 arithmetic: relative error at most 8.7e-6 where
 //    |GeLU(x)| > 1e-6 (1.1e-5 above 1e-30), 28 times below f16's half ulp
-//    (scripts/gelu-fit.py fits P and checks this). Five FMAs, not the nine of
+//    (scripts/gelu-fit.py fits P and checks this, and that both back ends use
+//    the same coefficients: test/lit/tools/gelu-coefficients.test). Five FMAs, not the nine of
 //    the degree-9 form before: GeLU's math is what GEMM + bias + GeLU's
 //    epilogue still costs (Note [Staged epilogue] in
 //    codegen/templates/gemm/Gemm.cpp).
