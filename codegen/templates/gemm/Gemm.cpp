@@ -1394,7 +1394,7 @@ private:
       ValueId words = b.dynamicShared(DType::I32, "stagedWords");
       ValueId laneRow = op(IndexOp::Shr, lane, i32(2));
       ValueId laneWord = op(IndexOp::And, lane, i32(3)); // a pair's word in its 16-byte chunk
-      ValueId start = i32(int64_t(t.stages) * stageBytes / 4);
+      ValueId start = i32(outputStart() / 4);
       ValueId row = b.add(warpRow, laneRow);
       ValueId rowAt = b.add(start, b.mul(row, i32(32))); // 32 words a row
       ValueId base = b.add(rowAt, laneWord, "stagedAt");
@@ -1431,7 +1431,7 @@ private:
       TileAt at = pendingTile();
       DType type = kir::storageType(handedType());
       ValueId values = b.dynamicShared(type, "stagedValues");
-      ValueId start = i32(int64_t(t.stages) * stageBytes / 2);
+      ValueId start = i32(outputStart() / 2);
       bool whole = plan.m.factor % t.bm == 0 && plan.n % t.bn == 0;
       int perRow = t.bn / 8; // vectors in a row of the tile
       loop(vectorsPerStep(), "v", -1, [&](ValueId v) {
@@ -1507,6 +1507,10 @@ private:
     b.store(pendingFlag, zero, one);
   }
 
+  /// sm_90a: the byte where the output tile, the slice buffers or the staged tile start in
+  /// shared memory, after the stages.
+  int64_t outputStart() const { return int64_t(t.stages) * stageBytes; }
+
   /// The pending tile's origin and chain, as keepPending kept them.
   TileAt pendingTile() {
     TileAt at;
@@ -1542,7 +1546,7 @@ private:
     if (t.sliceBytes) {
       ValueId done = b.load(slicesDone, i64(0), 1, "slicesDone");
       ValueId which = op(IndexOp::Rem, done, i32(TileConfig::kSliceBuffers), "buffer");
-      ValueId start = i32(int64_t(t.stages) * stageBytes);
+      ValueId start = i32(outputStart());
       buffer = b.add(start, b.mul(which, i32(t.sliceBytes)), "sliceAt");
     }
     loop(per, "j", -1, [&](ValueId j) {
@@ -1797,7 +1801,7 @@ private:
     aBytes = t.bm * t.bk * 2;
     stageBytes = aBytes + t.bn * t.bk * 2;
     kTiles = int((plan.k + t.bk - 1) / t.bk);
-    cBase = i32(int64_t(t.stages) * stageBytes / 4);
+    cBase = i32(outputStart() / 4);
     b.rename(cBase, "tileStart");
     // The stages' full and empty mbarriers; the epilogue warps' tile full and tile empty after.
     bars = b.sharedArray(DType::I64, unsigned(2 * t.stages + (t.epilogueWarps ? 2 : 0)), "bars", 8);
@@ -1862,7 +1866,7 @@ private:
         });
     if (t.cluster > 1) // no block leaves while the other may still arrive on its barriers
       b.clusterBarrier();
-    return t.stages * stageBytes + t.outputBytes();
+    return int(outputStart()) + t.outputBytes();
   }
 
   // ---- the SIMT kernel ----
