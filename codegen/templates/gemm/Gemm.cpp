@@ -374,7 +374,7 @@ private:
 
   /// `chain`'s epilogue of one element (plan.joint: of both chains of a paired gemm): the values
   /// of the kernel results it stores (compute types), from the accumulators `accs` of (row, col),
-  /// one a product it reads; inputs not `given` are loaded here.
+  /// one a product it reads (or `given` already rounded); inputs not `given` are loaded here.
   std::vector<ValueId> chainValues(const Chain &chain, const std::vector<ValueId> &accs,
                                    ValueId row, ValueId col, const Given &given = {}) {
     std::map<const Value *, ValueId> value = given.inputs;
@@ -388,6 +388,8 @@ private:
     for (size_t i = 0; i < products.size(); ++i) {
       const Chain &c = *products[i];
       const Value *anchor = c.anchor->result();
+      if (value.count(anchor)) // given rounded (a staged paired tile)
+        continue;
       ValueId sum = accs[i];
       if (c.bias) {
         const Source &bias = *c.bias;
@@ -506,10 +508,16 @@ private:
         c.push_back(b.load(array, q, 1, "c"));
       if (!rounded)
         return c;
-      FUSEC_ASSERT(chain.anchor, "no rounded products of a paired tile");
-      const Value *anchor = chain.anchor->result();
-      bool wide = k.typeOf(c[0]).elem == DType::F32; // unpacked already (an f32 array)
-      given.anchor = wide ? c[0] : b.widen(anchor->type().dtype, c[0], "v_" + anchor->name());
+      // A paired tile's (chain.anchor null: plan.joint) products are both given, as inputs.
+      for (size_t i = 0; i < c.size(); ++i) {
+        const Value *anchor = (chain.anchor ? chain : plan.chains[i]).anchor->result();
+        bool wide = k.typeOf(c[i]).elem == DType::F32; // unpacked already (an f32 array)
+        ValueId v = wide ? c[i] : b.widen(anchor->type().dtype, c[i], "v_" + anchor->name());
+        if (chain.anchor)
+          given.anchor = v;
+        else
+          given.inputs[anchor] = v;
+      }
       return std::vector<ValueId>{};
     };
     ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
@@ -597,6 +605,7 @@ private:
     // straight-line code and, the loop unrolled, the epilogue inputs' loads of several quads
     // are in flight together (Note [Epilogue loads]).
     bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
+    unsigned g = 0; // the tile's chain (Note [Chains of a grouped tile])
     auto quad = [&](ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
@@ -617,9 +626,7 @@ private:
           copyVector(partner, i64(0), tile.tile, from, tile.type, 4);
           return epilogueVector(plan.joint, 4, {sums, partner}, false, row, col);
         }
-        byChain(at, [&](unsigned g) {
-          epilogueVector(plan.chains[g], 4, {sums}, tile.rounded, row, col);
-        });
+        epilogueVector(plan.chains[g], 4, {sums}, tile.rounded, row, col);
       };
       if (whole)
         return element();
@@ -628,26 +635,42 @@ private:
       b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
     };
     int64_t trips = quads / threads; // for every thread
-    if (whole && trips > 0) {
-      ValueId zero = i64(0), end = i64(trips), one = i64(1);
-      b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
-        ValueId step = i64(threads);
-        quad(b.add(epilogueTid, b.mul(k, step)));
-      });
-      if (quads % threads != 0) {
-        ValueId i = b.add(epilogueTid, i64(trips * threads), "i");
-        b.ifThenElse(b.less(i, i64(quads)), [&] { quad(i); });
+    byChain(at, [&](unsigned chain) {
+      g = chain;
+      if (whole && trips > 0) {
+        ValueId zero = i64(0), end = i64(trips), one = i64(1);
+        b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
+          ValueId step = i64(threads);
+          quad(b.add(epilogueTid, b.mul(k, step)));
+        });
+        if (quads % threads != 0) {
+          ValueId i = b.add(epilogueTid, i64(trips * threads), "i");
+          b.ifThenElse(b.less(i, i64(quads)), [&] { quad(i); });
+        }
+      } else {
+        ValueId end = i64(quads), stride = i64(threads);
+        b.forLoop(epilogueTid, end, stride, "i", 1, quad);
       }
-    } else {
-      ValueId end = i64(quads), stride = i64(threads);
-      b.forLoop(epilogueTid, end, stride, "i", 1, quad);
-    }
+    });
     if (!t.epilogueWarps)
       syncEpilogue(); // the next tile reuses the shared memory
   }
 
-  /// body(g) for the tile's chain g: chain < g + 1 in the else of chain < g (one chain: body(0)).
+  // Note [Chains of a grouped tile]
+  // A grouped gemm's tile belongs to one chain (QKV: the query, key or value product), known
+  // only at run time. The epilogues branch on it once, around their loop over the tile's
+  // elements, not inside it for each element: within a branch every element's code is straight
+  // line, so the loads of a bias or residual of several elements are in flight together. With a
+  // branch an element (two columns a slice, in the overlapped epilogue) each element's bias load
+  // waited alone: on the H200 (bench/RESULTS.md, 2026-11-28) BERT's QKV with its three biases
+  // took 39.5 us where the same products without them took 32.1 and one product of 2304 columns
+  // with its bias 31.1.
+
+  /// body(g) for the tile's chain g: chain < g + 1 in the else of chain < g (one chain or a
+  /// paired gemm's two, which every tile holds: body(0)).
   void byChain(const TileAt &at, const std::function<void(unsigned)> &body) {
+    if (plan.paired)
+      return body(0);
     std::function<void(unsigned)> from = [&](unsigned g) {
       if (g + 1 == plan.chains.size())
         return body(g);
@@ -1367,17 +1390,19 @@ private:
   // barrier of the consumers and no TMA store. The registers the products took are free again
   // after the first K step, and the epilogue's math is spread over every K step, a few vectors at
   // a time, instead of the first few: a heavy epilogue (GeLU's math) has registers and time to
-  // hide in. The shared tile takes a stage of a 256-wide tile's four.
+  // hide in. The shared tile takes a stage of a 256-wide tile's four. A paired tile (Note [Paired
+  // gemm]) stages both products, each vector of 8 result columns reading its chunk of each.
   //
   // Measured on the H200 (bench/RESULTS.md, 2026-11-28): bias + GeLU 8192 x 4096 x 1024 136.1 us
   // between tiles, 134.4-135.6 in register slices, 123.8-125.6 staged (116.4-118.6 with GeLU's
   // degree-5 polynomial, Note [Math of f16 and bf16 values]); 4096 x 3072 x 768 48.8 -> 46.4
   // (43.7); a bias alone 104.1 staged against 103.6 in slices (three stages against four). So
   // the cost model stages an epilogue the slices do not hide (Tiles.cpp); a residual's reads,
-  // untried staged, stay between tiles.
+  // no faster staged (2048 x 4096 x 4096: 105.3 against 98.4-99.9), stay between tiles.
 
-  /// A warp's vectors of 8 columns of a tile's 16 rows, for each of its lanes.
-  int stagedVectors() const { return t.bn / 16; }
+  /// A warp's vectors of 8 result columns of a tile's 16 rows, for each of its lanes (paired:
+  /// of t.outN() columns, each read from both products).
+  int stagedVectors() const { return t.outN() / 16; }
   /// Those a lane takes under one K step: all of them under the tile's K steps, the first's
   /// after staging the products (what is left, after the loop).
   int vectorsPerStep() const {
@@ -1432,30 +1457,37 @@ private:
       DType type = kir::storageType(handedType());
       ValueId values = b.dynamicShared(type, "stagedValues");
       ValueId start = i32(outputStart() / 2);
-      bool whole = plan.m.factor % t.bm == 0 && plan.n % t.bn == 0;
-      int perRow = t.bn / 8; // vectors in a row of the tile
-      loop(vectorsPerStep(), "v", -1, [&](ValueId v) {
+      bool whole = plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
+      int perRow = t.outN() / 8; // result vectors in a row of the tile
+      unsigned g = 0;            // the tile's chain (Note [Chains of a grouped tile])
+      auto vectors = [&](ValueId v) {
         ValueId partAt = b.mul(part, i32(vectorsPerStep()));
         ValueId vector = b.add(partAt, to32(v), "vector");
         ValueId piece = b.add(b.mul(vector, i32(32)), lane); // of the warp's 16 rows
         ValueId rowIn = b.add(warpRow, op(IndexOp::Div, piece, i32(perRow)), "rowIn");
         ValueId col8 = op(IndexOp::Rem, piece, i32(perRow));
-        ValueId panelIndex = op(IndexOp::Shr, col8, i32(3));
-        ValueId panel = b.mul(panelIndex, i32(t.bm * 64)); // bm rows of 64 values
-        ValueId column = op(IndexOp::And, col8, i32(7));   // the 16-byte chunk in the panel's row
         ValueId rowSwizzle = op(IndexOp::And, rowIn, i32(7));
-        ValueId chunk = op(IndexOp::Xor, column, rowSwizzle);
-        ValueId panelAt = b.add(start, panel);
-        ValueId rowAt = b.add(panelAt, b.mul(rowIn, i32(64))); // 64 values a row
-        ValueId first = b.add(rowAt, b.mul(chunk, i32(8)), "first");
+        ValueId rowAt = b.add(start, b.mul(rowIn, i32(64))); // 64 values a panel's row
+        // The values of the tile's 8 columns from 8 col8 (i32) in this row: one 16-byte chunk.
+        auto stagedValues = [&](ValueId col8) {
+          ValueId panelIndex = op(IndexOp::Shr, col8, i32(3));
+          ValueId panel = b.mul(panelIndex, i32(t.bm * 64)); // bm rows of 64 values
+          ValueId column = op(IndexOp::And, col8, i32(7)); // the 16-byte chunk in the panel's row
+          ValueId chunk = op(IndexOp::Xor, column, rowSwizzle);
+          ValueId panelRow = b.add(rowAt, panel);
+          ValueId first = b.add(panelRow, b.mul(chunk, i32(8)), "first");
+          return loadRow(values, first, type, 8, "c");
+        };
         ValueId row = b.add(at.m0, to64(rowIn), "row");
         ValueId col8Wide = to64(b.mul(col8, i32(8)));
         ValueId col = b.add(at.n0, col8Wide, "col");
         auto element = [&] {
-          ValueId sums = b.localArray(type, 8, "c");
-          copyVector(sums, i64(0), values, first, type, 8);
-          byChain(at,
-                  [&](unsigned g) { epilogueVector(plan.chains[g], 8, {sums}, true, row, col); });
+          ValueId sums = stagedValues(col8);
+          if (plan.paired) { // Note [Paired gemm]: chain 1's columns t.outN() to the right
+            ValueId partner = stagedValues(b.add(col8, i32(perRow)));
+            return epilogueVector(plan.joint, 8, {sums, partner}, true, row, col);
+          }
+          epilogueVector(plan.chains[g], 8, {sums}, true, row, col);
         };
         ValueId wanted = kNone; // a part's last vectors past the warp's, and the result's edges
         if (stagedVectors() % vectorsPerStep())
@@ -1468,6 +1500,10 @@ private:
         if (wanted == kNone)
           return element();
         b.ifThenElse(wanted, element);
+      };
+      byChain(at, [&](unsigned chain) {
+        g = chain;
+        loop(vectorsPerStep(), "v", -1, vectors);
       });
     });
   }
@@ -1549,7 +1585,8 @@ private:
       ValueId start = i32(outputStart());
       buffer = b.add(start, b.mul(which, i32(t.sliceBytes)), "sliceAt");
     }
-    loop(per, "j", -1, [&](ValueId j) {
+    unsigned g = 0; // the tile's chain (Note [Chains of a grouped tile])
+    auto columns = [&](ValueId j) {
       ValueId n8 = b.add(j, i64(int64_t(s) * per));
       loop(2, "h", -1, [&](ValueId h) {
         ValueId h32 = to32(h), eight = i32(8);
@@ -1574,9 +1611,7 @@ private:
             ValueId v = b.unpack(type, word, half);
             b.store(pair, i64(half), v);
           }
-          byChain(at, [&](unsigned g) {
-            epilogueVector(plan.chains[g], 2, {pair}, true, row, col, sink);
-          });
+          epilogueVector(plan.chains[g], 2, {pair}, true, row, col, sink);
         };
         if (whole) // else an element outside the result is neither computed nor stored
           return element();
@@ -1584,6 +1619,10 @@ private:
         ValueId inCols = b.less(col, i64(plan.n));
         b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
       });
+    };
+    byChain(at, [&](unsigned chain) {
+      g = chain;
+      loop(per, "j", -1, columns);
     });
     if (!t.sliceBytes)
       return;

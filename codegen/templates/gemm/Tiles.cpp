@@ -148,15 +148,19 @@ int specializedStages(const TileConfig &t) {
 }
 
 /// Why an epilogue that starts from the products rounded to their 2-byte dtype (what `key`, the
-/// epilogue warps or the overlapped epilogue, hands it) cannot run `plan`, or "": one product a
-/// tile, each f16 or bf16 and without linear's bias (added before that rounding, so a chain with
-/// one needs the f32 accumulators).
-std::string roundedProductsProblem(const Plan &plan, const std::string &key) {
-  if (plan.paired)
+/// epilogue warps or the overlapped epilogue, hands it) cannot run `plan`, or "": each product
+/// f16 or bf16 and without linear's bias (added before that rounding, so a chain with one needs
+/// the f32 accumulators); a paired gemm's two products of one dtype, where `paired` (the staged
+/// epilogue reads both from its tile; the others keep one product a tile).
+std::string roundedProductsProblem(const Plan &plan, const std::string &key, bool paired) {
+  if (plan.paired && !paired)
     return key + " does not run a paired gemm";
   for (const Chain &chain : plan.chains)
     if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
       return key + " needs products of f16 or bf16 without linear's bias";
+  if (plan.paired && plan.chains[0].anchor->result()->type().dtype !=
+                         plan.chains[1].anchor->result()->type().dtype)
+    return key + " needs a paired gemm's products of one dtype";
   return "";
 }
 
@@ -165,7 +169,7 @@ std::string roundedProductsProblem(const Plan &plan, const std::string &key) {
 std::string epilogueWarpsProblem(const Plan &plan, const TileConfig &t) {
   if (t.bm != 128 || t.splitK != 1)
     return "epiwarps=1 needs 128-row tiles and no split of K";
-  return roundedProductsProblem(plan, "epiwarps=1");
+  return roundedProductsProblem(plan, "epiwarps=1", false);
 }
 
 /// The bytes of an element of `plan`'s widest result (2 at least).
@@ -188,7 +192,7 @@ std::string overlapProblem(const Plan &plan, const TileConfig &t) {
     return "slices=" + std::to_string(t.slicesAsked) +
            ": slices of the tile's columns a power of two wide, 8 columns or more and at most "
            "128 bytes of the widest result";
-  return roundedProductsProblem(plan, key);
+  return roundedProductsProblem(plan, key, t.overlap == 2);
 }
 
 /// Whether the overlapped epilogue stores `plan`'s results by TMA: each of a dtype a tensor map
@@ -332,14 +336,13 @@ TileConfig specializedTiles(const Plan &plan) {
   best.paired = plan.paired;
   // Notes [Overlapped epilogue] and [Staged epilogue] in Gemm.cpp: where each block has a next
   // tile to hide the epilogue under, a light one from registers when the results go out by TMA,
-  // heavier math (GeLU) staged in shared memory; a residual's reads stay between tiles.
+  // heavier math (GeLU) and a paired tile's two products staged in shared memory; a residual's
+  // reads stay between tiles.
   std::optional<int64_t> tiles = tileCount(plan, best);
   bool hidden = best.splitK == 1 && tiles && *tiles > slots;
-  best.overlap = 1;
+  best.overlap = lightEpilogue(plan) && storesByTensorMap(plan) && !plan.paired ? 1 : 2;
   if (!hidden || !overlapProblem(plan, best).empty() || !readsRowBroadcastsOnly(plan))
     best.overlap = 0;
-  else if (!lightEpilogue(plan) || !storesByTensorMap(plan))
-    best.overlap = 2;
   setSlices(plan, best);
   best.stages = specializedStages(best);
   return best;
