@@ -30,7 +30,9 @@ namespace {
 // launch and the wait for the writes to land. Measured on the H100 (bench/RESULTS.md,
 // 2026-11-28): BERT-base B1 S128 44.3 us a graph replay (45.2 without), B8 S512 172.6 (172.9),
 // and direct launches 13% and 6% faster; a trigger at each block's start instead
-// (griddepcontrol.launch_dependents) made the graphs slower (B8 S512 178 us).
+// (griddepcontrol.launch_dependents) made the graphs slower (B8 S512 178 us), and so did one in
+// the gemm's consumers after their last tile's main loop, before its epilogue (H200, 2026-11-28:
+// B8 S512 151.4-151.7 us against 149.0-149.8 without; the LLaMA layer the same).
 bool dependentLaunches(std::string_view target) {
   return target.starts_with("sm_") && std::atoi(std::string(target.substr(3)).c_str()) >= 90;
 }

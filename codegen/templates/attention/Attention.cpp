@@ -629,6 +629,16 @@ private:
     copyTile(value, keyRow(vBase, p.v.row), p.dv, p.vWidth(), p.bc, first, p.sk, vStage);
   }
 
+  // Note [Causal tile order]
+  // Causal, query tile qt sees qt + 1 key tiles: the blocks' work differs up to the number of
+  // query tiles. The GPU starts blocks in the order of their index, each on an SM that a block
+  // left, so the order is a list schedule: longest first leaves the last blocks short. Taking
+  // each head's query tiles from the longest (as until 2026-11-28) puts the longest tiles of the
+  // last heads into the last wave instead: LLaMA's 32 heads of 16 query tiles on 132 SMs end
+  // after 43 tiles' time where 34 is the least (a simulation of the list schedule). So the tile
+  // index runs over the batch and heads fastest, from the longest query tile to the shortest.
+  // Measured on the H200 (bench/RESULTS.md, 2026-11-28): LLaMA's attention (GQA, 2048 tokens).
+
   /// Sets q0 and the batch offsets of query tile `tile` (i64; decode: a unit's split) and returns
   /// how many key tiles it sees.
   ValueId tileBounds(ValueId tile) {
@@ -643,12 +653,17 @@ private:
       keys = b.math({OpKind::Min, DType::I64, DType::I64}, {end, i64(p.keys())}, "");
       keys = b.arith(IndexOp::Sub, keys, keyStart, "keys");
     } else {
-      ValueId qt = op(IndexOp::Rem, tile, i64(p.queryTiles()));
-      if (p.causal) { // the longest rows first: the last wave runs the short ones
-        ValueId last = i64(p.queryTiles() - 1);
-        qt = op(IndexOp::Sub, last, qt);
+      // A head's query tiles one after the other; causal, every head's longest query tile
+      // first, then every head's next (Note [Causal tile order]).
+      ValueId qt, z;
+      if (p.causal) {
+        ValueId rank = op(IndexOp::Div, tile, i64(p.batchCount()), "rank");
+        qt = op(IndexOp::Sub, i64(p.queryTiles() - 1), rank);
+        z = op(IndexOp::Rem, tile, i64(p.batchCount()), "z");
+      } else {
+        qt = op(IndexOp::Rem, tile, i64(p.queryTiles()));
+        z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
       }
-      ValueId z = op(IndexOp::Div, tile, i64(p.queryTiles()), "z");
       q0 = b.mul(qt, i64(p.br()), "q0");
       batchOffsets(z);
       keys = i64(p.sk);
