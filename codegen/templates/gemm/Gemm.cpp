@@ -605,8 +605,8 @@ private:
     // straight-line code and, the loop unrolled, the epilogue inputs' loads of several quads
     // are in flight together (Note [Epilogue loads]).
     bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
-    unsigned g = 0; // the tile's chain (Note [Chains of a grouped tile])
-    auto quad = [&](ValueId i) {
+    // Quad i of the tile through chain g's epilogue (Note [Chains of a grouped tile]).
+    auto quad = [&](unsigned g, ValueId i) {
       ValueId i32v = to32(i);
       ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
       ValueId four = i32(4);
@@ -635,21 +635,20 @@ private:
       b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
     };
     int64_t trips = quads / threads; // for every thread
-    byChain(at, [&](unsigned chain) {
-      g = chain;
+    byChain(at, [&](unsigned g) {
       if (whole && trips > 0) {
         ValueId zero = i64(0), end = i64(trips), one = i64(1);
         b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
           ValueId step = i64(threads);
-          quad(b.add(epilogueTid, b.mul(k, step)));
+          quad(g, b.add(epilogueTid, b.mul(k, step)));
         });
         if (quads % threads != 0) {
           ValueId i = b.add(epilogueTid, i64(trips * threads), "i");
-          b.ifThenElse(b.less(i, i64(quads)), [&] { quad(i); });
+          b.ifThenElse(b.less(i, i64(quads)), [&] { quad(g, i); });
         }
       } else {
         ValueId end = i64(quads), stride = i64(threads);
-        b.forLoop(epilogueTid, end, stride, "i", 1, quad);
+        b.forLoop(epilogueTid, end, stride, "i", 1, [&](ValueId i) { quad(g, i); });
       }
     });
     if (!t.epilogueWarps)
@@ -661,10 +660,10 @@ private:
   // only at run time. The epilogues branch on it once, around their loop over the tile's
   // elements, not inside it for each element: within a branch every element's code is straight
   // line, so the loads of a bias or residual of several elements are in flight together. With a
-  // branch an element (two columns a slice, in the overlapped epilogue) each element's bias load
-  // waited alone: on the H200 (bench/RESULTS.md, 2026-11-28) BERT's QKV with its three biases
-  // took 39.5 us where the same products without them took 32.1 and one product of 2304 columns
-  // with its bias 31.1.
+  // branch for each element (two columns, in the overlapped epilogue's slices) each element's
+  // bias load waited alone: on the H200 (bench/RESULTS.md, 2026-11-28) BERT's QKV with its three
+  // biases took 39.5 us where the same products without them took 32.1 and one product of 2304
+  // columns with its bias 31.1.
 
   /// body(g) for the tile's chain g: chain < g + 1 in the else of chain < g (one chain or a
   /// paired gemm's two, which every tile holds: body(0)).
@@ -1459,8 +1458,8 @@ private:
       ValueId start = i32(outputStart() / 2);
       bool whole = plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
       int perRow = t.outN() / 8; // result vectors in a row of the tile
-      unsigned g = 0;            // the tile's chain (Note [Chains of a grouped tile])
-      auto vectors = [&](ValueId v) {
+      // Vector v of this part through chain g's epilogue (Note [Chains of a grouped tile]).
+      auto staged = [&](unsigned g, ValueId v) {
         ValueId partAt = b.mul(part, i32(vectorsPerStep()));
         ValueId vector = b.add(partAt, to32(v), "vector");
         ValueId piece = b.add(b.mul(vector, i32(32)), lane); // of the warp's 16 rows
@@ -1468,11 +1467,11 @@ private:
         ValueId col8 = op(IndexOp::Rem, piece, i32(perRow));
         ValueId rowSwizzle = op(IndexOp::And, rowIn, i32(7));
         ValueId rowAt = b.add(start, b.mul(rowIn, i32(64))); // 64 values a panel's row
-        // The values of the tile's 8 columns from 8 col8 (i32) in this row: one 16-byte chunk.
+        // This row's 8 staged values from column 8 col8 (i32) on: one 16-byte chunk, as an array.
         auto stagedValues = [&](ValueId col8) {
           ValueId panelIndex = op(IndexOp::Shr, col8, i32(3));
           ValueId panel = b.mul(panelIndex, i32(t.bm * 64)); // bm rows of 64 values
-          ValueId column = op(IndexOp::And, col8, i32(7)); // the 16-byte chunk in the panel's row
+          ValueId column = op(IndexOp::And, col8, i32(7));   // the 16-byte chunk in the panel's row
           ValueId chunk = op(IndexOp::Xor, column, rowSwizzle);
           ValueId panelRow = b.add(rowAt, panel);
           ValueId first = b.add(panelRow, b.mul(chunk, i32(8)), "first");
@@ -1501,9 +1500,8 @@ private:
           return element();
         b.ifThenElse(wanted, element);
       };
-      byChain(at, [&](unsigned chain) {
-        g = chain;
-        loop(vectorsPerStep(), "v", -1, vectors);
+      byChain(at, [&](unsigned g) {
+        loop(vectorsPerStep(), "v", -1, [&](ValueId v) { staged(g, v); });
       });
     });
   }
@@ -1585,8 +1583,8 @@ private:
       ValueId start = i32(outputStart());
       buffer = b.add(start, b.mul(which, i32(t.sliceBytes)), "sliceAt");
     }
-    unsigned g = 0; // the tile's chain (Note [Chains of a grouped tile])
-    auto columns = [&](ValueId j) {
+    // The slice's n8 tile j through chain g's epilogue (Note [Chains of a grouped tile]).
+    auto columns = [&](unsigned g, ValueId j) {
       ValueId n8 = b.add(j, i64(int64_t(s) * per));
       loop(2, "h", -1, [&](ValueId h) {
         ValueId h32 = to32(h), eight = i32(8);
@@ -1620,10 +1618,7 @@ private:
         b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
       });
     };
-    byChain(at, [&](unsigned chain) {
-      g = chain;
-      loop(per, "j", -1, columns);
-    });
+    byChain(at, [&](unsigned g) { loop(per, "j", -1, [&](ValueId j) { columns(g, j); }); });
     if (!t.sliceBytes)
       return;
     // Every consumer's writes, visible to the TMA, before consumer 0 stores the slice. Its wait
