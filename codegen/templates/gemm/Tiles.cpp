@@ -150,17 +150,14 @@ int specializedStages(const TileConfig &t) {
 /// Why an epilogue that starts from the products rounded to their 2-byte dtype (what `key`, the
 /// epilogue warps or the overlapped epilogue, hands it) cannot run `plan`, or "": each product
 /// f16 or bf16 and without linear's bias (added before that rounding, so a chain with one needs
-/// the f32 accumulators); a paired gemm's two products of one dtype, where `paired` (the staged
-/// epilogue reads both from its tile; the others keep one product a tile).
+/// the f32 accumulators); a paired gemm only where `paired` (the staged epilogue reads both of
+/// its products, of A's dtype, from its tile; the others keep one product a tile).
 std::string roundedProductsProblem(const Plan &plan, const std::string &key, bool paired) {
   if (plan.paired && !paired)
     return key + " does not run a paired gemm";
   for (const Chain &chain : plan.chains)
     if (chain.bias || dtypeSize(chain.anchor->result()->type().dtype) != 2)
       return key + " needs products of f16 or bf16 without linear's bias";
-  if (plan.paired && plan.chains[0].anchor->result()->type().dtype !=
-                         plan.chains[1].anchor->result()->type().dtype)
-    return key + " needs a paired gemm's products of one dtype";
   return "";
 }
 
