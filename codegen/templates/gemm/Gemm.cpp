@@ -221,8 +221,7 @@ private:
     if (t.cluster > 1) // Note [Clustered tiles]: a row of the tile space is a cluster's tile rows
       tilesM = op(IndexOp::Div, tilesM, i64(t.cluster), "clusterRows");
     int64_t tilesN = (plan.n + t.outN() - 1) / t.outN();
-    int64_t chains = plan.paired ? 1 : int64_t(plan.chains.size()); // paired: both in a tile
-    numTiles = b.mul(tilesM, i64(chains * plan.batches * tilesN), "numTiles");
+    numTiles = b.mul(tilesM, i64(plan.tileChains() * plan.batches * tilesN), "numTiles");
   }
 
   void forEachTile(const std::function<void(const TileAt &)> &body) {
@@ -249,9 +248,9 @@ private:
 
   TileAt decodeTile(ValueId tile) {
     TileAt at;
-    int64_t chains = int64_t(plan.chains.size());
+    int64_t chains = plan.tileChains();
     ValueId rest = tile;
-    if (chains > 1 && !plan.paired) {
+    if (chains > 1) {
       ValueId c = op(IndexOp::Rem, tile, i64(chains));
       at.chain = to32(c, "chain");
       rest = op(IndexOp::Div, tile, i64(chains));
@@ -668,7 +667,7 @@ private:
   /// body(g) for the tile's chain g: chain < g + 1 in the else of chain < g (one chain or a
   /// paired gemm's two, which every tile holds: body(0)).
   void byChain(const TileAt &at, const std::function<void(unsigned)> &body) {
-    if (plan.paired)
+    if (plan.tileChains() == 1)
       return body(0);
     std::function<void(unsigned)> from = [&](unsigned g) {
       if (g + 1 == plan.chains.size())
@@ -1551,7 +1550,7 @@ private:
     at.z = i64(0);
     at.m0 = b.load(pendingAt, i64(0), 1, "pm0");
     at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
-    if (plan.chains.size() > 1)
+    if (plan.tileChains() > 1)
       at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
     return at;
   }

@@ -137,6 +137,9 @@ struct Plan {
   /// result (its anchor is null).
   bool paired = false;
   Chain joint;
+  /// The chains one tile may belong to (a grouped gemm's), or 1: one chain, or paired (every
+  /// tile holds both products).
+  int64_t tileChains() const { return paired ? 1 : int64_t(chains.size()); }
   Matrix a, b;
   DType operand = DType::F32; ///< the contraction's operand dtype
   DType acc = DType::F32;     ///< F32 or F64

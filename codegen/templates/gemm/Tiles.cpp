@@ -584,8 +584,7 @@ int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.m.isStatic())
     return std::nullopt;
-  int64_t chains = plan.paired ? 1 : int64_t(plan.chains.size()); // paired: both in each tile
-  return chains * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
+  return plan.tileChains() * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
          ((plan.n + t.outN() - 1) / t.outN());
 }
 
