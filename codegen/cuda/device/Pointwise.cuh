@@ -162,9 +162,9 @@ __device__ __forceinline__ float fusec_gelu_f32(float x) {
 //    reference, in f32 arithmetic: relative error at most 8.7e-6 where
 //    |GeLU(x)| > 1e-6 (1.1e-5 above 1e-30), 28 times below f16's half ulp
 //    (scripts/gelu-fit.py fits P and checks this, and that both back ends use
-//    the same coefficients: test/lit/tools/gelu-coefficients.test). Five FMAs, not the nine of
-//    the degree-9 form before: GeLU's math is what GEMM + bias + GeLU's
-//    epilogue still costs (Note [Staged epilogue] in
+//    the same coefficients: test/lit/tools/gelu-coefficients.test). Five
+//    FMAs, not the nine of the degree-9 form before: GeLU's math is what
+//    GEMM + bias + GeLU's epilogue still costs (Note [Staged epilogue] in
 //    codegen/templates/gemm/Gemm.cpp).
 // Both flush results below 2^-126 to zero (as Triton's default does): f16
 // cannot hold them, and for bf16 they are its subnormals. Handling them
