@@ -7,7 +7,8 @@
 // decompose's forms, which hand-written models use too — become composites
 // (kernel bodies then give them canonical attributes), so that a model fuses
 // into the same kernels however it was written. (2) Group (FusionGroups.cpp): each
-// contraction, normalization or trailing-axes reduction anchors a group
+// contraction (an NHWC conv2d of one group among them: the gemm template's
+// implicit gemm), normalization or trailing-axes reduction anchors a group
 // (matmuls sharing their A operand share one grouped-GEMM group); a row
 // reduction takes its pointwise prologue in the input's index space, gemm and
 // attention the casts of their operands; every anchor takes the pointwise
@@ -40,8 +41,11 @@
 // that reads through them: attention the views of its operands and result, a
 // pointwise kernel those only it reads, and through them (a broadcast aside)
 // the pointwise ops behind (gatherIntoPointwise). The rest run alone.
-// Deliberately not done: windowed ops, batch_norm and reductions over leading
-// axes stay outside kernels — no template holds them (layout sinks and
+// A gemm's epilogue also takes a batch_norm over the last axis (NHWC: its
+// parameters run along the columns), so conv → batch_norm → relu is one kernel.
+// Deliberately not done: other windowed ops (pooling, grouped or NCHW
+// convolutions), other batch_norms and reductions over leading axes stay
+// outside kernels — no template holds them (layout sinks and
 // cancels transposes before fusion; canonicalize folds reshape chains). Ops already in
 // kernels are left alone, so running fusion twice changes nothing. A rank-1
 // linear is not raised from its reshaped decomposed form.

@@ -44,6 +44,22 @@ std::string_view reasonText(Reason r) {
 
 bool isFusiblePointwise(const Op &op) { return op.info().cls == OpClass::Pointwise; }
 
+/// A batch_norm over the last axis (NHWC): elementwise with per-column parameters, so a gemm's
+/// epilogue (a convolution's) evaluates it like a pointwise op.
+static bool isChannelsLastBatchNorm(const Op &op) {
+  return op.kind() == OpKind::BatchNorm && op.operand(0)->type().layout == Layout::NHWC;
+}
+
+/// Whether the gemm template runs conv2d `op` as an implicit gemm: an NHWC float input of one
+/// group and static sizes but for the batch.
+static bool isImplicitGemm(const Op &op) {
+  const TensorType &x = op.operand(0)->type(), &w = op.operand(1)->type();
+  bool sized = true;
+  for (size_t a = 1; a < 4; ++a)
+    sized = sized && x.shape[a].isStatic() && w.shape[a - 1].isStatic();
+  return x.layout == Layout::NHWC && op.getInt("groups") == 1 && isFloat(x.dtype) && sized;
+}
+
 // The attention template reads its operands and writes its result through
 // strides, so the views that make its operands from the kernel's
 // (contiguous) inputs, and its result into the kernel's output, can be read
@@ -117,6 +133,10 @@ std::optional<KernelTemplate> anchorTemplate(const Op &op) {
   case OpKind::MatMul:
   case OpKind::Linear:
     return KernelTemplate::Gemm;
+  case OpKind::Conv2d:
+    if (isImplicitGemm(op))
+      return KernelTemplate::Gemm;
+    return std::nullopt;
   case OpKind::Attention:
     return KernelTemplate::Attention;
   case OpKind::LayerNorm:
@@ -386,7 +406,9 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     return Reason::ReductionBoundary;
   if (grp.tmpl == KernelTemplate::Attention && isView(consumer))
     return viewEpilogueProblem(grp, consumer, explaining);
-  if (!isFusiblePointwise(consumer) || (m && !explaining))
+  bool elementwise = isFusiblePointwise(consumer) ||
+                     (grp.tmpl == KernelTemplate::Gemm && isChannelsLastBatchNorm(consumer));
+  if (!elementwise || (m && !explaining))
     return Reason::CannotHold;
   bool reads = false;
   for (Value *v : consumer.operands()) {

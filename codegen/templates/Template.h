@@ -7,6 +7,7 @@
 #include "codegen/kir/Kir.h"
 #include "ir/Graph.h"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -66,6 +67,22 @@ inline void declareConstants(kir::Builder &b, const Graph &body, const std::stri
     else
       tables[op->result()] = b.table(tableNames.fresh(entry + "_table_", op->result()->name()), d);
   }
+}
+
+/// batch_norm of one element whose result type is `t`, from its operands widened to their
+/// compute types (x, scale, bias, mean, var): (x - mean) / sqrt(var + epsilon) * scale + bias in
+/// t's compute type, the op's one definition on the GPU, in every template that runs it.
+inline kir::ValueId batchNormValue(kir::Builder &b, DType t, const std::array<kir::ValueId, 5> &v,
+                                   double epsilon) {
+  auto compute = [&](OpKind kind, std::vector<kir::ValueId> args, const std::string &name = "") {
+    return b.math({kind, t, t}, args, name);
+  };
+  DType wide = t == DType::F64 ? DType::F64 : DType::F32;
+  kir::ValueId eps = b.literal(wide, epsilon, "eps");
+  kir::ValueId centered = compute(OpKind::Sub, {v[0], v[3]});
+  kir::ValueId deviation = compute(OpKind::Sqrt, {compute(OpKind::Add, {v[4], eps})});
+  kir::ValueId scaled = compute(OpKind::Mul, {compute(OpKind::Div, {centered, deviation}), v[1]});
+  return compute(OpKind::Add, {scaled, v[2]}, "y");
 }
 
 /// Reads a kernel's `config` attribute, "key=value key=value ...": `item(key, value)` takes each

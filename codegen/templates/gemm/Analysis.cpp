@@ -39,7 +39,9 @@ bool fail(Diagnostics &diags, const Loc &loc, const std::string &message) {
   return false;
 }
 
-bool isAnchor(const Op &op) { return op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear; }
+bool isAnchor(const Op &op) {
+  return op.kind() == OpKind::MatMul || op.kind() == OpKind::Linear || op.kind() == OpKind::Conv2d;
+}
 
 /// The anchors' result shape, which every epilogue op computes in.
 const Shape &outputShape(const Plan &plan) {
@@ -53,8 +55,8 @@ bool checkSibling(const Op &anchor, const Op &first, Diagnostics &diags) {
               anchor.result()->type() == first.result()->type();
   for (unsigned i = 1; same && i < anchor.numOperands(); ++i)
     same = anchor.operand(i)->type() == first.operand(i)->type();
-  for (const char *name : {"transpose_a", "transpose_b", "acc"}) {
-    const Attribute *x = anchor.attrIfPresent(name), *y = first.attrIfPresent(name);
+  for (const AttrSpec &spec : anchor.info().attrs) {
+    const Attribute *x = anchor.attrIfPresent(spec.name), *y = first.attrIfPresent(spec.name);
     same = same && (x ? y && *x == *y : !y);
   }
   return same || fail(diags, anchor.loc(),
@@ -68,7 +70,8 @@ bool findAnchors(Plan &plan, Diagnostics &diags) {
       plan.chains.push_back(Chain{op.get(), std::nullopt, {}, {}});
   if (plan.chains.empty())
     return fail(diags, plan.kernel->loc(),
-                "gemm kernel '%" + plan.kernel->result(0)->name() + "' holds no matmul or linear");
+                "gemm kernel '%" + plan.kernel->result(0)->name() +
+                    "' holds no matmul, linear or conv2d");
   bool ok = true;
   for (const Chain &c : plan.chains)
     ok &= checkSibling(*c.anchor, *plan.chains.front().anchor, diags);
@@ -154,6 +157,13 @@ bool checkEpilogueOperand(const Plan &plan, const Op &op, const Value *v, Diagno
                           ", which does not broadcast to the gemm output " + shapeStr(space));
 }
 
+/// Whether `op` can be evaluated element by element in an epilogue: a pointwise op, or a
+/// batch_norm whose channels are the last axis (its parameters then broadcast along the rows).
+bool isEpilogueOp(const Op &op) {
+  return op.info().cls == OpClass::Pointwise ||
+         (op.kind() == OpKind::BatchNorm && op.operand(0)->type().layout == Layout::NHWC);
+}
+
 /// chainOf's mark of a value computed from both chains of a paired gemm.
 constexpr int kJoint = 1 << 20;
 
@@ -168,7 +178,7 @@ bool classifyEpilogue(Plan &plan, ChainOf &chainOf, Diagnostics &diags) {
   for (const auto &op : plan.body->ops()) {
     if (isAnchor(*op) || plan.prologue.count(op.get()) || op->kind() == OpKind::Const)
       continue;
-    if (op->info().cls != OpClass::Pointwise || op->result()->type().shape != space) {
+    if (!isEpilogueOp(*op) || op->result()->type().shape != space) {
       diags.error(op->loc(), quoted(*op) + " of type " + op->result()->type().str() +
                                  " cannot be fused into the epilogue of a gemm over " +
                                  shapeStr(space));
@@ -290,9 +300,64 @@ std::vector<BatchTerm> batchOffset(const Shape &space, const Shape &operand,
   return terms;
 }
 
-bool analyzeShapes(Plan &plan, Diagnostics &diags) {
+/// The operands' chunk copies: cp.async for tensor-core operands read as stored in whole chunks.
+void chooseCopies(Plan &plan) {
+  for (Matrix *x : {&plan.a, &plan.b})
+    x->async = plan.tensorCores && x->sources.front().casts.empty() && x->wholeChunks();
+}
+
+// conv2d as the implicit gemm of Note [Implicit gemm] (Gemm.cpp): an NHWC input [n, h, w, c], an
+// OHWI filter [o, kh, kw, c] (B, K-major: linear's weight with K = kh * kw * c) and one group; the
+// rows are the output pixels, the batch folded into them.
+bool analyzeConv(Plan &plan, Diagnostics &diags) {
   bool isStatic = declareDims(plan);
   const Op &anchor = *plan.chains.front().anchor;
+  const TensorType &x = anchor.operand(0)->type(), &w = anchor.operand(1)->type();
+  if (x.layout != Layout::NHWC || anchor.getInt("groups") != 1)
+    return fail(diags, anchor.loc(),
+                described(anchor) + ": the gemm template runs NHWC convolutions of one group");
+  bool spatialStatic = true;
+  for (const Dim &d : {x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[1], w.shape[2]})
+    spatialStatic = spatialStatic && d.isStatic();
+  if (!spatialStatic)
+    return fail(diags, anchor.loc(),
+                described(anchor) + ": the gemm template needs static sizes but for the batch");
+  if (!isStatic && !checkSymbolic(plan, true, diags))
+    return false;
+  const Shape &space = outputShape(plan);
+  const std::vector<int64_t> &strides = anchor.getInts("strides"), &pads = anchor.getInts("pads"),
+                             &dilations = anchor.getInts("dilations");
+  Window win;
+  win.h = x.shape[1].size;
+  win.w = x.shape[2].size;
+  win.c = x.shape[3].size;
+  win.kh = w.shape[1].size;
+  win.kw = w.shape[2].size;
+  win.oh = space[1].size;
+  win.ow = space[2].size;
+  win.strideH = strides[0];
+  win.strideW = strides[1];
+  win.padTop = pads[0];
+  win.padLeft = pads[1];
+  win.dilationH = dilations[0];
+  win.dilationW = dilations[1];
+  plan.n = w.shape[0].size;
+  plan.k = win.kh * win.kw * win.c;
+  plan.m = plan.dims[0] * plan.dims[1] * plan.dims[2];
+  plan.a.kMajor = plan.b.kMajor = true;
+  plan.a.outer = plan.m;
+  plan.a.inner = plan.b.inner = plan.k;
+  plan.a.window = win;
+  plan.b.outer = {plan.n, {}};
+  chooseCopies(plan);
+  return true;
+}
+
+bool analyzeShapes(Plan &plan, Diagnostics &diags) {
+  const Op &anchor = *plan.chains.front().anchor;
+  if (anchor.kind() == OpKind::Conv2d)
+    return analyzeConv(plan, diags);
+  bool isStatic = declareDims(plan);
   const Shape &space = outputShape(plan);
   bool linear = anchor.kind() == OpKind::Linear;
   bool ta = !linear && anchor.getBool("transpose_a");
@@ -328,8 +393,7 @@ bool analyzeShapes(Plan &plan, Diagnostics &diags) {
     plan.a.batchOffset = batchOffset(space, sa, m * plan.k);
     plan.b.batchOffset = batchOffset(space, sb, plan.n * plan.k);
   }
-  for (Matrix *x : {&plan.a, &plan.b})
-    x->async = plan.tensorCores && x->sources.front().casts.empty() && x->inner % 8 == 0;
+  chooseCopies(plan);
   return true;
 }
 

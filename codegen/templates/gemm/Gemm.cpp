@@ -79,6 +79,21 @@ struct Loader {
   ValueId ptr, src, bound;            // pointer, i64 index of this thread's first element, bound
   ValueId column;                     // M/N-major: the i64 column of this thread's chunk
   ValueId ptr1 = kNone, left = kNone; // paired K-major B: chain 1's pointer, i32 columns left
+  // gathered A (Note [Implicit gemm]): local arrays, per row j of this thread's, of the pixel's
+  // image (i64, its first element) and the top-left corner of its window (i32)
+  ValueId image = kNone, top = kNone, leftmost = kNone;
+};
+
+/// A pixel of a gathered A's rows: its image's first element (i64) and the top-left corner of
+/// its window in the input (i32; far outside for a row past M).
+struct Pixel {
+  ValueId image, top, left;
+};
+
+/// A column of a gathered A: its filter tap's offsets from the corner (i32) and its channel; and
+/// whether it is inside K (kNone: always).
+struct Tap {
+  ValueId dy, dx, channel, inK = kNone;
 };
 
 class GemmBuilder {
@@ -423,7 +438,14 @@ private:
             value[v] = loadInput(v, row, col);
           args.push_back(value[v]);
         }
-        value[o->result()] = b.math(kir::mathOf(*o), args, name);
+        if (o->kind() == OpKind::BatchNorm) { // its channels are the columns (Analysis.cpp)
+          std::array<ValueId, 5> v = {args[0], args[1], args[2], args[3], args[4]};
+          DType dt = o->result()->type().dtype;
+          value[o->result()] = templates::batchNormValue(b, dt, v, o->getFloat("epsilon"));
+          b.rename(value[o->result()], name);
+        } else {
+          value[o->result()] = b.math(kir::mathOf(*o), args, name);
+        }
       }
     }
     std::vector<ValueId> results;
@@ -755,12 +777,30 @@ private:
       DType stored = kir::storageType(l.x->sources.front().stored);
       l.regs = b.localArray(stored, l.perThread * 8, "r" + p);
     }
+    if (l.x->window) {
+      l.image = b.localArray(DType::I64, unsigned(l.perThread), "image");
+      l.top = b.localArray(DType::I32, unsigned(l.perThread), "top");
+      l.leftmost = b.localArray(DType::I32, unsigned(l.perThread), "left");
+    }
     return l;
   }
 
-  /// This thread's first source element and its bound in the tile at `at`.
+  /// This thread's first source element and its bound in the tile at `at`; a gathered A's pixels
+  /// of this thread's rows.
   void startTile(Loader &l, const TileAt &at) {
     bool isA = &l == &la;
+    if (l.x->window) {
+      l.ptr = at.a;
+      return loop(l.perThread, "j", -1, [&](ValueId j) {
+        ValueId j32 = to32(j);
+        ValueId row = b.add(l.row0, b.mul(j32, i32(l.step)));
+        ValueId rowWide = to64(row);
+        Pixel px = pixelOf(b.add(at.m0, rowWide), l.edge);
+        b.store(l.image, j, px.image);
+        b.store(l.top, j, px.top);
+        b.store(l.leftmost, j, px.left);
+      });
+    }
     std::string p = isA ? "a" : "b";
     l.ptr = isA ? at.a : at.b;
     ValueId mn0 = isA ? at.m0 : at.n0;
@@ -866,17 +906,101 @@ private:
     return b.add(b.add(stage, i32(l.offset)), at);
   }
 
+  // Note [Implicit gemm]
+  // conv2d over an NHWC input with an OHWI filter and one group is a gemm (Analysis.cpp): row m of
+  // A is output pixel (image, y, x) = (m / (oh ow), m / ow % oh, m % ow), column k filter tap
+  // (i, j) = (k / c / kw, k / c % kw) and channel k % c, and A[m][k] the input at (image,
+  // y sh - pt + i dh, x sw - pl + j dw, channel), zero in the padding; B is the filter, o rows of
+  // kh kw c, K-major like linear's weight; the result's rows are the output pixels. A is never
+  // formed: its loaders gather it. A thread decodes the pixel of each of its rows once a tile
+  // (pixelOf: the image's first element and the window's top-left corner, a row past M given a
+  // corner no tap reaches) and its chunk's tap once a K step (tapOf); with c a multiple of 8, 8
+  // channels of one tap are one 16-byte chunk of the input, copied by cp.async (zeros in the
+  // padding) or loaded into registers; else element by element. So the tiles, main loops and
+  // epilogues are the gemm's, on mma.sync and SIMT alike.
+
+  /// Row m's (i64) pixel; with `edge`, a row past M gets a corner no tap reaches.
+  Pixel pixelOf(ValueId m, bool edge) {
+    const Window &w = *plan.a.window;
+    ValueId pixels = i64(w.oh * w.ow);
+    ValueId image = op(IndexOp::Div, m, pixels);
+    ValueId p = to32(op(IndexOp::Rem, m, pixels));
+    ValueId y = op(IndexOp::Div, p, i32(w.ow)), x = op(IndexOp::Rem, p, i32(w.ow));
+    Pixel px;
+    px.image = b.mul(image, i64(w.h * w.w * w.c), "image");
+    ValueId down = b.mul(y, i32(w.strideH)), across = b.mul(x, i32(w.strideW));
+    px.top = op(IndexOp::Sub, down, i32(w.padTop), "top");
+    px.left = op(IndexOp::Sub, across, i32(w.padLeft), "left");
+    if (edge) {
+      ValueId far = i32(-(int64_t(1) << 30));
+      ValueId inside = b.less(m, rowsM);
+      px.top = b.select(inside, px.top, far, "top");
+    }
+    return px;
+  }
+
+  /// The tap and channel of column k (i32) of a gathered A.
+  Tap tapOf(ValueId k) {
+    const Window &w = *plan.a.window;
+    Tap tap;
+    tap.inK = plan.k % t.bk ? b.less(k, i32(plan.k)) : kNone;
+    if (w.kh * w.kw == 1) {
+      tap.dy = tap.dx = i32(0);
+      tap.channel = k;
+      return tap;
+    }
+    ValueId r = op(IndexOp::Div, k, i32(w.c));
+    tap.channel = op(IndexOp::Rem, k, i32(w.c), "channel");
+    ValueId i = w.kw == 1 ? r : op(IndexOp::Div, r, i32(w.kw));
+    ValueId j = w.kw == 1 ? i32(0) : op(IndexOp::Rem, r, i32(w.kw));
+    tap.dy = b.mul(i, i32(w.dilationH), "dy");
+    tap.dx = b.mul(j, i32(w.dilationW), "dx");
+    return tap;
+  }
+
+  /// Whether element (px, tap) of a gathered A lies inside the input, and its index there (0
+  /// when it does not).
+  std::pair<ValueId, ValueId> gather(const Pixel &px, const Tap &tap) {
+    const Window &w = *plan.a.window;
+    ValueId y = b.add(px.top, tap.dy), x = b.add(px.left, tap.dx);
+    ValueId before = i32(-1);
+    ValueId top = b.less(before, y), bottom = b.less(y, i32(w.h));
+    ValueId left = b.less(before, x), right = b.less(x, i32(w.w));
+    ValueId rows = op(IndexOp::And, top, bottom), cols = op(IndexOp::And, left, right);
+    ValueId ok = fold(IndexOp::And, tap.inK, op(IndexOp::And, rows, cols));
+    ValueId at = to64(b.add(b.mul(y, i32(w.w)), x));
+    ValueId channel = to64(tap.channel);
+    ValueId index = b.add(px.image, b.add(b.mul(at, i64(w.c)), channel));
+    ValueId none = i64(0);
+    return {ok, b.select(ok, index, none, "src")};
+  }
+
+  /// Row j's (i32) pixel of this thread's in gathered A `l`.
+  Pixel pixelOfRow(const Loader &l, ValueId j) {
+    ValueId jWide = to64(j);
+    return {b.load(l.image, jWide, 1), b.load(l.top, jWide, 1), b.load(l.leftmost, jWide, 1)};
+  }
+
+  /// The tap of this thread's chunk at K step kt (i32) of a gathered A, or none.
+  std::optional<Tap> chunkTap(const Loader &l, ValueId kt) {
+    if (!l.x->window || !l.x->wholeChunks())
+      return std::nullopt;
+    ValueId k0 = b.mul(kt, i32(t.bk)), chunk = b.mul(l.chunk, i32(8));
+    return tapOf(b.add(k0, chunk));
+  }
+
   /// Starts loading the tiles of K step kt (i64) into the stage at byte `stage` (i32): cp.async
   /// copies, or fetches into registers.
   void issueLoads(ValueId stage, ValueId kt) {
     ValueId kt32 = to32(kt);
     for (Loader *l : {&la, &lb}) {
+      std::optional<Tap> tap = chunkTap(*l, kt32);
       loop(l->perThread, "j", -1, [&](ValueId jWide) {
         ValueId j = to32(jWide);
         if (!l->x->async)
-          return fetchChunk(*l, j, kt);
-        ValueId ok = inside(*l, j, kt32);
-        ValueId src = sourceIndex(*l, j, kt);
+          return fetchChunk(*l, j, kt, tap);
+        auto [ok, src] = tap ? gather(pixelOfRow(*l, j), *tap)
+                             : std::pair{inside(*l, j, kt32), sourceIndex(*l, j, kt)};
         ValueId dst = destination(*l, stage, j);
         if (ok == kNone)
           ok = b.literal(DenseData::makeSplat(DType::Bool, {}, {1}), "");
@@ -886,18 +1010,20 @@ private:
     }
   }
 
-  /// Chunk j of K step kt into the registers: 16-byte loads when the rows are whole chunks, else
-  /// element by element; zeros outside the operand.
-  void fetchChunk(const Loader &l, ValueId j, ValueId kt) {
+  /// Chunk j of K step kt into the registers: 16-byte loads when the rows are whole chunks
+  /// (gathered, of `tap`), else element by element; zeros outside the operand.
+  void fetchChunk(const Loader &l, ValueId j, ValueId kt, const std::optional<Tap> &tap) {
     DType stored = l.x->sources.front().stored;
     ValueId zero = b.narrow(stored, b.literal(zeros(stored), ""));
-    ValueId ok = inside(l, j, to32(kt));
-    ValueId src = sourceIndex(l, j, kt);
+    if (l.x->window && !tap)
+      return fetchGathered(l, j, kt, zero);
+    auto [ok, src] = tap ? gather(pixelOfRow(l, j), *tap)
+                         : std::pair{inside(l, j, to32(kt)), sourceIndex(l, j, kt)};
     ValueId ptr = pointerOf(l, j);
     ValueId eight = i64(8);
     ValueId slot = b.mul(to64(j), eight);
     auto zeroFill = [&](ValueId at) { b.store(l.regs, at, zero); };
-    if (l.x->inner % 8 == 0) {
+    if (l.x->wholeChunks()) {
       unsigned lanes = 16 / dtypeSize(stored);
       auto load = [&] {
         for (unsigned v = 0; v < 8 / lanes; ++v) {
@@ -930,6 +1056,29 @@ private:
             b.store(l.regs, at, x);
           },
           [&] { zeroFill(at); });
+    });
+  }
+
+  /// Chunk j of K step kt of a gathered A whose channels are not whole chunks, element by element
+  /// into its registers (`zero` outside the input).
+  void fetchGathered(const Loader &l, ValueId j, ValueId kt, ValueId zero) {
+    Pixel px = pixelOfRow(l, j);
+    ValueId jWide = to64(j);
+    ValueId slot = b.mul(jWide, i64(8));
+    ValueId kt32 = to32(kt);
+    ValueId step = b.mul(kt32, i32(t.bk)), chunk = b.mul(l.chunk, i32(8));
+    ValueId k0 = b.add(step, chunk);
+    loop(8, "e", -1, [&](ValueId e) {
+      Tap tap = tapOf(b.add(k0, to32(e)));
+      auto [ok, src] = gather(px, tap);
+      ValueId at = b.add(slot, e);
+      b.ifThenElse(
+          ok,
+          [&] {
+            ValueId x = b.load(l.ptr, src, 1);
+            b.store(l.regs, at, x);
+          },
+          [&] { b.store(l.regs, at, zero); });
     });
   }
 
@@ -1934,14 +2083,24 @@ private:
       ValueId gmn = b.add(mn0, to64(mnIn), "gmn");
       ValueId inMn = b.less(gmn, extentMn);
       ValueId ok = op(IndexOp::And, b.less(gk, i64(plan.k)), inMn);
+      ValueId gathered = kNone; // a gathered A's element (Note [Implicit gemm])
+      if (x.window) {
+        auto [inside, src] = gather(pixelOf(gmn, false), tapOf(to32(gk)));
+        ok = op(IndexOp::And, ok, inside);
+        gathered = src;
+      }
       ValueId past = i32(offset);
       ValueId dst = b.add(b.add(b.mul(kk, i32(ld)), mnI), past);
       b.ifThenElse(
           ok,
           [&] {
-            ValueId outer = x.kMajor ? gmn : gk, innerI = x.kMajor ? gk : gmn;
-            ValueId at0 = b.add(b.mul(outer, i64(x.inner)), innerI);
-            ValueId raw = b.load(from, b.add(base, at0), 1);
+            ValueId index = gathered;
+            if (index == kNone) {
+              ValueId outer = x.kMajor ? gmn : gk, innerI = x.kMajor ? gk : gmn;
+              ValueId at0 = b.add(b.mul(outer, i64(x.inner)), innerI);
+              index = b.add(base, at0);
+            }
+            ValueId raw = b.load(from, index, 1);
             ValueId v = castThrough(src, raw, false);
             b.store(smem, dst, v);
           },

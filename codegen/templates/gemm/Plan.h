@@ -48,6 +48,16 @@ struct BatchTerm {
   int64_t outer = 1, size = 0, stride = 0;
 };
 
+/// conv2d's A operand (Note [Implicit gemm] in Gemm.cpp): the im2col view of an NHWC input, row m
+/// the output pixel (image, oh, ow), column k = (i * kw + j) * c + channel for filter tap (i, j);
+/// never formed.
+struct Window {
+  int64_t h = 0, w = 0, c = 0; ///< the input's height, width and channels
+  int64_t kh = 1, kw = 1;      ///< the filter's height and width
+  int64_t oh = 0, ow = 0;      ///< the output's height and width
+  int64_t strideH = 1, strideW = 1, padTop = 0, padLeft = 0, dilationH = 1, dilationW = 1;
+};
+
 /// A matrix operand as laid out in memory, per batch: `outer` rows of `inner` contiguous
 /// elements. A is M x K (kMajor) or K x M; B is N x K (kMajor: transposed, or linear's weight)
 /// or K x N.
@@ -57,7 +67,13 @@ struct Matrix {
   Extent outer;
   int64_t inner = 0;                  ///< always static
   std::vector<BatchTerm> batchOffset; ///< elements to the matrix of batch `z`; none: 0
-  bool async = false; ///< tensor cores, copied by cp.async (no cast, inner % 8 == 0)
+  bool async = false; ///< tensor cores, copied by cp.async (no cast, rows of whole chunks)
+  /// A of a conv2d: gathered from the input through the window; `inner` is then K.
+  std::optional<Window> window;
+
+  /// Whether 8 elements along K (or along the contiguous dim) are one 16-byte chunk in memory:
+  /// the rows, or a gathered A's channels, are a multiple of 8.
+  bool wholeChunks() const { return (window ? window->c : inner) % 8 == 0; }
 };
 
 /// One matmul/linear and the epilogue over its result.

@@ -33,7 +33,7 @@ TileConfig defaultTiles(const Plan &plan) {
   // Registers for element-wise loads (rows not whole chunks) or f64 sources
   // leave no room for the larger tiles.
   auto heavy = [](const Matrix &x) {
-    return !x.async && (x.inner % 8 != 0 || x.sources.front().stored == DType::F64);
+    return !x.async && (!x.wholeChunks() || x.sources.front().stored == DType::F64);
   };
   if ((!plan.a.async && !plan.b.async) || heavy(plan.a) || heavy(plan.b))
     sizes = {{128, 128, 32, 2, 4, 3}};
@@ -131,13 +131,15 @@ KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
 }
 
 /// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
-/// K-major, both operands copied as stored (no cast), and no empty extent (a tensor map has
+/// K-major and not gathered (a conv2d's), both operands copied as stored (no cast), and no empty
+/// extent (a tensor map has
 /// none, and the stage ring needs a K step).
 bool specializable(const Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
   bool empty = plan.m.factor == 0 || plan.n == 0 || plan.k == 0;
   return target == "sm_90a" && plan.tensorCores && plan.batches == 1 && plan.m.isStatic() &&
-         !empty && a.async && b.async && a.kMajor && a.batchOffset.empty() && b.batchOffset.empty();
+         !empty && a.async && b.async && a.kMajor && !a.window && a.batchOffset.empty() &&
+         b.batchOffset.empty();
 }
 
 /// The deepest pipeline of at most 6 stages of t's tiles that fits a block's share of shared

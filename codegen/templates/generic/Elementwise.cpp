@@ -137,20 +137,12 @@ private:
   void batchNorm(ValueId i) {
     DType t = op.result()->type().dtype;
     static const char *names[] = {"x", "scale", "bias", "mean", "var"};
-    ValueId v[5];
+    std::array<ValueId, 5> v;
     for (unsigned j = 0; j < 5; ++j) {
       ValueId at = j == 0 ? i : coords.at(axis);
       v[j] = b.widen(op.operand(j)->type().dtype, b.load(in(j), at), names[j]);
     }
-    auto compute = [&](OpKind kind, std::vector<ValueId> args, const std::string &name = "") {
-      return b.math({kind, t, t}, args, name);
-    };
-    DType wide = t == DType::F64 ? DType::F64 : DType::F32;
-    ValueId epsilon = b.literal(wide, op.getFloat("epsilon"), "eps");
-    ValueId centered = compute(OpKind::Sub, {v[0], v[3]});
-    ValueId deviation = compute(OpKind::Sqrt, {compute(OpKind::Add, {v[4], epsilon})});
-    ValueId scaled = compute(OpKind::Mul, {compute(OpKind::Div, {centered, deviation}), v[1]});
-    b.store(out(), i, b.narrow(t, compute(OpKind::Add, {scaled, v[2]}, "y")));
+    b.store(out(), i, b.narrow(t, templates::batchNormValue(b, t, v, op.getFloat("epsilon"))));
   }
 
   void gather(ValueId i) { b.store(out(), i, b.load(in(0), offset(g.strides, g.base, i), 1, "x")); }
