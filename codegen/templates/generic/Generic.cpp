@@ -146,8 +146,9 @@ std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Di
   }
   switch (op.info().cls) {
   case OpClass::Pointwise:
-  case OpClass::Movement:
     return buildElementwise(op, entry);
+  case OpClass::Movement:
+    return isTiledTranspose(op) ? buildTiledTranspose(op, entry) : buildElementwise(op, entry);
   case OpClass::Reduction:
     return buildReduction(op, entry);
   case OpClass::Normalization:

@@ -144,9 +144,13 @@ private:
 };
 
 // The builders, one per op family, for static shapes: pointwise ops,
-// batch_norm and movement ops; reduce_*; layer_norm, rms_norm and softmax;
-// matmul and linear; attention; conv2d and pooling.
+// batch_norm and movement ops (a transpose that moves the last axis tiled); reduce_*; layer_norm,
+// rms_norm and softmax; matmul and linear; attention; conv2d and pooling.
 KirKernel buildElementwise(const Op &op, const std::string &entry);
+/// Whether `op` is a transpose of static shapes that moves the input's last axis (after merging
+/// axes that move together): buildTiledTranspose's (Note [Tiled transpose]).
+bool isTiledTranspose(const Op &op);
+KirKernel buildTiledTranspose(const Op &op, const std::string &entry);
 KirKernel buildReduction(const Op &op, const std::string &entry);
 KirKernel buildNormalization(const Op &op, const std::string &entry);
 KirKernel buildMatMul(const Op &op, const std::string &entry);
