@@ -70,19 +70,33 @@ inline void declareConstants(kir::Builder &b, const Graph &body, const std::stri
 }
 
 /// batch_norm of one element whose result type is `t`, from its operands widened to their
-/// compute types (x, scale, bias, mean, var): (x - mean) / sqrt(var + epsilon) * scale + bias in
-/// t's compute type, the op's one definition on the GPU, in every template that runs it.
-inline kir::ValueId batchNormValue(kir::Builder &b, DType t, const std::array<kir::ValueId, 5> &v,
-                                   double epsilon) {
-  auto compute = [&](OpKind kind, std::vector<kir::ValueId> args, const std::string &name = "") {
-    return b.math({kind, t, t}, args, name);
-  };
+/// compute types (x, scale, bias, mean, var): (x - mean) * (scale / sqrt(var + epsilon)) + bias
+/// in t's compute type, the op's one definition on the GPU, in every template that runs it. The
+/// channel's factor depends on the parameters alone, so a loop over one channel's elements
+/// computes it once (the gemm epilogue's Note [Epilogue columns]).
+/// batch_norm's factor of a channel: scale / sqrt(var + epsilon) (batchNormValue).
+inline kir::ValueId batchNormFactor(kir::Builder &b, DType t, kir::ValueId scale, kir::ValueId var,
+                                    double epsilon) {
   DType wide = t == DType::F64 ? DType::F64 : DType::F32;
   kir::ValueId eps = b.literal(wide, epsilon, "eps");
-  kir::ValueId centered = compute(OpKind::Sub, {v[0], v[3]});
-  kir::ValueId deviation = compute(OpKind::Sqrt, {compute(OpKind::Add, {v[4], eps})});
-  kir::ValueId scaled = compute(OpKind::Mul, {compute(OpKind::Div, {centered, deviation}), v[1]});
-  return compute(OpKind::Add, {scaled, v[2]}, "y");
+  kir::ValueId shifted = b.math({OpKind::Add, t, t}, {var, eps}, "");
+  kir::ValueId deviation = b.math({OpKind::Sqrt, t, t}, {shifted}, "");
+  return b.math({OpKind::Div, t, t}, {scale, deviation}, "factor");
+}
+
+/// batch_norm of element x of a channel with `factor` (batchNormFactor): (x - mean) * factor +
+/// bias.
+inline kir::ValueId batchNormApply(kir::Builder &b, DType t, kir::ValueId x, kir::ValueId factor,
+                                   kir::ValueId mean, kir::ValueId bias) {
+  kir::ValueId centered = b.math({OpKind::Sub, t, t}, {x, mean}, "");
+  kir::ValueId scaled = b.math({OpKind::Mul, t, t}, {centered, factor}, "");
+  return b.math({OpKind::Add, t, t}, {scaled, bias}, "y");
+}
+
+inline kir::ValueId batchNormValue(kir::Builder &b, DType t, const std::array<kir::ValueId, 5> &v,
+                                   double epsilon) {
+  kir::ValueId factor = batchNormFactor(b, t, v[1], v[4], epsilon);
+  return batchNormApply(b, t, v[0], factor, v[3], v[2]);
 }
 
 /// Reads a kernel's `config` attribute, "key=value key=value ...": `item(key, value)` takes each

@@ -53,6 +53,16 @@ struct Given {
   std::map<const Value *, ValueId> inputs;
   ValueId bias = kNone;
   ValueId anchor = kNone; ///< the product already rounded to its dtype (compute type)
+  std::map<const Op *, ValueId> factors; ///< batch_norm's factor of the element's channel
+};
+
+/// What depends on a quad's columns alone, computed once for a loop over its rows (Note
+/// [Epilogue columns]): local arrays of the inputs that run along the row, of linear's bias, and
+/// of each batch_norm's factor whose parameters run along the row.
+struct Columns {
+  std::map<const Value *, ValueId> rows;
+  ValueId bias = kNone;
+  std::map<const Op *, ValueId> factors;
 };
 
 /// Where the epilogue reads a tile's values in shared memory: `tile`'s elements from `base` (kNone:
@@ -394,7 +404,7 @@ private:
     std::map<const Value *, ValueId> value = given.inputs;
     if (given.anchor != kNone) {
       value[chain.anchor->result()] = given.anchor;
-      return chainOps(chain, value, row, col);
+      return chainOps(chain, value, row, col, given.factors);
     }
     std::vector<const Chain *> products = {&chain};
     if (!chain.anchor)
@@ -416,12 +426,14 @@ private:
       kir::MathOp round{OpKind::Cast, plan.acc, anchor->type().dtype};
       value[anchor] = b.math(round, {sum}, "v_" + anchor->name());
     }
-    return chainOps(chain, value, row, col);
+    return chainOps(chain, value, row, col, given.factors);
   }
 
-  /// The chain's ops from the products' rounded values in `value`, inputs not in it loaded.
+  /// The chain's ops from the products' rounded values in `value`, inputs not in it loaded; a
+  /// batch_norm in `factors` takes its channel's factor from there.
   std::vector<ValueId> chainOps(const Chain &chain, std::map<const Value *, ValueId> &value,
-                                ValueId row, ValueId col) {
+                                ValueId row, ValueId col,
+                                const std::map<const Op *, ValueId> &factors = {}) {
     for (const Op *o : chain.ops) {
       std::string name = "v_" + o->result()->name();
       if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {
@@ -432,16 +444,22 @@ private:
         ValueId table = b.tableAddress(tables.at(o));
         value[o->result()] = b.load(table, index, 1, name);
       } else {
+        auto factor = factors.find(o);
         std::vector<ValueId> args;
-        for (const Value *v : o->operands()) {
-          if (!value.count(v))
+        for (unsigned j = 0; j < o->numOperands(); ++j) {
+          const Value *v = o->operand(j);
+          bool unused = factor != factors.end() && (j == 1 || j == 4); // scale, var: in it
+          if (!value.count(v) && !unused)
             value[v] = loadInput(v, row, col);
-          args.push_back(value[v]);
+          args.push_back(unused ? kNone : value[v]);
         }
         if (o->kind() == OpKind::BatchNorm) { // its channels are the columns (Analysis.cpp)
           std::array<ValueId, 5> v = {args[0], args[1], args[2], args[3], args[4]};
           DType dt = o->result()->type().dtype;
-          value[o->result()] = templates::batchNormValue(b, dt, v, o->getFloat("epsilon"));
+          value[o->result()] =
+              factor != factors.end()
+                  ? templates::batchNormApply(b, dt, v[0], factor->second, v[3], v[2])
+                  : templates::batchNormValue(b, dt, v, o->getFloat("epsilon"));
           b.rename(value[o->result()], name);
         } else {
           value[o->result()] = b.math(kir::mathOf(*o), args, name);
@@ -513,6 +531,62 @@ private:
   // B8 S512's layer 172.4 us, plain 4096 x 3072 x 768 41.2 -> 36.7 us. The vector load needs the
   // input 8-byte (f16) or 16-byte (f32) aligned, as the operands' loads already do.
 
+  /// Whether kernel input `v` runs along the row with the result: its last dim is N's.
+  bool alongRow(const Value *v) const {
+    const Shape &shape = v->type().shape;
+    return v->isGraphInput() && !shape.empty() && shape.back().isStatic() &&
+           shape.back().size == plan.n;
+  }
+
+  /// Whether kernel input `v` runs along the row and is the same for every row (a bias).
+  bool columnOnly(const Value *v) const {
+    const Shape &shape = v->type().shape;
+    bool leadingOnes = alongRow(v);
+    for (size_t d = 0; leadingOnes && d + 1 < shape.size(); ++d)
+      leadingOnes = shape[d].isStaticValue(1);
+    return leadingOnes;
+  }
+
+  // Note [Epilogue columns]
+  // A loop over one column's quads computes what depends on the columns alone once, before it:
+  // linear's bias, the inputs that are the same for every row (a bias, batch_norm's parameters),
+  // and batch_norm's factor of each channel (a square root and a division a column, where there
+  // were one an element: the math of a convolution's batch_norm epilogue dominated it). LLVM's
+  // LICM found these invariants by itself, NVRTC did not, so kir states them.
+
+  /// The `width` columns from `col` of chain `chain`'s epilogue, computed once for a loop over
+  /// rows (Note [Epilogue columns]).
+  Columns columnValues(const Chain &chain, ValueId col, int width) {
+    Columns columns;
+    if (chain.bias)
+      columns.bias = loadRow(params[chain.bias->input], col, chain.bias->stored, width, "row_bias");
+    for (const Op *o : chain.ops)
+      for (const Value *v : o->operands()) {
+        if (o->kind() == OpKind::Const || !columnOnly(v) || columns.rows.count(v))
+          continue;
+        DType stored = kir::storageType(v->type().dtype);
+        columns.rows[v] = loadRow(params[v->index()], col, stored, width, "row_" + v->name());
+      }
+    for (const Op *o : chain.ops) {
+      if (o->kind() != OpKind::BatchNorm || !columnOnly(o->operand(1)) ||
+          !columnOnly(o->operand(4)))
+        continue;
+      DType dt = o->result()->type().dtype;
+      ValueId factors = b.localArray(kir::computeType(dt), unsigned(width), "factors");
+      loop(width, "q", -1, [&](ValueId q) {
+        auto param = [&](unsigned j) {
+          const Value *v = o->operand(j);
+          return b.widen(v->type().dtype, b.load(columns.rows.at(v), q, 1, ""), "");
+        };
+        ValueId scale = param(1), var = param(4);
+        ValueId factor = templates::batchNormFactor(b, dt, scale, var, o->getFloat("epsilon"));
+        b.store(factors, q, factor);
+      });
+      columns.factors[o] = factors;
+    }
+    return columns;
+  }
+
   /// Where an epilogue's values go instead of the result in global memory: sink(result, values),
   /// `values` a local array of the elements of kernel result `result` (its storage type).
   using Sink = std::function<void(unsigned, ValueId)>;
@@ -521,7 +595,8 @@ private:
   /// are sums[i][q] (one array a product it reads): stored at once when N % width == 0 (or handed
   /// to `sink`), else each checked against N.
   void epilogueVector(const Chain &chain, int width, const std::vector<ValueId> &sums, bool rounded,
-                      ValueId row, ValueId col, const Sink &sink = {}) {
+                      ValueId row, ValueId col, const Sink &sink = {},
+                      const Columns *columns = nullptr) {
     // The products of (row, col + q) as the chain takes them: accumulators, or rounded already.
     auto product = [&](ValueId q, Given &given) {
       std::vector<ValueId> c;
@@ -564,16 +639,16 @@ private:
     // Inputs that run along the row with the result (a bias, a residual) are read as one vector
     // of the `width` columns ahead of the math (Note [Epilogue loads]).
     std::map<const Value *, ValueId> rows;
-    ValueId biasRow = kNone;
-    if (chain.bias)
+    if (columns)
+      rows = columns->rows;
+    ValueId biasRow = columns ? columns->bias : kNone;
+    if (chain.bias && !columns)
       biasRow = loadRow(params[chain.bias->input], col, chain.bias->stored, width, "row_bias");
     for (const Op *o : chain.ops) {
       for (const Value *v : o->operands()) {
-        const Shape &shape = v->type().shape;
-        bool alongRow = v->isGraphInput() && !shape.empty() && shape.back().isStatic() &&
-                        shape.back().size == plan.n;
-        if (o->kind() == OpKind::Const || !alongRow || rows.count(v))
+        if (o->kind() == OpKind::Const || !alongRow(v) || rows.count(v))
           continue;
+        const Shape &shape = v->type().shape;
         std::vector<int64_t> sizes;
         for (const Dim &d : shape)
           sizes.push_back(d.isStatic() ? d.size : 0);
@@ -599,6 +674,9 @@ private:
       }
       if (biasRow != kNone)
         given.bias = b.load(biasRow, q, 1, "");
+      if (columns)
+        for (const auto &[bn, array] : columns->factors)
+          given.factors[bn] = b.load(array, q, 1, "factor");
       std::vector<ValueId> v = chainValues(chain, c, row, colQ, given);
       for (size_t r = 0; r < v.size(); ++r) {
         ValueId narrow = b.narrow(resultType(r), v[r]);
@@ -626,12 +704,9 @@ private:
     // straight-line code and, the loop unrolled, the epilogue inputs' loads of several quads
     // are in flight together (Note [Epilogue loads]).
     bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
-    // Quad i of the tile through chain g's epilogue (Note [Chains of a grouped tile]).
-    auto quad = [&](unsigned g, ValueId i) {
-      ValueId i32v = to32(i);
-      ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
-      ValueId four = i32(4);
-      ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), four, "c");
+    // The quad of row r and column c (i32) of the tile through chain g's epilogue (Note [Chains
+    // of a grouped tile]).
+    auto quadAt = [&](unsigned g, ValueId r, ValueId c, const Columns *columns = nullptr) {
       ValueId m = b.add(at.m0, to64(r), "m");
       ValueId n0 = col0 ? b.add(at.n0, i64(col0)) : at.n0;
       ValueId col = b.add(n0, to64(c), "col");
@@ -645,9 +720,9 @@ private:
           ValueId partner = b.localArray(tile.type, 4, "c");
           ValueId from = b.add(first, i32(tile.pair));
           copyVector(partner, i64(0), tile.tile, from, tile.type, 4);
-          return epilogueVector(plan.joint, 4, {sums, partner}, false, row, col);
+          return epilogueVector(plan.joint, 4, {sums, partner}, false, row, col, {}, columns);
         }
-        epilogueVector(plan.chains[g], 4, {sums}, tile.rounded, row, col);
+        epilogueVector(plan.chains[g], 4, {sums}, tile.rounded, row, col, {}, columns);
       };
       if (whole)
         return element();
@@ -655,9 +730,35 @@ private:
       ValueId inCols = b.less(col, i64(plan.n));
       b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
     };
+    // Quad i of the tile, row-major.
+    auto quad = [&](unsigned g, ValueId i) {
+      ValueId i32v = to32(i);
+      ValueId r = op(IndexOp::Div, i32v, i32(quadsPerRow), "r");
+      ValueId four = i32(4);
+      ValueId c = b.mul(op(IndexOp::Rem, i32v, i32(quadsPerRow)), four, "c");
+      quadAt(g, r, c);
+    };
     int64_t trips = quads / threads; // for every thread
+    // Note [Epilogue columns]: when the threads are whole rows of quads, each thread's quads are
+    // one column's, so the column and what depends on it alone (a bias, batch_norm's factor) are
+    // computed before the loop over its rows, where LICM leaves them.
+    bool fixedColumn = whole && threads % quadsPerRow == 0 && quads % threads == 0;
     byChain(at, [&](unsigned g) {
-      if (whole && trips > 0) {
+      if (fixedColumn) {
+        ValueId tid32 = to32(epilogueTid);
+        ValueId four = i32(4);
+        ValueId c = b.mul(op(IndexOp::Rem, tid32, i32(quadsPerRow)), four, "c");
+        ValueId r0 = op(IndexOp::Div, tid32, i32(quadsPerRow), "r0");
+        ValueId n0 = col0 ? b.add(at.n0, i64(col0)) : at.n0;
+        ValueId col = b.add(n0, to64(c), "col");
+        Columns columns = columnValues(plan.paired ? plan.joint : plan.chains[g], col, 4);
+        ValueId zero = i64(0), end = i64(trips), one = i64(1);
+        b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
+          ValueId k32 = to32(k);
+          ValueId r = b.add(r0, b.mul(k32, i32(threads / quadsPerRow)), "r");
+          quadAt(g, r, c, &columns);
+        });
+      } else if (whole && trips > 0) {
         ValueId zero = i64(0), end = i64(trips), one = i64(1);
         b.forLoop(zero, end, one, "k", trips <= 4 ? -1 : 4, [&](ValueId k) {
           ValueId step = i64(threads);
