@@ -96,36 +96,35 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
     ValueId a0 = f.arith(IndexOp::Mul, ta, kTile, "a0");
     ValueId b0 = f.arith(IndexOp::Mul, tb, kTile, "b0");
     ValueId limitA = f.index(m.dims[axisA]), limitB = f.index(m.dims[axisB]);
+    // A pass over the tile: thread (tx, ty) takes rows ty, ty + 8, ... and column tx; the rows'
+    // coordinates start at `first` and end at `limit`, the column is inside where `column` says.
+    auto pass = [&](ValueId first, ValueId limit, ValueId column,
+                    const std::function<void(ValueId row, ValueId at)> &move) {
+      f.count(kTile / kRows, "i", -1, [&](ValueId i) {
+        ValueId row = b.add(ty, f.arith(IndexOp::Mul, i, kRows), "row");
+        ValueId at = b.add(first, row);
+        ValueId inside = f.both(b.less(at, limit), column);
+        b.ifThenElse(inside, [&] { move(row, at); });
+      });
+    };
     // Read along B: row `row` of the tile is A's a0 + row.
     ValueId bIn = b.add(b0, tx, "bIn");
-    ValueId bInside = b.less(bIn, limitB);
-    f.count(kTile / kRows, "i", -1, [&](ValueId i) {
-      ValueId row = b.add(ty, f.arith(IndexOp::Mul, i, kRows), "row");
-      ValueId a = b.add(a0, row);
-      ValueId inside = f.both(b.less(a, limitA), bInside);
-      b.ifThenElse(inside, [&] {
-        ValueId along = f.arith(IndexOp::Mul, a, m.inStrides[axisA]);
-        ValueId at = b.add(b.add(inBase, along), bIn);
-        ValueId x = b.load(f.in(0), at, 1, "x");
-        ValueId slot = b.add(f.arith(IndexOp::Mul, row, kTile + 1), tx);
-        b.store(tileSmem, slot, x);
-      });
+    pass(a0, limitA, b.less(bIn, limitB), [&](ValueId row, ValueId a) {
+      ValueId along = f.arith(IndexOp::Mul, a, m.inStrides[axisA]);
+      ValueId at = b.add(b.add(inBase, along), bIn);
+      ValueId x = b.load(f.in(0), at, 1, "x");
+      ValueId slot = b.add(f.arith(IndexOp::Mul, row, kTile + 1), tx);
+      b.store(tileSmem, slot, x);
     });
     b.barrier();
     // Write along A: row `row` of this pass is B's b0 + row.
     ValueId aOut = b.add(a0, tx, "aOut");
-    ValueId aInside = b.less(aOut, limitA);
-    f.count(kTile / kRows, "i", -1, [&](ValueId i) {
-      ValueId row = b.add(ty, f.arith(IndexOp::Mul, i, kRows), "row");
-      ValueId bb = b.add(b0, row);
-      ValueId inside = f.both(b.less(bb, limitB), aInside);
-      b.ifThenElse(inside, [&] {
-        ValueId slot = b.add(f.arith(IndexOp::Mul, tx, kTile + 1), row);
-        ValueId x = b.load(tileSmem, slot, 1, "x");
-        ValueId down = f.arith(IndexOp::Mul, bb, outStrides[axisB]);
-        ValueId at = b.add(b.add(outBase, down), aOut);
-        b.store(f.out(), at, x);
-      });
+    pass(b0, limitB, b.less(aOut, limitA), [&](ValueId row, ValueId bb) {
+      ValueId slot = b.add(f.arith(IndexOp::Mul, tx, kTile + 1), row);
+      ValueId x = b.load(tileSmem, slot, 1, "x");
+      ValueId down = f.arith(IndexOp::Mul, bb, outStrides[axisB]);
+      ValueId at = b.add(b.add(outBase, down), aOut);
+      b.store(f.out(), at, x);
     });
     b.barrier(); // the tile is read before the next one overwrites it
   });
