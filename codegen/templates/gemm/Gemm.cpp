@@ -741,7 +741,7 @@ private:
     int64_t trips = quads / threads; // for every thread
     // Note [Epilogue columns]: when the threads are whole rows of quads, each thread's quads are
     // one column's, so the column and what depends on it alone (a bias, batch_norm's factor) are
-    // computed before the loop over its rows, where LICM leaves them.
+    // computed once, before the loop over its rows (columnValues).
     bool fixedColumn = whole && threads % quadsPerRow == 0 && quads % threads == 0;
     byChain(at, [&](unsigned g) {
       if (fixedColumn) {
