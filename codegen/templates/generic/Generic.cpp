@@ -68,19 +68,24 @@ Frame::Frame(const Op &op, const std::string &entry) : b(k), op(op), acc(accDTyp
 ValueId Frame::loadAcc(unsigned i, ValueId at, const std::string &name) {
   DType t = op.operand(i)->type().dtype;
   ValueId x = b.load(in(i), at, 1, kir::storageType(t) == kir::computeType(t) ? name : "");
+  return toAcc(t, x, name);
+}
+
+ValueId Frame::toAcc(DType t, ValueId x, const std::string &name) {
   ValueId v = b.widen(t, x, name);
   if (kir::computeType(t) == acc)
     return v;
   return b.math({OpKind::Cast, t, acc}, {v}, "");
 }
 
-void Frame::storeAcc(ValueId at, ValueId v) {
+ValueId Frame::fromAcc(ValueId v) {
   DType t = op.result()->type().dtype;
   if (kir::computeType(t) != acc)
     v = b.math({OpKind::Cast, acc, t}, {v}, "");
-  ValueId stored = b.narrow(t, v);
-  b.store(out(), at, stored);
+  return b.narrow(t, v);
 }
+
+void Frame::storeAcc(ValueId at, ValueId v) { b.store(out(), at, fromAcc(v)); }
 
 std::vector<std::pair<unsigned, ValueId>> Frame::terms(const Sizes &dims, const Sizes &strides) {
   std::vector<std::pair<unsigned, ValueId>> terms;
@@ -157,7 +162,7 @@ std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Di
   case OpClass::Contraction:
     return op.kind() == OpKind::Attention ? buildAttention(op, entry) : buildMatMul(op, entry);
   case OpClass::Window:
-    return buildWindow(op, entry);
+    return isDepthwise(op) ? buildDepthwise(op, entry) : buildWindow(op, entry);
   case OpClass::Structure:
     break;
   }

@@ -82,6 +82,10 @@ public:
 
   /// Element `at` of operand `i` converted to the accumulator dtype.
   ValueId loadAcc(unsigned i, ValueId at, const std::string &name = "");
+  /// `x`, an element of dtype `t` as memory holds it, converted to the accumulator dtype.
+  ValueId toAcc(DType t, ValueId x, const std::string &name = "");
+  /// `v` (accumulator dtype) converted to the result's dtype as memory holds it.
+  ValueId fromAcc(ValueId v);
   /// `v` (accumulator dtype) stored as element `at` of the result.
   void storeAcc(ValueId at, ValueId v);
   /// A constant of the accumulator dtype (integers: rounded toward 0).
@@ -145,7 +149,8 @@ private:
 
 // The builders, one per op family, for static shapes: pointwise ops,
 // batch_norm and movement ops (a transpose that moves the last axis tiled); reduce_*; layer_norm,
-// rms_norm and softmax; matmul and linear; attention; conv2d and pooling.
+// rms_norm and softmax; matmul and linear; attention; conv2d (a depthwise one vectorized) and
+// pooling.
 KirKernel buildElementwise(const Op &op, const std::string &entry);
 /// Whether `op` is a transpose of static shapes that moves the input's last axis (after merging
 /// axes that move together): buildTiledTranspose's (Note [Tiled transpose]).
@@ -156,5 +161,9 @@ KirKernel buildNormalization(const Op &op, const std::string &entry);
 KirKernel buildMatMul(const Op &op, const std::string &entry);
 KirKernel buildAttention(const Op &op, const std::string &entry);
 KirKernel buildWindow(const Op &op, const std::string &entry);
+/// Whether `op` is a depthwise conv2d (a group a channel, one output channel each) of static
+/// shapes over an NHWC input: buildDepthwise's (Note [Depthwise convolution]).
+bool isDepthwise(const Op &op);
+KirKernel buildDepthwise(const Op &op, const std::string &entry);
 
 } // namespace fusec::generic
