@@ -79,7 +79,9 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
     ValueId channelTile = f.arith(IndexOp::Rem, tile, channelTiles);
     ValueId pixelTile = f.arith(IndexOp::Div, tile, channelTiles);
     ValueId vector = b.add(f.arith(IndexOp::Mul, channelTile, perRow), lane, "vector");
-    ValueId owns = f.both(b.less(row, f.index(rows)), b.less(vector, f.index(vectors)));
+    ValueId rowUsed = b.less(row, f.index(rows));
+    ValueId channelsLeft = b.less(vector, f.index(vectors));
+    ValueId owns = f.both(rowUsed, channelsLeft);
     b.ifThenElse(owns, [&] {
       ValueId c = f.arith(IndexOp::Mul, vector, v, "c");
       // The weights of channels c .. c + V - 1, weights[l * taps + t] for channel c + l, tap t.
@@ -122,7 +124,9 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
             ValueId corner =
                 f.arith(IndexOp::Sub, f.arith(IndexOp::Mul, at, strides[axis]), pads[axis]);
             ValueId in = b.add(corner, f.arith(IndexOp::Mul, k, dilations[axis]), name);
-            ValueId inside = f.both(b.less(f.index(-1), in), b.less(in, f.index(size)));
+            ValueId fromStart = b.less(f.index(-1), in);
+            ValueId beforeEnd = b.less(in, f.index(size));
+            ValueId inside = f.both(fromStart, beforeEnd);
             return std::pair(in, inside);
           };
           f.count(kh, "r", -1, [&](ValueId r) {
