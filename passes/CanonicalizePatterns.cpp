@@ -15,6 +15,7 @@
 // for x = −0, where the op gives +0. Like XLA's algebraic simplifier, we take
 // the sign of a zero sum as insignificant; every other identity here is
 // exact, NaN and ±inf included.
+#include "ir/Numerics.h"
 #include "passes/Canonicalize.h"
 
 #include <algorithm>
@@ -105,8 +106,8 @@ Value *castToOwnDType(Rewriter &, const Op &op) {
 // (and does not turn a wrapping integer narrowing into a saturating one)
 Value *castOfExactCast(Rewriter &rw, const Op &op) {
   const Op *inner = producer(op.operand(0), OpKind::Cast);
-  if (!inner || !castPairFolds(inner->operand(0)->type().dtype, inner->getDType("to"),
-                               op.getDType("to")))
+  if (!inner ||
+      !castPairFolds(inner->operand(0)->type().dtype, inner->getDType("to"), op.getDType("to")))
     return nullptr;
   return rw.create(OpKind::Cast, {inner->operand(0)}, {{"to", op.getDType("to")}});
 }
@@ -177,6 +178,56 @@ Value *singleOperandConcat(Rewriter &, const Op &op) {
   return op.numOperands() == 1 ? op.operand(0) : nullptr;
 }
 
+/// Whether `v` is defined by a `const` op.
+bool isConstant(const Value *v) { return producer(v, OpKind::Const) != nullptr; }
+
+// batch_norm(conv2d(x, w, b), s, β, μ, σ²) → conv2d(x, w · f, (b − μ) · f + β), f = s / √(σ² + ε)
+// along the filter's output channels (axis 0 of OIHW and OHWI alike; b is 0 when absent), when
+// the filter, the bias and the statistics are constants and the conv has no other use: the new
+// ops on constants fold at once, and the conv's epilogue loses the normalization. The factors are
+// computed in f32 for f16 and bf16 (one rounding, of the new filter and bias, not one per step).
+// Looking at the conv's uses is this pattern's one glance past its op: folding a conv read
+// elsewhere would compute it twice.
+Value *batchNormOfConv(Rewriter &rw, const Op &op) {
+  const Op *conv = producer(op.operand(0), OpKind::Conv2d);
+  if (!conv || conv->result()->uses().size() != 1 || !isFloat(op.result()->type().dtype))
+    return nullptr;
+  for (unsigned i = 1; i < conv->numOperands(); ++i)
+    if (!isConstant(conv->operand(i)))
+      return nullptr;
+  for (unsigned i = 1; i < op.numOperands(); ++i)
+    if (!isConstant(op.operand(i)))
+      return nullptr;
+  DType t = op.result()->type().dtype;
+  DType math = isNarrowFloat(t) ? DType::F32 : t;
+  auto cast = [&](Value *v, DType to) {
+    return !v || v->type().dtype == to ? v : rw.create(OpKind::Cast, {v}, {{"to", to}});
+  };
+  Value *scale = cast(op.operand(1), math), *shift = cast(op.operand(2), math);
+  Value *mean = cast(op.operand(3), math), *var = cast(op.operand(4), math);
+  std::vector<uint8_t> epsilon(dtypeSize(math));
+  storeElement(math, op.getFloat("epsilon"), epsilon.data());
+  Value *eps = rw.constant(std::make_shared<DenseData>(DenseData::makeSplat(math, {}, epsilon)));
+  Value *spread = var && eps ? rw.create(OpKind::Add, {var, eps}) : nullptr;
+  Value *root = spread ? rw.create(OpKind::Sqrt, {spread}) : nullptr;
+  Value *factor = scale && root ? rw.create(OpKind::Div, {scale, root}) : nullptr;
+  Value *filter = cast(conv->operand(1), math);
+  if (!factor || !filter)
+    return nullptr;
+  Shape perChannel(filter->type().shape.size(), Dim::fixed(1));
+  perChannel[0] = filter->type().shape[0];
+  Value *column = rw.create(OpKind::Reshape, {factor}, {{"shape", perChannel}});
+  Value *scaled = column ? cast(rw.create(OpKind::Mul, {filter, column}), t) : nullptr;
+  Value *centered = conv->numOperands() > 2
+                        ? rw.create(OpKind::Sub, {cast(conv->operand(2), math), mean})
+                        : rw.create(OpKind::Neg, {mean});
+  Value *moved = centered ? rw.create(OpKind::Mul, {centered, factor}) : nullptr;
+  Value *bias = moved && shift ? cast(rw.create(OpKind::Add, {moved, shift}), t) : nullptr;
+  if (!scaled || !bias)
+    return nullptr;
+  return rw.create(OpKind::Conv2d, {conv->operand(0), scaled, bias}, conv->attrs());
+}
+
 struct Rule {
   OpKind kind;
   Pattern pattern;
@@ -199,6 +250,7 @@ constexpr Rule kRules[] = {
     {OpKind::Broadcast, broadcastOfBroadcast},
     {OpKind::Slice, wholeAxisSlice},
     {OpKind::Concat, singleOperandConcat},
+    {OpKind::BatchNorm, batchNormOfConv},
 };
 
 } // namespace

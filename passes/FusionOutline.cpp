@@ -6,7 +6,10 @@
 // the members read from outside, the anchors' first (seen through the
 // prologue), then in order of first use, except constants of
 // at most kMaxInlineElements elements or a single repeated value: those are
-// copied into the body (codegen makes them immediates). Its results are the
+// copied into the body (codegen makes them immediates) unless a gemm or
+// attention anchor reads them (through its prologue): those load their
+// operands from memory (a gemm's bias row, a conv's filter), so they stay
+// kernel operands. Its results are the
 // member values read outside the group, in program order. Every name is
 // kept: body inputs are named after the operands they receive, body ops keep
 // theirs, and each kernel result takes the name of the value it replaces.
@@ -52,9 +55,10 @@ public:
         body(std::make_unique<Graph>("body")) {}
 
   void run() {
+    bool loadsOperands = grp.tmpl == KernelTemplate::Gemm || grp.tmpl == KernelTemplate::Attention;
     for (Op *anchor : grp.anchors)
       for (Value *v : anchor->operands())
-        registerInput(v);
+        registerInput(v, /*inlineConstants=*/!loadsOperands);
     for (Op *op : ops)
       cloneIntoBody(*op);
     std::vector<Value *> results;
@@ -80,12 +84,13 @@ public:
   }
 
 private:
-  /// The body's value for an outside value: a new input, or a copied constant.
-  Value *bodyValue(Value *v) {
+  /// The body's value for an outside value: a new input, or a copied constant
+  /// (where `inlineConstants` allows).
+  Value *bodyValue(Value *v, bool inlineConstants = true) {
     if (auto it = inBody.find(v); it != inBody.end())
       return it->second;
     Value *mapped;
-    if (isInlinedConstant(v)) {
+    if (inlineConstants && isInlinedConstant(v)) {
       const Op *c = v->definingOp();
       mapped = body->createOp(OpKind::Const, {}, {v->type()}, c->attrs(), c->loc())->result();
       mapped->setName(v->name());
@@ -98,16 +103,17 @@ private:
   }
 
   /// Makes the outside values behind v (through the prologue) inputs now,
-  /// so that a kernel's operands start with its anchors' (a gemm's A, B).
+  /// so that a kernel's operands start with its anchors' (a gemm's A, B),
+  /// constants too where `inlineConstants` is false.
   /// A prologue op met again from a later root has registered its inputs.
-  void registerInput(Value *root) {
+  void registerInput(Value *root, bool inlineConstants) {
     std::vector<Value *> stack{root}; // depth first, operands in order
     while (!stack.empty()) {
       Value *v = stack.back();
       stack.pop_back();
       Op *def = v->definingOp();
       if (!def || !inside.count(def))
-        bodyValue(v);
+        bodyValue(v, inlineConstants);
       else if (seen.insert(def).second)
         stack.insert(stack.end(), def->operands().rbegin(), def->operands().rend());
     }
