@@ -59,6 +59,17 @@ struct KernelArg {
     std::vector<int64_t> strides; ///< elements between consecutive indices of dims 1 on
     std::vector<unsigned> box;    ///< elements a copy moves along each dim (at most 256 each)
     unsigned swizzle = 128;       ///< bytes the 16-byte chunks swizzle over: 0, 32, 64 or 128
+    /// An im2col view (cuTensorMapEncodeIm2col's arguments) of a channels-last tensor: dims are
+    /// the channels, the spatial dims innermost first, then the batch (3 to 5 in all); box is
+    /// {channels a pixel, pixels a load}. A load walks the window corners from `lower` to each
+    /// spatial extent - 1 + `upper` (a corner a spatial dim, innermost first) by `traversal`
+    /// (one a dim: the conv's strides), pixel after pixel across the batch, and reads each at the
+    /// filter tap its instruction names (kir's tensorLoadIm2col).
+    struct Im2col {
+      std::vector<int64_t> lower, upper;
+      std::vector<unsigned> traversal;
+    };
+    std::optional<Im2col> im2col = {};
   };
   std::optional<TensorView> tensorMap = {};
 

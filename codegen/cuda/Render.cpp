@@ -219,8 +219,10 @@ std::string Renderer::hopper(const Inst &i) {
   } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorLoad) {
     inputs = {word(sharedAddress(i)), "\"l\"(&" + ref(i.operands[2]) + ")",
               word(sharedAddress(i, 3))};
+    size_t offsets = i.operands.size() - i.im2col; // im2col offsets are 16-bit registers
     for (size_t c = 5; c < i.operands.size(); ++c)
-      inputs.push_back(word(ref(i.operands[c])));
+      inputs.push_back(c < offsets ? word(ref(i.operands[c]))
+                                   : "\"h\"((unsigned short)" + ref(i.operands[c]) + ")");
   } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorStore) {
     inputs = {word(sharedAddress(i)), "\"l\"(&" + ref(i.operands[2]) + ")"};
     for (size_t c = 3; c < i.operands.size(); ++c)

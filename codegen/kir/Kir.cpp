@@ -289,6 +289,19 @@ void Builder::tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar
           .ctaMask = ctaMask});
 }
 
+void Builder::tensorLoadIm2col(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar,
+                               ValueId barIndex, const std::vector<ValueId> &coords,
+                               const std::vector<ValueId> &offsets) {
+  std::vector<ValueId> operands = {dst, dstIndex, map, bar, barIndex};
+  operands.insert(operands.end(), coords.begin(), coords.end());
+  operands.insert(operands.end(), offsets.begin(), offsets.end());
+  append({.op = Opcode::Async,
+          .operands = std::move(operands),
+          .imm = int64_t(coords.size()),
+          .async = AsyncOp::TensorLoad,
+          .im2col = uint8_t(offsets.size())});
+}
+
 void Builder::tensorStore(ValueId src, ValueId srcIndex, ValueId map,
                           const std::vector<ValueId> &coords) {
   std::vector<ValueId> operands = {src, srcIndex, map};

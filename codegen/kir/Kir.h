@@ -130,7 +130,11 @@ enum class ShuffleMode : uint8_t { Xor, Down, Up, Idx };
 ///   index operand 4 (cp.async.bulk.tensor.Nd ... mbarrier::complete_tx::bytes); elements
 ///   outside the tensor are zeros. With a `ctaMask`, the box lands at the same offset in the
 ///   shared memory of every block of the cluster whose rank's bit is set, completing on the
-///   mbarrier at the same offset in each (.multicast::cluster).
+///   mbarrier at the same offset in each (.multicast::cluster). With `im2col` offsets (operands
+///   after the coordinates, i32 values below 2^16, one a spatial dim: imm - 2 of them, for 3 to
+///   5 dims), the map is an im2col one (cuTensorMapEncodeIm2col) and the box its pixels' channels:
+///   the coordinates name the first pixel's window corner, the offsets the filter tap
+///   (.im2col).
 /// - TensorStore: shared operand 0 + element index operand 1 to the box of the tensor map operand
 ///   2 at the `imm` i32 coordinates (operands 3 on, innermost first); elements of the box outside
 ///   the tensor are not written (cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group). The
@@ -231,6 +235,7 @@ struct Inst {
   /// in codegen/templates/gemm/Gemm.cpp)
   bool keepInvariants = false;
   uint16_t ctaMask = 0; ///< Async TensorLoad: the cluster's blocks it multicasts to (0: none)
+  uint8_t im2col = 0;   ///< Async TensorLoad: im2col offsets after the coordinates (0: tiled)
 };
 
 /// A kernel parameter: a global pointer, an index scalar or a tensor map.
@@ -362,6 +367,10 @@ public:
   /// block of the cluster whose rank's bit is set in it.
   void tensorLoad(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
                   const std::vector<ValueId> &coords, uint16_t ctaMask = 0);
+  /// The pixels of an im2col tensor map `map` from the window corner at i32 `coords` (innermost
+  /// first) at the filter tap `offsets` (i32, innermost spatial dim first), as tensorLoad.
+  void tensorLoadIm2col(ValueId dst, ValueId dstIndex, ValueId map, ValueId bar, ValueId barIndex,
+                        const std::vector<ValueId> &coords, const std::vector<ValueId> &offsets);
   /// Shared `src`[`srcIndex`] to the box of tensor map `map` at i32 `coords` (innermost first)
   /// (AsyncOp::TensorStore); then the bulk group's commit, and the wait until at most `pending`
   /// groups still read shared memory.

@@ -126,11 +126,14 @@ std::string Printer::text(const Inst &i) const {
       return "cp.async.commit_group";
     if (i.async == AsyncOp::ProxyFence)
       return "fence.proxy.async";
-    if (i.async == AsyncOp::TensorLoad) // tma.load.2d %smem[%i], %map, %bars[%j], (%x, %y)
+    if (i.async == AsyncOp::TensorLoad) { // tma.load.2d %smem[%i], %map, %bars[%j], (%x, %y)
+      auto coords = i.operands.begin() + 5, offsets = coords + i.imm;
       return "tma.load." + std::to_string(i.imm) + "d " + at(i, 0) + ", " + ref(i.operands[2]) +
-             ", " + at(i, 3) + ", (" +
-             refs(std::vector<ValueId>(i.operands.begin() + 5, i.operands.end())) + ")" +
+             ", " + at(i, 3) + ", (" + refs(std::vector<ValueId>(coords, offsets)) + ")" +
+             (i.im2col ? " im2col (" + refs(std::vector<ValueId>(offsets, i.operands.end())) + ")"
+                       : "") +
              (i.ctaMask ? " multicast " + std::to_string(i.ctaMask) : "");
+    }
     if (i.async == AsyncOp::TensorStore) // tma.store.2d %map, (%x, %y), %smem[%i]
       return "tma.store." + std::to_string(i.imm) + "d " + ref(i.operands[2]) + ", (" +
              refs(std::vector<ValueId>(i.operands.begin() + 3, i.operands.end())) + "), " +
@@ -304,14 +307,16 @@ std::string hopperPtx(const Inst &i, char sigil) {
     return "cp.async.bulk.tensor." + imm + "d.global.shared::cta.bulk_group [" + operand(1) +
            ", {" + coords + "}], [" + operand(0) + "];";
   }
-  if (i.op == Opcode::Async) { // [dst], [map, {coordinates}], [mbarrier]
-    std::string coords;
+  if (i.op == Opcode::Async) { // [dst], [map, {coordinates}], [mbarrier]{, {im2col offsets}}
+    std::string coords, offsets;
     for (size_t c = 0; c < size_t(i.imm); ++c)
       coords += (c ? ", " : "") + operand(3 + c);
-    std::string copy = "cp.async.bulk.tensor." + imm +
-                       "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
-    std::string args =
-        " [" + operand(0) + "], [" + operand(1) + ", {" + coords + "}], [" + operand(2) + "]";
+    for (size_t c = 0; c < i.im2col; ++c)
+      offsets += (c ? ", " : "") + operand(3 + size_t(i.imm) + c);
+    std::string copy = "cp.async.bulk.tensor." + imm + "d.shared::cluster.global." +
+                       (i.im2col ? "im2col" : "tile") + ".mbarrier::complete_tx::bytes";
+    std::string args = " [" + operand(0) + "], [" + operand(1) + ", {" + coords + "}], [" +
+                       operand(2) + "]" + (i.im2col ? ", {" + offsets + "}" : "");
     if (!i.ctaMask)
       return copy + args + ";";
     return "{\n.reg .b16 mask;\nmov.b16 mask, " + std::to_string(i.ctaMask) + ";\n" + copy +

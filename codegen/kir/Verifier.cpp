@@ -45,7 +45,8 @@ unsigned arity(const Inst &i) {
     return 3;
   case Opcode::Async:
     if (i.async == AsyncOp::TensorLoad) // 5 + a coordinate a dimension (types() checks 1 to 5)
-      return i.imm >= 1 && i.imm <= 5 ? 5 + unsigned(i.imm) : unsigned(i.operands.size());
+      return i.imm >= 1 && i.imm <= 5 ? 5 + unsigned(i.imm) + i.im2col
+                                      : unsigned(i.operands.size());
     if (i.async == AsyncOp::TensorStore) // 3 + a coordinate a dimension
       return i.imm >= 1 && i.imm <= 5 ? 3 + unsigned(i.imm) : unsigned(i.operands.size());
     return i.async == AsyncOp::Copy ? 5 : 0;
@@ -195,6 +196,8 @@ void Verifier::tensorCopy(const Inst &i) {
       (!ok || type(i, 3) != Type::pointer(DType::I64, Space::Shared) || !isInteger(i.operands[4])))
     fail(i, "tma loads the box at 1 to 5 i32 coordinates of a tensor map to a shared address, "
             "completing on an mbarrier of a shared i64 array");
+  if (load && i.im2col && (i.imm < 3 || i.im2col + 2 != i.imm))
+    fail(i, "an im2col tma load takes 3 to 5 coordinates and an offset a spatial dim (2 fewer)");
   if (!load && !ok)
     fail(i, "tma stores a shared address to the box at 1 to 5 i32 coordinates of a tensor map");
 }

@@ -255,8 +255,12 @@ void Renderer::hopper(const Inst &i) {
     add(sharedAddress(i, 0), "r");
     add(get(i.operands[2]), "l");
     add(sharedAddress(i, 3), "r");
+    size_t offsets = i.operands.size() - i.im2col; // im2col offsets are 16-bit registers
     for (size_t c = 5; c < i.operands.size(); ++c)
-      add(get(i.operands[c]), "r");
+      if (c < offsets)
+        add(get(i.operands[c]), "r");
+      else
+        add(b.CreateTrunc(get(i.operands[c]), b.getInt16Ty()), "h");
   } else if (i.op == Opcode::Async && i.async == kir::AsyncOp::TensorStore) {
     add(sharedAddress(i, 0), "r");
     add(get(i.operands[2]), "l");

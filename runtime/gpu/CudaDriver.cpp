@@ -115,6 +115,9 @@ struct DriverApi {
   CUresult (*tensorMapEncodeTiled)(TensorMapBytes *, int, uint32_t, void *, const uint64_t *,
                                    const uint64_t *, const uint32_t *, const uint32_t *, int, int,
                                    int, int);
+  CUresult (*tensorMapEncodeIm2col)(TensorMapBytes *, int, uint32_t, void *, const uint64_t *,
+                                    const uint64_t *, const int *, const int *, uint32_t, uint32_t,
+                                    const uint32_t *, int, int, int, int);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*getErrorString)(CUresult, const char **);
 };
@@ -219,6 +222,8 @@ Driver openDriver() {
     return d;
   d.api.tensorMapEncodeTiled =
       reinterpret_cast<decltype(d.api.tensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
+  d.api.tensorMapEncodeIm2col = reinterpret_cast<decltype(d.api.tensorMapEncodeIm2col)>(
+      dlsym(lib, "cuTensorMapEncodeIm2col"));
   d.api.launchKernelEx =
       reinterpret_cast<decltype(d.api.launchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   int count = 0;
@@ -424,16 +429,48 @@ int tensorMapSwizzle(unsigned bytes) {
 
 } // namespace
 
+/// encodeTensorMap of an im2col view: cuTensorMapEncodeIm2col.
+static std::optional<TensorMapBytes> encodeIm2col(DevicePtr first, DType dtype,
+                                                  const KernelArg::TensorView &view,
+                                                  Diagnostics &diags, const std::string &what) {
+  const KernelArg::TensorView::Im2col &m = *view.im2col;
+  size_t rank = view.dims.size();
+  FUSEC_ASSERT(rank >= 3 && rank <= 5 && view.box.size() == 2 && m.lower.size() + 2 == rank,
+               "encodeTensorMap of an im2col view tensorViewProblem refuses");
+  uint64_t dims[5] = {}, strides[5] = {};
+  uint32_t traversal[5] = {};
+  int lower[3] = {}, upper[3] = {};
+  for (size_t i = 0; i < rank; ++i) {
+    dims[i] = uint64_t(view.dims[i]), traversal[i] = m.traversal[i];
+    if (i + 1 < rank)
+      strides[i] = uint64_t(view.strides[i]) * dtypeSize(dtype);
+    if (i + 2 < rank)
+      lower[i] = int(m.lower[i]), upper[i] = int(m.upper[i]);
+  }
+  TensorMapBytes map;
+  if (!check(api().tensorMapEncodeIm2col(&map, tensorMapDataType(dtype), uint32_t(rank),
+                                         reinterpret_cast<void *>(first), dims, strides, lower,
+                                         upper, view.box[0], view.box[1], traversal,
+                                         kTmaInterleaveNone, tensorMapSwizzle(view.swizzle),
+                                         kTmaL2Promotion256B, kTmaOobFillNone),
+             "cuTensorMapEncodeIm2col", diags, what))
+    return std::nullopt;
+  return map;
+}
+
 std::optional<TensorMapBytes> encodeTensorMap(DevicePtr first, DType dtype,
                                               const KernelArg::TensorView &view, Diagnostics &diags,
                                               const std::string &what) {
   const DriverApi &a = api();
-  if (!a.tensorMapEncodeTiled) {
-    diags.error(Loc{}, "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12 or later): " + what +
-                           " needs it");
+  if (!a.tensorMapEncodeTiled || !a.tensorMapEncodeIm2col) {
+    diags.error(Loc{}, "the CUDA driver lacks cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col "
+                       "(CUDA 12 or later): " +
+                           what + " needs it");
     return std::nullopt;
   }
   size_t rank = view.dims.size();
+  if (view.im2col)
+    return encodeIm2col(first, dtype, view, diags, what);
   FUSEC_ASSERT(rank >= 1 && rank <= 5 && view.box.size() == rank && view.strides.size() + 1 == rank,
                "encodeTensorMap of a view tensorViewProblem refuses");
   uint64_t dims[5] = {}, strides[5] = {};

@@ -98,7 +98,8 @@ static_assert(sizeof(TensorMapBytes) == 128);
 /// outside the tensor. The caller checks the view first (tensorViewProblem in TensorMap.h) and
 /// that `first` is 16-byte aligned; anything else the driver refuses is reported with `what`
 /// (e.g. "tensor map 'a_map' of kernel 'fusec_g_y'"), as is a driver without the call (before
-/// CUDA 12). nullopt after reporting an error.
+/// CUDA 12). An im2col view (view.im2col) is encoded by cuTensorMapEncodeIm2col, with its corners
+/// and traversal strides. nullopt after reporting an error.
 std::optional<TensorMapBytes> encodeTensorMap(DevicePtr first, DType dtype,
                                               const KernelArg::TensorView &view, Diagnostics &diags,
                                               const std::string &what);

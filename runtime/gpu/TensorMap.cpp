@@ -40,10 +40,45 @@ std::string elements(int64_t n, unsigned size) {
   return std::to_string(n) + " elements (" + std::to_string(n * int64_t(size)) + " bytes)";
 }
 
+/// An im2col view's own limits (cuTensorMapEncodeIm2col's): 3 to 5 dims, a box of channels and
+/// pixels, a corner a spatial dim within the range of its rank, a traversal stride a dim.
+std::string im2colProblem(const KernelArg::TensorView &v) {
+  const KernelArg::TensorView::Im2col &m = *v.im2col;
+  size_t rank = v.dims.size();
+  if (rank < 3 || rank > kMaxRank)
+    return "rank " + std::to_string(rank) + "; an im2col map takes 3 to 5 dims";
+  if (v.box.size() != 2 || v.strides.size() + 1 != rank || m.lower.size() + 2 != rank ||
+      m.upper.size() + 2 != rank || m.traversal.size() != rank)
+    return "an im2col view needs a box of channels and pixels, a stride per dim after the "
+           "first, a lower and an upper corner per spatial dim and a traversal stride per dim";
+  if (v.box[0] < 1 || v.box[0] > kMaxBox || v.box[1] < 1 || v.box[1] > 1024)
+    return "its box is " + std::to_string(v.box[0]) + " channels by " + std::to_string(v.box[1]) +
+           " pixels; TMA moves 1 to 256 channels of 1 to 1024 pixels";
+  int64_t reach = rank == 3 ? 1 << 15 : rank == 4 ? 1 << 7 : 1 << 4; // corners: [-reach, reach)
+  for (size_t i = 0; i + 2 < rank; ++i)
+    for (int64_t corner : {m.lower[i], m.upper[i]})
+      if (corner < -reach || corner >= reach)
+        return "a corner of spatial dim " + std::to_string(i) + " is " + std::to_string(corner) +
+               "; a " + std::to_string(rank) + "-d im2col map takes -" + std::to_string(reach) +
+               " to " + std::to_string(reach - 1);
+  for (size_t i = 0; i < rank; ++i)
+    if (m.traversal[i] < 1 || m.traversal[i] > 8)
+      return at("traversal", i) + " is " + std::to_string(m.traversal[i]) + "; TMA takes 1 to 8";
+  return "";
+}
+
 std::string shapeProblem(const KernelArg::TensorView &v) {
   size_t rank = v.dims.size();
   if (rank < 1 || rank > kMaxRank)
     return "rank " + std::to_string(rank) + "; TMA takes 1 to 5 dims";
+  if (v.im2col) {
+    if (std::string problem = im2colProblem(v); !problem.empty())
+      return problem;
+    for (size_t i = 0; i < rank; ++i)
+      if (v.dims[i] < 1 || v.dims[i] > kMaxDim)
+        return at("dims", i) + " is " + std::to_string(v.dims[i]) + "; TMA takes 1 to 2^32";
+    return "";
+  }
   if (v.box.size() != rank || v.strides.size() + 1 != rank)
     return std::to_string(rank) + " dims, " + std::to_string(v.box.size()) + " box extents and " +
            std::to_string(v.strides.size()) +

@@ -48,6 +48,47 @@ TEST(TensorMapTest, LegalViewsPass) {
   EXPECT_EQ(problemAfter([](auto &v) { v.dims = {64, 16, 6}, v.strides = {64 * 6, 64}; }), "");
 }
 
+/// A legal im2col view of f16: NHWC 2 x 17 x 17 x 128, 64 channels of 128 pixels a load, a 3 x 3
+/// window of stride 2 and pad 1 (cuTensorMapEncodeIm2col's arguments; Tiles.cpp windowPanels).
+KernelArg::TensorView im2colView() {
+  KernelArg::TensorView v;
+  v.dims = {128, 17, 17, 2};
+  v.strides = {128, 128 * 17, 128 * 17 * 17};
+  v.box = {64, 128};
+  v.swizzle = 128;
+  v.im2col = KernelArg::TensorView::Im2col{{-1, -1}, {-1, -1}, {1, 2, 2, 1}};
+  return v;
+}
+
+TEST(TensorMapTest, Im2colViewsAreChecked) {
+  EXPECT_EQ(tensorViewProblem(im2colView(), DType::F16), "");
+  auto problem = [](const std::function<void(KernelArg::TensorView &)> &edit) {
+    KernelArg::TensorView v = im2colView();
+    edit(v);
+    return tensorViewProblem(v, DType::F16);
+  };
+  EXPECT_EQ(problem([](auto &v) {
+              v.dims.pop_back(), v.dims.pop_back(), v.strides.resize(1);
+              v.im2col->lower.clear(), v.im2col->upper.clear(), v.im2col->traversal.resize(2);
+            }),
+            "rank 2; an im2col map takes 3 to 5 dims");
+  EXPECT_EQ(problem([](auto &v) {
+              v.box = {64, 128, 1};
+            }),
+            "an im2col view needs a box of channels and pixels, a stride per dim after the first, "
+            "a lower and an upper corner per spatial dim and a traversal stride per dim");
+  EXPECT_EQ(
+      problem([](auto &v) { v.box[1] = 2048; }),
+      "its box is 64 channels by 2048 pixels; TMA moves 1 to 256 channels of 1 to 1024 pixels");
+  EXPECT_EQ(problem([](auto &v) { v.im2col->lower[1] = -200; }),
+            "a corner of spatial dim 1 is -200; a 4-d im2col map takes -128 to 127");
+  EXPECT_EQ(problem([](auto &v) { v.im2col->traversal[2] = 9; }),
+            "traversal[2] is 9; TMA takes 1 to 8");
+  // The tiled checks still apply: a panel wider than the swizzle.
+  EXPECT_EQ(problem([](auto &v) { v.box[0] = 128; }),
+            "box[0] is 128 elements (256 bytes), more than its 128-byte swizzle");
+}
+
 TEST(TensorMapTest, RankAndEntriesAreChecked) {
   EXPECT_EQ(problemAfter([](auto &v) { v.dims.clear(), v.strides.clear(), v.box.clear(); }),
             "rank 0; TMA takes 1 to 5 dims");

@@ -1019,6 +1019,19 @@ private:
   // channels of one tap are one 16-byte chunk of the input, copied by cp.async (zeros in the
   // padding) or loaded into registers; else element by element. So the tiles, main loops and
   // epilogues are the gemm's, on mma.sync and SIMT alike.
+  //
+  // Note [Implicit gemm on the tensor memory accelerator]
+  // On sm_90a's warp-specialized schedule the producer thread loads A by TMA's im2col mode instead
+  // (Tiles.cpp im2colWindow says when: c a multiple of 64, the window's corners within a 4-d map's
+  // reach). The map (windowPanels) views the input as {c, w, h, images} with a bounding box of
+  // window corners from (-pl, -pt) to the last one, (ow - 1) sw - pl and (oh - 1) sh - pt, walked
+  // by the strides; a load of {64 channels, bm pixels} starts at the corner of the tile's first row
+  // (windowCorner, once a tile) and reads each of bm consecutive corners, row after row and image
+  // after image, at the filter tap its offsets name, {j dw, i dh} (loadWindow, once a K step:
+  // k0 / c is the tap, k0 % c the panel's first channel). A pixel outside the input, in the
+  // padding or past the last image, reads as zeros. The stage's A tile is then exactly the tiled
+  // load's (bm rows of one 128-byte swizzled panel), so the consumers, split K and the epilogues
+  // are the gemm's.
 
   /// Row m's (i64) pixel; with `edge`, a row past M gets a corner no tap reaches.
   Pixel pixelOf(ValueId m, bool edge) {
@@ -1423,6 +1436,35 @@ private:
     });
   }
 
+  /// A conv2d's A by TMA (Note [Implicit gemm on the tensor memory accelerator]): the window
+  /// corner of the tile's first row, {its column, its row, its image} as i32 coordinates of the
+  /// im2col map.
+  std::vector<ValueId> windowCorner(ValueId m0) {
+    const Window &w = *plan.a.window;
+    ValueId ow = op(IndexOp::Rem, m0, i64(w.ow), "ow0");
+    ValueId rest = op(IndexOp::Div, m0, i64(w.ow));
+    ValueId oh = op(IndexOp::Rem, rest, i64(w.oh), "oh0");
+    ValueId image = op(IndexOp::Div, rest, i64(w.oh), "image0");
+    ValueId across = b.mul(ow, i64(w.strideW)), down = b.mul(oh, i64(w.strideH));
+    ValueId left = op(IndexOp::Sub, across, i64(w.padLeft));
+    ValueId top = op(IndexOp::Sub, down, i64(w.padTop));
+    return {to32(left, "left0"), to32(top, "top0"), to32(image)};
+  }
+
+  /// The K step at i32 `k0` of the tile at `corner` (windowCorner): channels k0 % C on of every
+  /// row's pixel at the filter tap k0 / C.
+  void loadWindow(ValueId stage, ValueId aMap, ValueId full, ValueId k0,
+                  const std::vector<ValueId> &corner) {
+    const Window &w = *plan.a.window;
+    ValueId channel = op(IndexOp::Rem, k0, i32(w.c), "c0");
+    ValueId tap = op(IndexOp::Div, k0, i32(w.c), "tap");
+    ValueId r = op(IndexOp::Div, tap, i32(w.kw)), s = op(IndexOp::Rem, tap, i32(w.kw));
+    ValueId across = b.mul(s, i32(w.dilationW), "across");
+    ValueId down = b.mul(r, i32(w.dilationH), "down");
+    b.tensorLoadIm2col(smem, stage, aMap, bars, full, {channel, corner[0], corner[1], corner[2]},
+                       {across, down});
+  }
+
   /// The producer (one thread): each K step of each unit into the next stage once it is free.
   void produce(ValueId aMap, const std::vector<ValueId> &bMaps) {
     ValueId seen = b.localArray(DType::I64, 1, "seen");
@@ -1430,6 +1472,7 @@ private:
     b.store(seen, zero, zero);
     forEachUnit([&](const TileAt &at, ValueId from, ValueId count) {
       ValueId m0 = to32(at.m0), n0 = to32(at.n0);
+      std::vector<ValueId> corner = plan.a.window ? windowCorner(at.m0) : std::vector<ValueId>{};
       b.forLoop(zero, count, one, "kt", 0, [&](ValueId kt) {
         ValueId n = b.load(seen, zero, 1, "n");
         auto [slot, parity] = slotOf(n);
@@ -1440,7 +1483,10 @@ private:
         ValueId stage = stageStart(slot);
         ValueId step = to32(t.splitK == 1 ? kt : b.add(from, kt));
         ValueId k0 = b.mul(step, i32(t.bk), "k0");
-        b.tensorLoad(smem, stage, aMap, bars, full, {k0, m0});
+        if (plan.a.window)
+          loadWindow(stage, aMap, full, k0, corner);
+        else
+          b.tensorLoad(smem, stage, aMap, bars, full, {k0, m0});
         ValueId bStage = b.add(stage, i64(aBytes));
         // B's box number `box` of the stage: alone, or (Note [Clustered tiles]) the even boxes
         // from the cluster's rank 0 and the odd ones from rank 1, each to both blocks.

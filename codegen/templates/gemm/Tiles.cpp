@@ -136,16 +136,48 @@ KernelArg::TensorView panels(const Matrix &x, int64_t rows, int boxRows) {
   return v;
 }
 
+/// The window's bounding box past the input's last column and row: the last window corner's
+/// distance beyond extent - 1 (im2col's upper corners, innermost first).
+std::pair<int64_t, int64_t> upperCorners(const Window &w) {
+  return {(w.ow - 1) * w.strideW - w.padLeft - (w.w - 1),
+          (w.oh - 1) * w.strideH - w.padTop - (w.h - 1)};
+}
+
+/// Whether TMA's im2col mode loads a conv2d's A (Note [Implicit gemm on the tensor memory
+/// accelerator] in Gemm.cpp): whole 64-channel panels (C a multiple of 64), and the corners and
+/// strides within a 4-d im2col map's reach (-128 to 127, 1 to 8).
+bool im2colWindow(const Window &w) {
+  auto [right, bottom] = upperCorners(w);
+  auto reaches = [](int64_t corner) { return corner >= -128 && corner < 128; };
+  return w.c % 64 == 0 && reaches(-w.padLeft) && reaches(-w.padTop) && reaches(right) &&
+         reaches(bottom) && w.strideW <= 8 && w.strideH <= 8 && (w.kw - 1) * w.dilationW < 65536 &&
+         (w.kh - 1) * w.dilationH < 65536;
+}
+
 /// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
-/// K-major and not gathered (a conv2d's), both operands copied as stored (no cast), and no empty
-/// extent (a tensor map has
-/// none, and the stage ring needs a K step).
+/// K-major and, when gathered (a conv2d's), by TMA's im2col mode, both operands copied as stored
+/// (no cast), and no empty extent (a tensor map has none, and the stage ring needs a K step).
 bool specializable(const Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
   bool empty = plan.m.factor == 0 || plan.n == 0 || plan.k == 0;
   return target == "sm_90a" && plan.tensorCores && plan.batches == 1 && plan.m.isStatic() &&
-         !empty && a.async && b.async && a.kMajor && !a.window && a.batchOffset.empty() &&
-         b.batchOffset.empty();
+         !empty && a.async && b.async && a.kMajor && (!a.window || im2colWindow(*a.window)) &&
+         a.batchOffset.empty() && b.batchOffset.empty();
+}
+
+/// The im2col view of a conv2d's NHWC input whose TMA loads fill `boxRows` rows of A with one
+/// 128-byte panel of channels.
+KernelArg::TensorView windowPanels(const Window &w, int64_t rows, int boxRows) {
+  KernelArg::TensorView v;
+  int64_t images = rows / (w.oh * w.ow);
+  v.dims = {w.c, w.w, w.h, images};
+  v.strides = {w.c, w.c * w.w, w.c * w.w * w.h};
+  v.box = {64, unsigned(boxRows)};
+  v.swizzle = 128;
+  auto [right, bottom] = upperCorners(w);
+  v.im2col = KernelArg::TensorView::Im2col{
+      {-w.padLeft, -w.padTop}, {right, bottom}, {1, unsigned(w.strideW), unsigned(w.strideH), 1}};
+  return v;
 }
 
 /// The deepest pipeline of at most 6 stages of t's tiles that fits a block's share of shared
@@ -445,8 +477,9 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   }
   const Matrix &a = plan.a, &b = plan.b;
   DType type = plan.operand;
-  plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt,
-                       type, panels(a, plan.m.factor, t.bm)});
+  plan.args.push_back(
+      {KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt, type,
+       a.window ? windowPanels(*a.window, plan.m.factor, t.bm) : panels(a, plan.m.factor, t.bm)});
   int64_t bRows = b.kMajor ? plan.n : plan.k;
   // One B a chain (a grouped gemm has several); paired, each fills half a K-major tile's rows.
   // In a cluster each block loads half a K-major tile's rows (Note [Clustered tiles]).

@@ -105,7 +105,7 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
         });
       }
       ValueId sums = b.localArray(f.acc, unsigned(v), "acc");
-      ValueId xs = b.localArray(kir::storageType(xt), unsigned(v), "xv");
+      ValueId xs = b.localArray(kir::storageType(xt), unsigned(v * taps), "xv");
       ValueId ys = b.localArray(kir::storageType(yt), unsigned(v), "yv");
       ValueId tileFirst = f.arith(IndexOp::Mul, pixelTile, rows * perThread);
       f.count(perThread, "j", 0, [&](ValueId j) {
@@ -115,36 +115,51 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
           ValueId rest = f.arith(IndexOp::Div, pixel, outW);
           ValueId oh = f.arith(IndexOp::Rem, rest, outH, "oh");
           ValueId n = f.arith(IndexOp::Div, rest, outH, "n");
-          f.count(v, "l", -1, [&](ValueId l) {
-            b.store(sums, l, bias == kir::kNoValue ? f.constant(0.0) : b.load(bias, l, 1, ""));
-          });
-          // The input position of tap k along an axis at output position `at`, and whether it
-          // lies inside the input.
-          auto tap = [&](ValueId at, ValueId k, unsigned axis, int64_t size, const char *name) {
-            ValueId corner =
-                f.arith(IndexOp::Sub, f.arith(IndexOp::Mul, at, strides[axis]), pads[axis]);
-            ValueId in = b.add(corner, f.arith(IndexOp::Mul, k, dilations[axis]), name);
+          // The window's corner in the input, and the offset of its (possibly outside) first
+          // element: tap (r, s) is r·dh rows and s·dw columns on, a constant offset from it.
+          ValueId ih0 =
+              f.arith(IndexOp::Sub, f.arith(IndexOp::Mul, oh, strides[0]), pads[0], "ih0");
+          ValueId iw0 =
+              f.arith(IndexOp::Sub, f.arith(IndexOp::Mul, ow, strides[1]), pads[1], "iw0");
+          ValueId imageRow = b.add(f.arith(IndexOp::Mul, n, height), ih0);
+          ValueId at = b.add(f.arith(IndexOp::Mul, imageRow, width), iw0);
+          ValueId corner = b.add(f.arith(IndexOp::Mul, at, channels), c, "corner");
+          // Whether position `first` + k·dilation of an axis of `size` lies inside the input.
+          auto inside = [&](ValueId first, ValueId k, int64_t dilation, int64_t size) {
+            ValueId in = b.add(first, f.arith(IndexOp::Mul, k, dilation));
             ValueId fromStart = b.less(f.index(-1), in);
             ValueId beforeEnd = b.less(in, f.index(size));
-            ValueId inside = f.both(fromStart, beforeEnd);
-            return std::pair(in, inside);
+            return f.both(fromStart, beforeEnd);
           };
+          // Every tap's vector first (zeros outside the input), so that the loads are in flight
+          // together; then the sums.
+          ValueId zeroX = b.narrow(xt, b.literal(kir::computeType(xt), 0.0, ""));
           f.count(kh, "r", -1, [&](ValueId r) {
-            auto [ih, rowInside] = tap(oh, r, 0, height, "ih");
-            ValueId imageRow = b.add(f.arith(IndexOp::Mul, n, height), ih);
+            ValueId rowInside = inside(ih0, r, dilations[0], height);
+            ValueId down = f.arith(IndexOp::Mul, r, dilations[0] * width * channels);
             f.count(kw, "s", -1, [&](ValueId s) {
-              auto [iw, colInside] = tap(ow, s, 1, width, "iw");
-              b.ifThenElse(f.both(rowInside, colInside), [&] {
-                ValueId at = b.add(f.arith(IndexOp::Mul, imageRow, width), iw);
-                ValueId from = b.add(f.arith(IndexOp::Mul, at, channels), c, "from");
-                b.store(xs, zero, b.load(f.in(0), from, unsigned(v)), unsigned(v));
-                ValueId t = b.add(f.arith(IndexOp::Mul, r, kw), s, "tap");
-                f.count(v, "l", -1, [&](ValueId l) {
-                  Frame::Var sum = f.element(sums, l);
-                  ValueId weight = b.load(weights, b.add(f.arith(IndexOp::Mul, l, taps), t), 1);
-                  sum.addProduct(f.toAcc(xt, b.load(xs, l, 1, ""), "x"), weight);
-                });
-              });
+              ValueId colInside = inside(iw0, s, dilations[1], width);
+              ValueId t = b.add(f.arith(IndexOp::Mul, r, kw), s, "tap");
+              ValueId slot = f.arith(IndexOp::Mul, t, v);
+              b.ifThenElse(
+                  f.both(rowInside, colInside),
+                  [&] {
+                    ValueId across = f.arith(IndexOp::Mul, s, dilations[1] * channels);
+                    ValueId from = b.add(b.add(corner, down), across, "from");
+                    b.store(xs, slot, b.load(f.in(0), from, unsigned(v)), unsigned(v));
+                  },
+                  [&] {
+                    f.count(v, "l", -1, [&](ValueId l) { b.store(xs, b.add(slot, l), zeroX); });
+                  });
+            });
+          });
+          f.count(v, "l", -1, [&](ValueId l) {
+            Frame::Var sum = f.element(sums, l);
+            sum.set(bias == kir::kNoValue ? f.constant(0.0) : b.load(bias, l, 1, ""));
+            f.count(taps, "t", -1, [&](ValueId t) {
+              ValueId x =
+                  f.toAcc(xt, b.load(xs, b.add(f.arith(IndexOp::Mul, t, v), l), 1, ""), "x");
+              sum.addProduct(x, b.load(weights, b.add(f.arith(IndexOp::Mul, l, taps), t), 1));
             });
           });
           f.count(v, "l", -1, [&](ValueId l) { b.store(ys, l, f.fromAcc(b.load(sums, l, 1))); });
