@@ -2,6 +2,7 @@
 # Everything that needs the GPU, in one call on the GPU machine, run from the
 # repository root with dist/ (make dist) beside it:
 #   bench/gpu-session.sh [tests] [sanitize] [bench[=NAME,...]] [compare[=NAME,...]]
+#                        [convs[=LAYER,...]]
 # tests     the GPU test suite (fusec-gpu-tests, every case and example)
 # sanitize  compute-sanitizer memcheck and racecheck over a subset of it
 # bench     the scoreboard, bench/run.py (BUDGET: its --budget, seconds of
@@ -9,6 +10,7 @@
 # compare   dist's fusec against BASE (a fusec binary, default
 #           gpu-base/bin/fusec) on the scoreboard's rows, both back ends,
 #           bench/compare.py
+# convs     conv layers one at a time against cuDNN, bench/convs.py
 # Logs and results go under $OUT (default /tmp/fusec-gpu); a short summary
 # of each step is printed last.
 set -u
@@ -44,6 +46,12 @@ for step in "${@:-tests bench}"; do
       ${ROUNDS:+--rounds "$ROUNDS"} \
       --out "$OUT/compare" ${only:+--only "$only"} 2>&1 | tee "$OUT/compare.log" | tail -4
     summary+=("compare: exit ${PIPESTATUS[0]}")
+    ;;
+  convs*)
+    only=${step#convs}; only=${only#=}
+    python3 bench/convs.py --fusec dist/bin/fusec --out "$OUT/convs" ${only:+--only "$only"} \
+      2>&1 | tee "$OUT/convs.log" | tail -20
+    summary+=("convs: exit ${PIPESTATUS[0]}")
     ;;
   bench*)
     only=${step#bench}; only=${only#=}

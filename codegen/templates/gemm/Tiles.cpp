@@ -277,9 +277,9 @@ bool readsRowBroadcastsOnly(const Plan &plan) {
 }
 
 /// Whether `plan`'s epilogue is light enough to gain from the register slices of overlap=1:
-/// adds, multiplies, casts and clamps of the products and of row broadcasts. GeLU's math and a
-/// residual's reads, slice by slice between the wgmmas, cost more than they save (bench/
-/// RESULTS.md, 2026-11-28).
+/// adds, multiplies, casts, clamps and batch_norms (a subtraction, a multiply-add and an rsqrt of
+/// its parameters) of the products and of row broadcasts. GeLU's math and a residual's reads,
+/// slice by slice between the wgmmas, cost more than they save (bench/RESULTS.md, 2026-11-28).
 bool lightEpilogue(const Plan &plan) {
   for (const Chain &chain : plan.chains)
     for (const Op *o : chain.ops)
@@ -293,6 +293,7 @@ bool lightEpilogue(const Plan &plan) {
       case OpKind::Min:
       case OpKind::Relu:
       case OpKind::Neg:
+      case OpKind::BatchNorm:
         break;
       default:
         return false;
