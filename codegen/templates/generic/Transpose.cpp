@@ -13,10 +13,7 @@
 // reads a tile along B (each thread 4 rows of A), stores it into shared memory
 // (rows of 33 elements: the column reads that follow meet no bank conflict),
 // synchronizes, and writes it along A. The element's bits are copied, so every
-// dtype moves exactly. Elements of 1 or 2 bytes take 64 x 64 tiles (each thread
-// 2 columns of 8 rows: 16 loads in flight, not 4): with 32 x 32 tiles of f16 too
-// few bytes were in flight to keep DRAM busy (NCHW -> NHWC of 32x64x56x56 f16 at
-// 43% of the copy bandwidth on the H200).
+// dtype moves exactly.
 #include "codegen/templates/generic/Kernel.h"
 
 #include <optional>
@@ -25,7 +22,7 @@ namespace fusec::generic {
 
 namespace {
 
-constexpr int64_t kLanes = 32, kRows = kBlock / kLanes; // thread columns and rows a block
+constexpr int64_t kTile = 32, kRows = kBlock / kTile; // a tile's side; thread rows a block
 
 /// A transpose's output dims after merging and dropping size-1 axes, each with its
 /// stride in the input.
@@ -74,8 +71,6 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
   Merged m = merge(op);
   size_t r = m.dims.size(), axisA = r - 1, axisB = *inputAxis(m);
   Sizes outStrides = contiguousStrides(m.dims);
-  DType stored = kir::storageType(op.result()->type().dtype);
-  const int64_t kTile = dtypeSize(stored) <= 2 ? 64 : 32; // a tile's side
   int64_t tilesA = (m.dims[axisA] + kTile - 1) / kTile;
   int64_t tilesB = (m.dims[axisB] + kTile - 1) / kTile;
   Sizes batchDims, batchIn, batchOut; // the other axes
@@ -86,10 +81,11 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
       batchOut.push_back(outStrides[k]);
     }
   int64_t tiles = tilesA * tilesB * product(batchDims);
+  DType stored = kir::storageType(op.result()->type().dtype);
   ValueId tileSmem = b.sharedArray(stored, unsigned(kTile * (kTile + 1)), "tile");
   ValueId tid = b.special(kir::Special::TidX);
-  ValueId tx = f.arith(IndexOp::Rem, tid, kLanes, "tx");
-  ValueId ty = f.arith(IndexOp::Div, tid, kLanes, "ty");
+  ValueId tx = f.arith(IndexOp::Rem, tid, kTile, "tx");
+  ValueId ty = f.arith(IndexOp::Div, tid, kTile, "ty");
   f.tileLoop(tiles, [&](ValueId tile) {
     ValueId ta = f.arith(IndexOp::Rem, tile, tilesA);
     ValueId rest = f.arith(IndexOp::Div, tile, tilesA);
@@ -100,36 +96,31 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
     ValueId a0 = f.arith(IndexOp::Mul, ta, kTile, "a0");
     ValueId b0 = f.arith(IndexOp::Mul, tb, kTile, "b0");
     ValueId limitA = f.index(m.dims[axisA]), limitB = f.index(m.dims[axisB]);
-    // A pass over the tile: thread (tx, ty) takes rows ty, ty + 8, ... and columns tx,
-    // tx + 32, ...; the rows' coordinates start at `first` and end at `limit`, the columns' at
-    // `start` and `end`.
-    auto pass =
-        [&](ValueId first, ValueId limit, ValueId start, ValueId end,
-            const std::function<void(ValueId row, ValueId at, ValueId col, ValueId to)> &move) {
-          f.count(kTile / kLanes, "h", -1, [&](ValueId h) {
-            ValueId col = b.add(tx, f.arith(IndexOp::Mul, h, kLanes), "col");
-            ValueId to = b.add(start, col);
-            ValueId column = b.less(to, end);
-            f.count(kTile / kRows, "i", -1, [&](ValueId i) {
-              ValueId row = b.add(ty, f.arith(IndexOp::Mul, i, kRows), "row");
-              ValueId at = b.add(first, row);
-              ValueId inside = f.both(b.less(at, limit), column);
-              b.ifThenElse(inside, [&] { move(row, at, col, to); });
-            });
-          });
-        };
-    // Read along B: row `row` of the tile is A's a0 + row, column `col` B's b0 + col.
-    pass(a0, limitA, b0, limitB, [&](ValueId row, ValueId a, ValueId col, ValueId bIn) {
+    // A pass over the tile: thread (tx, ty) takes rows ty, ty + 8, ... and column tx; the rows'
+    // coordinates start at `first` and end at `limit`, the column is inside where `column` says.
+    auto pass = [&](ValueId first, ValueId limit, ValueId column,
+                    const std::function<void(ValueId row, ValueId at)> &move) {
+      f.count(kTile / kRows, "i", -1, [&](ValueId i) {
+        ValueId row = b.add(ty, f.arith(IndexOp::Mul, i, kRows), "row");
+        ValueId at = b.add(first, row);
+        ValueId inside = f.both(b.less(at, limit), column);
+        b.ifThenElse(inside, [&] { move(row, at); });
+      });
+    };
+    // Read along B: row `row` of the tile is A's a0 + row.
+    ValueId bIn = b.add(b0, tx, "bIn");
+    pass(a0, limitA, b.less(bIn, limitB), [&](ValueId row, ValueId a) {
       ValueId along = f.arith(IndexOp::Mul, a, m.inStrides[axisA]);
       ValueId at = b.add(b.add(inBase, along), bIn);
       ValueId x = b.load(f.in(0), at, 1, "x");
-      ValueId slot = b.add(f.arith(IndexOp::Mul, row, kTile + 1), col);
+      ValueId slot = b.add(f.arith(IndexOp::Mul, row, kTile + 1), tx);
       b.store(tileSmem, slot, x);
     });
     b.barrier();
-    // Write along A: row `row` of this pass is B's b0 + row, column `col` A's a0 + col.
-    pass(b0, limitB, a0, limitA, [&](ValueId row, ValueId bb, ValueId col, ValueId aOut) {
-      ValueId slot = b.add(f.arith(IndexOp::Mul, col, kTile + 1), row);
+    // Write along A: row `row` of this pass is B's b0 + row.
+    ValueId aOut = b.add(a0, tx, "aOut");
+    pass(b0, limitB, b.less(aOut, limitA), [&](ValueId row, ValueId bb) {
+      ValueId slot = b.add(f.arith(IndexOp::Mul, tx, kTile + 1), row);
       ValueId x = b.load(tileSmem, slot, 1, "x");
       ValueId down = f.arith(IndexOp::Mul, bb, outStrides[axisB]);
       ValueId at = b.add(b.add(outBase, down), aOut);
@@ -137,10 +128,8 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
     });
     b.barrier(); // the tile is read before the next one overwrites it
   });
-  std::string side = std::to_string(kTile);
-  return f.finish(side + " x " + side +
-                      " tiles through shared memory: reads along the input's last axis, "
-                      "writes along the output's",
+  return f.finish("32 x 32 tiles through shared memory: reads along the input's last axis, "
+                  "writes along the output's",
                   tiles);
 }
 
