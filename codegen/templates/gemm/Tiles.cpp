@@ -144,14 +144,15 @@ std::pair<int64_t, int64_t> upperCorners(const Window &w) {
 }
 
 /// Whether TMA's im2col mode loads a conv2d's A (Note [Implicit gemm on the tensor memory
-/// accelerator] in Gemm.cpp): whole 64-channel panels (C a multiple of 64), and the corners and
-/// strides within a 4-d im2col map's reach (-128 to 127, 1 to 8).
+/// accelerator] in Gemm.cpp): whole 64-channel panels (C a multiple of 64), the corners and
+/// strides within a 4-d im2col map's reach (-128 to 127, 1 to 8), and the filter's extent (its
+/// last tap's offset) within the same reach.
 bool im2colWindow(const Window &w) {
   auto [right, bottom] = upperCorners(w);
   auto reaches = [](int64_t corner) { return corner >= -128 && corner < 128; };
   return w.c % 64 == 0 && reaches(-w.padLeft) && reaches(-w.padTop) && reaches(right) &&
-         reaches(bottom) && w.strideW <= 8 && w.strideH <= 8 && (w.kw - 1) * w.dilationW < 65536 &&
-         (w.kh - 1) * w.dilationH < 65536;
+         reaches(bottom) && w.strideW <= 8 && w.strideH <= 8 &&
+         reaches((w.kw - 1) * w.dilationW) && reaches((w.kh - 1) * w.dilationH);
 }
 
 /// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
