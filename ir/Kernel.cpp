@@ -42,6 +42,16 @@ std::string kernelTemplateNames() {
   return out;
 }
 
+std::string implicitGemmProblem(const Op &conv) {
+  const TensorType &x = conv.operand(0)->type(), &w = conv.operand(1)->type();
+  if (x.layout != Layout::NHWC || conv.getInt("groups") != 1)
+    return "the gemm template runs NHWC convolutions of one group";
+  for (const Dim &d : {x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[1], w.shape[2]})
+    if (!d.isStatic())
+      return "the gemm template needs static sizes but for the batch";
+  return "";
+}
+
 std::string describeLaunchedOp(const Op &op) {
   const std::string &result = op.result(0)->name();
   if (op.kind() == OpKind::Kernel)

@@ -29,6 +29,12 @@ class Op;
 /// "kernel '%y' (template pointwise)" or "'transpose' '%t'".
 std::string describeLaunchedOp(const Op &op);
 
+/// Why the gemm template cannot run `conv`, a conv2d, as an implicit gemm, or "" when it can: it
+/// runs NHWC convolutions of one group whose sizes are static but for the batch (a phrase: "the
+/// gemm template runs NHWC convolutions of one group"). Fusion anchors a gemm kernel on a float
+/// conv2d only where this is ""; the template reports it otherwise.
+std::string implicitGemmProblem(const Op &conv);
+
 /// `kernel`'s structure as text, without its names, locations or `config`: its template, operand
 /// and result types, and each op of its body with its operands (by position), attributes (a dense
 /// one by dtype and shape) and result types. What a tuned config is chosen for

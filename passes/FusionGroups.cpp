@@ -53,11 +53,7 @@ static bool isChannelsLastBatchNorm(const Op &op) {
 /// Whether the gemm template runs conv2d `op` as an implicit gemm: an NHWC float input of one
 /// group and static sizes but for the batch.
 static bool isImplicitGemm(const Op &op) {
-  const TensorType &x = op.operand(0)->type(), &w = op.operand(1)->type();
-  bool sized = true;
-  for (size_t a = 1; a < 4; ++a)
-    sized = sized && x.shape[a].isStatic() && w.shape[a - 1].isStatic();
-  return x.layout == Layout::NHWC && op.getInt("groups") == 1 && isFloat(x.dtype) && sized;
+  return isFloat(op.operand(0)->type().dtype) && implicitGemmProblem(op).empty();
 }
 
 // The attention template reads its operands and writes its result through

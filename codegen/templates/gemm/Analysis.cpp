@@ -12,6 +12,7 @@
 // does not know.
 #include "codegen/templates/gemm/Plan.h"
 #include "ir/Assert.h"
+#include "ir/Kernel.h"
 
 #include <algorithm>
 #include <map>
@@ -313,15 +314,8 @@ bool analyzeConv(Plan &plan, Diagnostics &diags) {
   bool isStatic = declareDims(plan);
   const Op &anchor = *plan.chains.front().anchor;
   const TensorType &x = anchor.operand(0)->type(), &w = anchor.operand(1)->type();
-  if (x.layout != Layout::NHWC || anchor.getInt("groups") != 1)
-    return fail(diags, anchor.loc(),
-                described(anchor) + ": the gemm template runs NHWC convolutions of one group");
-  bool spatialStatic = true;
-  for (const Dim &d : {x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[1], w.shape[2]})
-    spatialStatic = spatialStatic && d.isStatic();
-  if (!spatialStatic)
-    return fail(diags, anchor.loc(),
-                described(anchor) + ": the gemm template needs static sizes but for the batch");
+  if (std::string problem = implicitGemmProblem(anchor); !problem.empty())
+    return fail(diags, anchor.loc(), described(anchor) + ": " + problem);
   if (!isStatic && !checkSymbolic(plan, true, diags))
     return false;
   const Shape &space = outputShape(plan);
