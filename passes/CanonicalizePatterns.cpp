@@ -19,6 +19,7 @@
 #include "passes/Canonicalize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace fusec::canonicalize {
@@ -178,54 +179,52 @@ Value *singleOperandConcat(Rewriter &, const Op &op) {
   return op.numOperands() == 1 ? op.operand(0) : nullptr;
 }
 
-/// Whether `v` is defined by a `const` op.
-bool isConstant(const Value *v) { return producer(v, OpKind::Const) != nullptr; }
-
 // batch_norm(conv2d(x, w, b), s, β, μ, σ²) → conv2d(x, w · f, (b − μ) · f + β), f = s / √(σ² + ε)
 // along the filter's output channels (axis 0 of OIHW and OHWI alike; b is 0 when absent), when
-// the filter, the bias and the statistics are constants and the conv has no other use: the new
-// ops on constants fold at once, and the conv's epilogue loses the normalization. The factors are
-// computed in f32 for f16 and bf16 (one rounding, of the new filter and bias, not one per step).
-// Looking at the conv's uses is this pattern's one glance past its op: folding a conv read
-// elsewhere would compute it twice.
+// the filter, the bias and the statistics are constants and the conv has no other use: the
+// conv's epilogue loses the normalization. The new filter and bias are computed here, in double
+// and rounded once to the conv's dtype (the constant folder would refuse a filter of more than
+// 65536 elements, leaving the rescaling to run on every call). Looking at the conv's uses is
+// this pattern's one glance past its op: folding a conv read elsewhere would compute it twice.
 Value *batchNormOfConv(Rewriter &rw, const Op &op) {
   const Op *conv = producer(op.operand(0), OpKind::Conv2d);
-  if (!conv || conv->result()->uses().size() != 1 || !isFloat(op.result()->type().dtype))
-    return nullptr;
-  for (unsigned i = 1; i < conv->numOperands(); ++i)
-    if (!isConstant(conv->operand(i)))
-      return nullptr;
-  for (unsigned i = 1; i < op.numOperands(); ++i)
-    if (!isConstant(op.operand(i)))
-      return nullptr;
   DType t = op.result()->type().dtype;
-  DType math = isNarrowFloat(t) ? DType::F32 : t;
-  auto cast = [&](Value *v, DType to) {
-    return !v || v->type().dtype == to ? v : rw.create(OpKind::Cast, {v}, {{"to", to}});
+  if (!conv || conv->result()->uses().size() != 1 || !isFloat(t))
+    return nullptr;
+  // The constants' data: the filter, the conv's bias (if any), scale, shift, mean, variance.
+  std::vector<const DenseData *> data;
+  auto take = [&](const Value *v) {
+    const Op *c = producer(v, OpKind::Const);
+    if (c)
+      data.push_back(&c->getDense("value"));
+    return c != nullptr;
   };
-  Value *scale = cast(op.operand(1), math), *shift = cast(op.operand(2), math);
-  Value *mean = cast(op.operand(3), math), *var = cast(op.operand(4), math);
-  std::vector<uint8_t> epsilon(dtypeSize(math));
-  storeElement(math, op.getFloat("epsilon"), epsilon.data());
-  Value *eps = rw.constant(std::make_shared<DenseData>(DenseData::makeSplat(math, {}, epsilon)));
-  Value *spread = var && eps ? rw.create(OpKind::Add, {var, eps}) : nullptr;
-  Value *root = spread ? rw.create(OpKind::Sqrt, {spread}) : nullptr;
-  Value *factor = scale && root ? rw.create(OpKind::Div, {scale, root}) : nullptr;
-  Value *filter = cast(conv->operand(1), math);
-  if (!factor || !filter)
+  bool constant = take(conv->operand(1)) && (conv->numOperands() < 3 || take(conv->operand(2)));
+  for (unsigned i = 1; constant && i < op.numOperands(); ++i)
+    constant = take(op.operand(i));
+  if (!constant)
     return nullptr;
-  Shape perChannel(filter->type().shape.size(), Dim::fixed(1));
-  perChannel[0] = filter->type().shape[0];
-  Value *column = rw.create(OpKind::Reshape, {factor}, {{"shape", perChannel}});
-  Value *scaled = column ? cast(rw.create(OpKind::Mul, {filter, column}), t) : nullptr;
-  Value *centered = conv->numOperands() > 2
-                        ? rw.create(OpKind::Sub, {cast(conv->operand(2), math), mean})
-                        : rw.create(OpKind::Neg, {mean});
-  Value *moved = centered ? rw.create(OpKind::Mul, {centered, factor}) : nullptr;
-  Value *bias = moved && shift ? cast(rw.create(OpKind::Add, {moved, shift}), t) : nullptr;
-  if (!scaled || !bias)
+  const DenseData &w = *data.front();
+  const DenseData *b = conv->numOperands() > 2 ? data[1] : nullptr;
+  const DenseData &scale = *data[data.size() - 4], &shift = *data[data.size() - 3];
+  const DenseData &mean = *data[data.size() - 2], &var = *data.back();
+  int64_t channels = w.shape[0];
+  size_t perChannel = w.numElements() / size_t(channels), size = dtypeSize(t);
+  std::vector<uint8_t> filter(w.numElements() * size), bias(size_t(channels) * size);
+  double eps = op.getFloat("epsilon");
+  for (int64_t o = 0; o < channels; ++o) {
+    double f = scale.elementAsDouble(size_t(o)) / std::sqrt(var.elementAsDouble(size_t(o)) + eps);
+    for (size_t i = size_t(o) * perChannel; i < size_t(o + 1) * perChannel; ++i)
+      storeElement(t, w.elementAsDouble(i) * f, &filter[i * size]);
+    double before = (b ? b->elementAsDouble(size_t(o)) : 0.0) - mean.elementAsDouble(size_t(o));
+    storeElement(t, before * f + shift.elementAsDouble(size_t(o)), &bias[size_t(o) * size]);
+  }
+  Value *scaled = rw.constant(std::make_shared<DenseData>(t, w.shape, std::move(filter)));
+  Value *shifted =
+      rw.constant(std::make_shared<DenseData>(t, std::vector<int64_t>{channels}, std::move(bias)));
+  if (!scaled || !shifted)
     return nullptr;
-  return rw.create(OpKind::Conv2d, {conv->operand(0), scaled, bias}, conv->attrs());
+  return rw.create(OpKind::Conv2d, {conv->operand(0), scaled, shifted}, conv->attrs());
 }
 
 struct Rule {

@@ -435,7 +435,9 @@ static std::optional<TensorMapBytes> encodeIm2col(DevicePtr first, DType dtype,
                                                   Diagnostics &diags, const std::string &what) {
   const KernelArg::TensorView::Im2col &m = *view.im2col;
   size_t rank = view.dims.size();
-  FUSEC_ASSERT(rank >= 3 && rank <= 5 && view.box.size() == 2 && m.lower.size() + 2 == rank,
+  FUSEC_ASSERT(rank >= 3 && rank <= 5 && view.box.size() == 2 && view.strides.size() + 1 == rank &&
+                   m.lower.size() + 2 == rank && m.upper.size() + 2 == rank &&
+                   m.traversal.size() == rank,
                "encodeTensorMap of an im2col view tensorViewProblem refuses");
   uint64_t dims[5] = {}, strides[5] = {};
   uint32_t traversal[5] = {};
@@ -462,10 +464,10 @@ std::optional<TensorMapBytes> encodeTensorMap(DevicePtr first, DType dtype,
                                               const KernelArg::TensorView &view, Diagnostics &diags,
                                               const std::string &what) {
   const DriverApi &a = api();
-  if (!a.tensorMapEncodeTiled || !a.tensorMapEncodeIm2col) {
-    diags.error(Loc{}, "the CUDA driver lacks cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col "
-                       "(CUDA 12 or later): " +
-                           what + " needs it");
+  if (view.im2col ? !a.tensorMapEncodeIm2col : !a.tensorMapEncodeTiled) {
+    std::string call = view.im2col ? "cuTensorMapEncodeIm2col" : "cuTensorMapEncodeTiled";
+    diags.error(Loc{},
+                "the CUDA driver lacks " + call + " (CUDA 12 or later): " + what + " needs it");
     return std::nullopt;
   }
   size_t rank = view.dims.size();

@@ -64,6 +64,11 @@ std::string im2colProblem(const KernelArg::TensorView &v) {
   for (size_t i = 0; i < rank; ++i)
     if (m.traversal[i] < 1 || m.traversal[i] > 8)
       return at("traversal", i) + " is " + std::to_string(m.traversal[i]) + "; TMA takes 1 to 8";
+  for (size_t i = 0; i + 2 < rank; ++i) // the bounding box: lower to dims[i + 1] - 1 + upper
+    if (m.lower[i] > v.dims[i + 1] - 1 + m.upper[i])
+      return "spatial dim " + std::to_string(i) + "'s bounding box is empty (" +
+             std::to_string(m.lower[i]) + " to " + std::to_string(v.dims[i + 1] - 1 + m.upper[i]) +
+             ")";
   return "";
 }
 

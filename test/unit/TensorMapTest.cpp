@@ -84,6 +84,8 @@ TEST(TensorMapTest, Im2colViewsAreChecked) {
             "a corner of spatial dim 1 is -200; a 4-d im2col map takes -128 to 127");
   EXPECT_EQ(problem([](auto &v) { v.im2col->traversal[2] = 9; }),
             "traversal[2] is 9; TMA takes 1 to 8");
+  EXPECT_EQ(problem([](auto &v) { v.im2col->upper[0] = -20; }),
+            "spatial dim 0's bounding box is empty (-1 to -4)");
   // The tiled checks still apply: a panel wider than the swizzle.
   EXPECT_EQ(problem([](auto &v) { v.box[0] = 128; }),
             "box[0] is 128 elements (256 bytes), more than its 128-byte swizzle");

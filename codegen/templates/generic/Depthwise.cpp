@@ -93,13 +93,15 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
             [&](ValueId k) { b.store(weights, k, f.toAcc(wt, b.load(raw, k, 1, ""))); });
     // The sums, sums[p * V + l] for pixel ow0 + p, channel c + l, from the bias.
     ValueId sums = b.localArray(f.acc, unsigned(run * v), "acc");
-    DType bt = op.numOperands() > 2 ? op.operand(2)->type().dtype : xt;
-    ValueId rawBias = b.localArray(kir::storageType(bt), unsigned(v), "braw");
-    if (op.numOperands() > 2)
+    bool biased = op.numOperands() > 2;
+    DType bt = biased ? op.operand(2)->type().dtype : xt;
+    ValueId rawBias = kir::kNoValue;
+    if (biased) {
+      rawBias = b.localArray(kir::storageType(bt), unsigned(v), "braw");
       b.store(rawBias, zero, b.load(f.in(2), c, unsigned(v)), unsigned(v));
+    }
     f.count(v, "l", -1, [&](ValueId l) {
-      ValueId start =
-          op.numOperands() > 2 ? f.toAcc(bt, b.load(rawBias, l, 1, "")) : f.constant(0.0);
+      ValueId start = biased ? f.toAcc(bt, b.load(rawBias, l, 1, "")) : f.constant(0.0);
       f.count(run, "p", -1,
               [&](ValueId p) { b.store(sums, b.add(f.arith(IndexOp::Mul, p, v), l), start); });
     });
@@ -110,9 +112,9 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
     ValueId imageRow = b.add(f.arith(IndexOp::Mul, n, height), ih0);
     ValueId at = b.add(f.arith(IndexOp::Mul, imageRow, width), iw0);
     ValueId corner = b.add(f.arith(IndexOp::Mul, at, channels), c, "corner");
-    // Whether `first` + k lies inside [0, size).
-    auto inside = [&](ValueId first, ValueId k, int64_t size) {
-      ValueId in = b.add(first, k);
+    // Whether `origin` + k lies inside [0, size).
+    auto inside = [&](ValueId origin, ValueId k, int64_t size) {
+      ValueId in = b.add(origin, k);
       ValueId fromStart = b.less(f.index(-1), in);
       ValueId beforeEnd = b.less(in, f.index(size));
       return f.both(fromStart, beforeEnd);
