@@ -50,7 +50,11 @@ constexpr size_t kMaxConcatOperands = 64;
 size_t paramWords(const Value *v) { return 1 + v->type().rank(); }
 
 /// The parameter words of a set of ops that grows in program order: its
-/// distinct outside operands and the member values read outside it.
+/// distinct outside operands and the member values read outside it. A small
+/// constant counts as copied into the body (isInlinedConstant), though the
+/// outliner passes one a gemm or attention anchor reads as an operand: the
+/// count may fall short by those, only in the anchor spans this file leaves
+/// unbounded.
 class Interface {
 public:
   /// The words with `op` added, the set unchanged.

@@ -550,9 +550,10 @@ private:
   // Note [Epilogue columns]
   // A loop over one column's quads computes what depends on the columns alone once, before it:
   // linear's bias, the inputs that are the same for every row (a bias, batch_norm's parameters),
-  // and batch_norm's factor of each channel (a square root and a division a column, where there
-  // were one an element: the math of a convolution's batch_norm epilogue dominated it). LLVM's
-  // LICM found these invariants by itself, NVRTC did not, so kir states them.
+  // and batch_norm's factor of each channel (its rsqrt and multiply once a column, where there
+  // were a correctly rounded square root and division an element: the math of a convolution's
+  // batch_norm epilogue dominated it). LLVM's LICM found these invariants by itself, NVRTC did
+  // not, so kir states them.
 
   /// The `width` columns from `col` of chain `chain`'s epilogue, computed once for a loop over
   /// rows (Note [Epilogue columns]).
