@@ -45,6 +45,17 @@ struct TileAt {
   ValueId aBase, bBase;  // i64 element offsets of the batch's matrices
   ValueId index = kNone; // split K: the tile's i64 number, and the unit's split of it
   ValueId split = kNone;
+  ValueId piece = kNone; // halo tiles (Note [Halo tiles]): the tile's first piece (i64)
+};
+
+/// A piece of halo tiles (Note [Halo tiles]): its image (i64), top row and left column (i32).
+struct Piece {
+  ValueId image, top, left;
+};
+
+/// Row `rowIn` of a tile: its row of the result (i64), and whether it is one (kNone: always).
+struct RowAt {
+  ValueId m, inside = kNone;
 };
 
 /// Epilogue inputs of one element read ahead of its chain: kernel inputs in their compute types,
@@ -159,6 +170,18 @@ private:
   /// The block's threads: the specialized schedule's producer warpgroup and its consumers.
   int threads() const { return plan.wgmma ? 128 + 32 * t.warpsM * t.warpsN : t.threads(); }
 
+  /// Halo tiles (Note [Halo tiles]): their shape and what a K step loads, for schedule().
+  std::string haloText() const {
+    if (!t.halo)
+      return plan.a.window ? " (A by im2col)" : "";
+    const Window &w = *plan.a.window;
+    HaloTiles tiles(w, plan.m.factor, t.bm);
+    return " (halo tiles, " + std::to_string(tiles.perTile) +
+           " x 8 x 8 output pixels: a K step a 64-channel panel and filter column, " +
+           std::to_string(tiles.perTile) + " boxes of " + std::to_string(tiles.boxRows) +
+           " x 8 input pixels and " + std::to_string(w.kh) + " tiles of B)";
+  }
+
   /// How the kernel maps the work onto threads (KernelFacts::schedule).
   std::string schedule() const {
     std::ostringstream how;
@@ -166,8 +189,8 @@ private:
       how << "tensor cores (wgmma m64n" << t.bn << "k16 " << dtypeName(plan.operand)
           << ", f32 accumulate); tile " << t.bm << "x" << t.bn << "x" << t.bk
           << ", warp-specialized: a producer warpgroup TMA-loads A and B"
-          << (plan.b.kMajor ? "" : " (N-major)") << " in " << t.stages << " stages for "
-          << t.bm / 64 << " consumer warpgroups of 64 rows; persistent"
+          << (plan.b.kMajor ? "" : " (N-major)") << haloText() << " in " << t.stages
+          << " stages for " << t.bm / 64 << " consumer warpgroups of 64 rows; persistent"
           << (t.splitK > 1 ? "; K split " + std::to_string(t.splitK) + " ways" : "")
           << (t.epilogueWarps ? "; the producer warpgroup's other 3 warps run the epilogue" : "")
           << (t.cluster > 1 ? "; clusters of 2 tiles one above the other, B's tile multicast" : "")
@@ -241,8 +264,12 @@ private:
 
   void tileSpace() {
     rowsM = extent(plan.m);
-    ValueId padded = b.add(rowsM, i64(t.bm - 1));
-    tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
+    if (t.halo) {
+      tilesM = i64(HaloTiles(*plan.a.window, plan.m.factor, t.bm).count());
+    } else {
+      ValueId padded = b.add(rowsM, i64(t.bm - 1));
+      tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
+    }
     if (t.cluster > 1) // Note [Clustered tiles]: a row of the tile space is a cluster's tile rows
       tilesM = op(IndexOp::Div, tilesM, i64(t.cluster), "clusterRows");
     int64_t tilesN = (plan.n + t.outN() - 1) / t.outN();
@@ -323,7 +350,82 @@ private:
     }
     at.aBase = batchOffset(plan.a, at.z);
     at.bBase = batchOffset(plan.b, at.z);
+    placeHalo(at);
     return at;
+  }
+
+  // Note [Halo tiles]
+  // A stride-1 conv2d's im2col rows overlap: a 3x3 filter reads each input pixel for nine output
+  // pixels, and TMA's im2col mode (Note [Implicit gemm on the tensor memory accelerator]) loads
+  // it nine times, from L2, into each tile's stages. With `halo=1` the output is cut into pieces
+  // of 8 x 8 pixels, numbered row-major over the images, rows of pieces and pieces; a tile is
+  // bm / 64 consecutive pieces, one a consumer warpgroup (HaloTiles; row r of consumer g's 64 is
+  // pixel (top + r / 8, left + r % 8) of its piece). A K step is one filter column s of one
+  // 64-channel panel: for each piece one tiled box of the NHWC input, its 8 columns from left +
+  // s dw - pl and its 8 + (kh - 1) dh rows from top - pt (zeros outside the image, and for a
+  // piece past the last image), then B's tile for each filter row i. Row r of A for tap (i, s)
+  // is the box's row r + 8 i dh: filter row i's A is the box from row 8 i dh on, a run of whole
+  // 8-row core matrices 1024 bytes apart, as a tiled load's A is, so a consumer's wgmma
+  // descriptors just start i dh 1024-byte groups into its piece's box. The stages move (8 + (kh
+  // - 1) dh) / 8 kw times the input rather than kh kw times (3x3: 3.75 against 9). The results'
+  // rows are the pieces' pixels (tileRow); an overlapped epilogue's TMA stores view the result
+  // as {n, ow, oh, images} and clip a piece past the image's right or bottom edge (pixels past
+  // those edges are computed for nothing). Measured on the H200 (bench/RESULTS.md, 2026-11-29)
+  // they are no faster than the im2col loads: ResNet's 3x3 of 64 at 56 x 56 24.6 us against
+  // 24.7, of 128 at 28 x 28 22.1 against 21.3, of 256 at 14 x 14 26.5 against 19.1 (the stages
+  // were not what bounded those kernels). So they are the default only where the im2col map
+  // cannot reach the window, and otherwise asked for (`halo=1`) or found by --tune.
+
+  /// Halo tiles: the first piece of the tile at `at.m0` (bm x its number).
+  void placeHalo(TileAt &at) {
+    if (t.halo)
+      at.piece = op(IndexOp::Div, at.m0, i64(64), "piece");
+  }
+
+  /// Halo tiles: the image, top row and left column of piece `q` (i64).
+  Piece pieceAt(ValueId q) {
+    HaloTiles tiles(*plan.a.window, plan.m.factor, t.bm);
+    ValueId column = op(IndexOp::Rem, q, i64(tiles.across));
+    ValueId rest = op(IndexOp::Div, q, i64(tiles.across));
+    ValueId row = op(IndexOp::Rem, rest, i64(tiles.down));
+    ValueId image = op(IndexOp::Div, rest, i64(tiles.down), "image");
+    ValueId top = to32(b.mul(row, i64(HaloTiles::kSide)), "top");
+    ValueId left = to32(b.mul(column, i64(HaloTiles::kSide)), "left");
+    return {image, top, left};
+  }
+
+  /// Whether every tile lies wholly inside the result, statically: no row or column is checked.
+  bool wholeTiles() const {
+    if (plan.n % t.outN() || !plan.m.isStatic())
+      return false;
+    if (t.halo)
+      return HaloTiles(*plan.a.window, plan.m.factor, t.bm).whole(*plan.a.window);
+    return plan.m.factor % t.bm == 0;
+  }
+
+  /// Row `rowIn` (i32) of tile `at`; unless `whole`, whether it is a row of the result.
+  RowAt tileRow(const TileAt &at, ValueId rowIn, bool whole) {
+    if (!t.halo) {
+      ValueId m = b.add(at.m0, to64(rowIn), "m");
+      return {m, whole ? kNone : b.less(m, rowsM)};
+    }
+    const Window &w = *plan.a.window;
+    ValueId group = to64(op(IndexOp::Shr, rowIn, i32(6)));
+    Piece p = pieceAt(b.add(at.piece, group));
+    ValueId rowOfPiece = op(IndexOp::Shr, rowIn, i32(3));
+    ValueId down = op(IndexOp::And, rowOfPiece, i32(7));
+    ValueId y = b.add(p.top, down, "y");
+    ValueId x = b.add(p.left, op(IndexOp::And, rowIn, i32(7)), "x");
+    ValueId pixel = to64(b.add(b.mul(y, i32(w.ow)), x));
+    ValueId m = b.add(b.mul(p.image, i64(w.oh * w.ow)), pixel, "m");
+    if (whole)
+      return {m, kNone};
+    ValueId below = b.less(y, i32(w.oh)), before = b.less(x, i32(w.ow));
+    ValueId inside = op(IndexOp::And, below, before);
+    HaloTiles tiles(w, plan.m.factor, t.bm);
+    if (tiles.pieces % tiles.perTile) // the last tile's pieces past the last image's
+      inside = op(IndexOp::And, inside, b.less(m, rowsM));
+    return {m, inside};
   }
 
   ValueId batchOffset(const Matrix &x, ValueId z) {
@@ -704,11 +806,12 @@ private:
     // Statically whole tiles need no bounds check; then every element of the loop's body is
     // straight-line code and, the loop unrolled, the epilogue inputs' loads of several quads
     // are in flight together (Note [Epilogue loads]).
-    bool whole = plan.m.isStatic() && plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
+    bool whole = wholeTiles();
     // The quad of row r and column c (i32) of the tile through chain g's epilogue (Note [Chains
     // of a grouped tile]).
     auto quadAt = [&](unsigned g, ValueId r, ValueId c, const Columns *columns = nullptr) {
-      ValueId m = b.add(at.m0, to64(r), "m");
+      RowAt place = tileRow(at, r, whole);
+      ValueId m = place.m, inRows = place.inside;
       ValueId n0 = col0 ? b.add(at.n0, i64(col0)) : at.n0;
       ValueId col = b.add(n0, to64(c), "col");
       auto element = [&] {
@@ -727,9 +830,8 @@ private:
       };
       if (whole)
         return element();
-      ValueId inRows = b.less(m, rowsM);
       ValueId inCols = b.less(col, i64(plan.n));
-      b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
+      b.ifThenElse(fold(IndexOp::And, inRows, inCols), element);
     };
     // Quad i of the tile, row-major.
     auto quad = [&](unsigned g, ValueId i) {
@@ -745,7 +847,17 @@ private:
     // computed once, before the loop over its rows (columnValues).
     bool fixedColumn = whole && threads % quadsPerRow == 0 && quads % threads == 0;
     byChain(at, [&](unsigned g) {
-      if (fixedColumn) {
+      if (fixedColumn && ahead.applies) { // Note [Epilogue ahead]
+        Columns columns = ahead.columns
+                              ? *ahead.columns
+                              : columnValues(plan.chains[g], b.add(at.n0, ahead.col, "col"), 4);
+        for (int64_t k = 0; k < trips; ++k) {
+          for (const auto &[v, arrays] : ahead.rows)
+            columns.rows[v] = arrays[size_t(k)];
+          ValueId r = b.add(ahead.r0, i32(k * (threads / quadsPerRow)), "r");
+          quadAt(g, r, ahead.c, &columns);
+        }
+      } else if (fixedColumn) {
         ValueId tid32 = to32(epilogueTid);
         ValueId four = i32(4);
         ValueId c = b.mul(op(IndexOp::Rem, tid32, i32(quadsPerRow)), four, "c");
@@ -776,6 +888,80 @@ private:
     });
     if (!t.epilogueWarps)
       syncEpilogue(); // the next tile reuses the shared memory
+  }
+
+  // Note [Epilogue ahead]
+  // A conv2d of 64 output channels has a short K loop (9 steps for a 3x3 of 64) and its consumers
+  // run the epilogue between tiles, so the epilogue's load latencies add up: batch_norm's
+  // parameters at every tile's start, and a residual's rows, two round trips of four quads'
+  // loads a tile (the residual block's conv2 took 35.8 us on the H200 where the same conv with
+  // batch_norm and ReLU took 27.0). Where one loop over one column's quads runs a tile's whole
+  // epilogue (the warp-specialized schedule without overlapped epilogue, epilogue warps or split
+  // K, one chain, whole tiles, threads in whole rows of quads, at most 8 quads a thread), the
+  // consumers compute a thread's column once, and its column values (a bias, batch_norm's
+  // factors) once for the kernel when the result is one tile wide; and they read each row-varying
+  // input of the tile's quads (a residual) into registers before the tile's K loop, so that the
+  // loads complete under its wgmmas. The epilogue then runs its quads as straight-line code on
+  // those registers.
+
+  /// What the consumers read for the epilogue ahead of it (Note [Epilogue ahead]).
+  struct Ahead {
+    bool applies = false;
+    ValueId c = kNone, r0 = kNone, col = kNone; // the thread's column (i32, i64), first row (i32)
+    std::optional<Columns> columns;             // the column values, once a kernel
+    std::map<const Value *, std::vector<ValueId>> rows; // a tile's row-varying inputs, by quad
+  };
+
+  /// Whether the epilogue's loads go ahead of it (Note [Epilogue ahead]): the tile's one loop over
+  /// a column's quads, at most 8 quads a thread.
+  bool epilogueAhead() const {
+    int threads = epilogueThreads(), quadsPerRow = t.outN() / 4;
+    int64_t quads = int64_t(t.bm) * t.outN() / 4;
+    return plan.wgmma && !t.overlap && !t.epilogueWarps && t.splitK == 1 &&
+           plan.tileChains() == 1 && !plan.paired && t.outputColumns() == t.outN() &&
+           wholeTiles() && threads % quadsPerRow == 0 && quads % threads == 0 &&
+           quads / threads <= 8;
+  }
+
+  /// The consumer's column of the epilogue and, for a result one tile wide, its column values
+  /// (Note [Epilogue ahead]); before the tile loop.
+  void startAhead() {
+    if (!(ahead.applies = epilogueAhead()))
+      return;
+    int quadsPerRow = t.outN() / 4;
+    ValueId tid32 = to32(epilogueTid);
+    ValueId four = i32(4);
+    ahead.c = b.mul(op(IndexOp::Rem, tid32, i32(quadsPerRow)), four, "c");
+    ahead.r0 = op(IndexOp::Div, tid32, i32(quadsPerRow), "r0");
+    ahead.col = to64(ahead.c);
+    if (plan.n == t.outN()) // every tile's n0 is 0
+      ahead.columns = columnValues(plan.chains[0], ahead.col, 4);
+  }
+
+  /// Tile `at`'s row-varying epilogue inputs of this thread's quads, into registers (Note
+  /// [Epilogue ahead]); before the tile's K loop.
+  void readAhead(const TileAt &at) {
+    ahead.rows.clear();
+    if (!ahead.applies)
+      return;
+    int threads = epilogueThreads(), quadsPerRow = t.outN() / 4;
+    int64_t trips = int64_t(t.bm) * t.outN() / 4 / threads;
+    ValueId col = b.add(at.n0, ahead.col, "col");
+    for (const Op *o : plan.chains[0].ops)
+      for (const Value *v : o->operands()) {
+        if (o->kind() == OpKind::Const || !alongRow(v) || columnOnly(v) || ahead.rows.count(v))
+          continue;
+        std::vector<int64_t> sizes;
+        for (const Dim &d : v->type().shape)
+          sizes.push_back(d.isStatic() ? d.size : 0);
+        DType stored = kir::storageType(v->type().dtype);
+        for (int64_t k = 0; k < trips; ++k) {
+          ValueId r = b.add(ahead.r0, i32(k * (threads / quadsPerRow)), "r");
+          ValueId index = operandIndex(sizes, tileRow(at, r, true).m, col);
+          ahead.rows[v].push_back(
+              loadRow(params[v->index()], index, stored, 4, "ahead_" + v->name()));
+        }
+      }
   }
 
   // Note [Chains of a grouped tile]
@@ -1466,6 +1652,35 @@ private:
                        {across, down});
   }
 
+  /// Halo tiles' K step `step` (i32) of tile `at` (Note [Halo tiles]): filter column s of the
+  /// 64-channel panel p, step = p kw + s. A's box of the tile's input rows into `stage`; then,
+  /// from the tile's chain's B, filter row i's tile: K from (i kw + s) c + 64 p, bn rows.
+  void loadHalo(ValueId stage, ValueId aMap, const std::vector<ValueId> &bMaps, ValueId full,
+                ValueId step, const TileAt &at) {
+    const Window &w = *plan.a.window;
+    ValueId panel = op(IndexOp::Div, step, i32(w.kw));
+    ValueId s = op(IndexOp::Rem, step, i32(w.kw), "s");
+    ValueId channel = b.mul(panel, i32(64), "c0");
+    ValueId across = b.mul(s, i32(w.dilationW));
+    HaloTiles tiles(w, plan.m.factor, t.bm);
+    for (int64_t g = 0; g < tiles.perTile; ++g) {
+      Piece p = pieceAt(b.add(at.piece, i64(g)));
+      ValueId x = b.add(op(IndexOp::Sub, p.left, i32(w.padLeft)), across, "x0");
+      ValueId y = op(IndexOp::Sub, p.top, i32(w.padTop), "y0");
+      ValueId box = b.add(stage, i64(g * tiles.boxBytes()));
+      b.tensorLoad(smem, box, aMap, bars, full, {channel, x, y, to32(p.image)});
+    }
+    ValueId n0 = to32(at.n0);
+    byChain(at, [&](unsigned g) {
+      for (int64_t i = 0; i < w.kh; ++i) {
+        ValueId tap = b.add(i32(i * w.kw), s);
+        ValueId k = b.add(b.mul(tap, i32(w.c)), channel, "bK");
+        ValueId to = b.add(stage, i64(aBytes + i * t.bn * 128));
+        b.tensorLoad(smem, to, bMaps[g], bars, full, {k, n0});
+      }
+    });
+  }
+
   /// The producer (one thread): each K step of each unit into the next stage once it is free.
   void produce(ValueId aMap, const std::vector<ValueId> &bMaps) {
     ValueId seen = b.localArray(DType::I64, 1, "seen");
@@ -1473,7 +1688,8 @@ private:
     b.store(seen, zero, zero);
     forEachUnit([&](const TileAt &at, ValueId from, ValueId count) {
       ValueId m0 = to32(at.m0), n0 = to32(at.n0);
-      std::vector<ValueId> corner = plan.a.window ? windowCorner(at.m0) : std::vector<ValueId>{};
+      std::vector<ValueId> corner =
+          plan.a.window && !t.halo ? windowCorner(at.m0) : std::vector<ValueId>{};
       b.forLoop(zero, count, one, "kt", 0, [&](ValueId kt) {
         ValueId n = b.load(seen, zero, 1, "n");
         auto [slot, parity] = slotOf(n);
@@ -1483,6 +1699,11 @@ private:
         b.mbarrierExpectTx(bars, full, unsigned(stageBytes));
         ValueId stage = stageStart(slot);
         ValueId step = to32(t.splitK == 1 ? kt : b.add(from, kt));
+        if (t.halo) {
+          loadHalo(stage, aMap, bMaps, full, step, at);
+          b.store(seen, zero, b.add(n, one));
+          return;
+        }
         ValueId k0 = b.mul(step, i32(t.bk), "k0");
         if (plan.a.window)
           loadWindow(stage, aMap, full, k0, corner);
@@ -1554,7 +1775,10 @@ private:
     warpRow = b.mul(warp, i32(16), "warpRow"); // group g's rows: 64 g + 16 (warp % 4)
     warpCol = i32(0);
     ValueId group = op(IndexOp::Shr, tid, i32(7), "group");
-    ValueId aRows = b.mul(group, i32(64 * 128)); // the group's rows of A's panel (128 B a row)
+    // The group's rows of A's panel (128 B a row), or its piece's box (Note [Halo tiles]).
+    int64_t groupBytes =
+        t.halo ? HaloTiles(*plan.a.window, plan.m.factor, t.bm).boxBytes() : 64 * 128;
+    ValueId aRows = b.mul(group, i32(groupBytes));
     ValueId kMajor = b.index(kir::Builder::wgmmaLayout(128, 8 * 128, 16));
     ValueId nMajor = b.index(kir::Builder::wgmmaLayout(128, 8 * 128, t.bk * 128));
     b.rename(kMajor, "kMajor");
@@ -1569,7 +1793,9 @@ private:
     }
     if (t.overlap)
       startPending();
+    startAhead();
     forEachUnit([&](const TileAt &at, ValueId, ValueId count) {
+      readAhead(at);
       acc = zeroedAccumulators(t.bn / 2);
       // A K step: its stage's wgmmas once full, `between` while they run, then the stage before
       // it freed once they are done (one group stays in flight).
@@ -1581,11 +1807,17 @@ private:
         ValueId aStage = b.add(stage, aRows);
         ValueId bStage = b.add(stage, i32(aBytes));
         b.wgmmaFence({acc});
-        for (int kk = 0; kk < t.bk / 16; ++kk) {
-          ValueId aAt = b.add(aStage, i32(32 * kk));
-          ValueId bAt = b.add(bStage, i32(plan.b.kMajor ? 32 * kk : 16 * 128 * kk));
-          b.wgmma(plan.operand, unsigned(t.bn), acc, {smem, aAt, kMajor},
-                  {smem, bAt, plan.b.kMajor ? kMajor : nMajor}, !plan.b.kMajor);
+        // Halo tiles (Note [Halo tiles]): filter row i's A from 8 i dh rows on, its B tile i.
+        int64_t rowsOfFilter = t.halo ? plan.a.window->kh : 1;
+        for (int64_t i = 0; i < rowsOfFilter; ++i) {
+          int64_t aRow = t.halo ? i * plan.a.window->dilationH * 1024 : 0;
+          int64_t bTile = i * t.bn * 128;
+          for (int kk = 0; kk < t.bk / 16; ++kk) {
+            ValueId aAt = b.add(aStage, i32(aRow + 32 * kk));
+            ValueId bAt = b.add(bStage, i32(bTile + (plan.b.kMajor ? 32 * kk : 16 * 128 * kk)));
+            b.wgmma(plan.operand, unsigned(t.bn), acc, {smem, aAt, kMajor},
+                    {smem, bAt, plan.b.kMajor ? kMajor : nMajor}, !plan.b.kMajor);
+          }
         }
         b.wgmmaCommit();
         if (between)
@@ -1752,7 +1984,7 @@ private:
       DType type = kir::storageType(handedType());
       ValueId values = b.dynamicShared(type, "stagedValues");
       ValueId start = i32(outputStart() / 2);
-      bool whole = plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
+      bool whole = wholeTiles();
       int perRow = t.outN() / 8; // result vectors in a row of the tile
       // Vector v of this part through chain g's epilogue (Note [Chains of a grouped tile]).
       auto staged = [&](unsigned g, ValueId v) {
@@ -1773,7 +2005,8 @@ private:
           ValueId first = b.add(panelRow, b.mul(chunk, i32(8)), "first");
           return loadRow(values, first, type, 8, "c");
         };
-        ValueId row = b.add(at.m0, to64(rowIn), "row");
+        RowAt place = tileRow(at, rowIn, whole);
+        ValueId row = place.m, inRows = place.inside;
         ValueId col8Wide = to64(b.mul(col8, i32(8)));
         ValueId col = b.add(at.n0, col8Wide, "col");
         auto element = [&] {
@@ -1788,9 +2021,8 @@ private:
         if (stagedVectors() % vectorsPerStep())
           wanted = b.less(vector, i32(stagedVectors()));
         if (!whole) {
-          ValueId inRows = b.less(row, rowsM);
           ValueId inCols = b.less(col, i64(plan.n));
-          wanted = fold(IndexOp::And, wanted, op(IndexOp::And, inRows, inCols));
+          wanted = fold(IndexOp::And, wanted, fold(IndexOp::And, inRows, inCols));
         }
         if (wanted == kNone)
           return element();
@@ -1849,6 +2081,7 @@ private:
     at.n0 = b.load(pendingAt, i64(1), 1, "pn0");
     if (plan.tileChains() > 1)
       at.chain = to32(b.load(pendingAt, i64(2), 1), "pchain");
+    placeHalo(at);
     return at;
   }
 
@@ -1871,7 +2104,7 @@ private:
     ValueId laneQuad = op(IndexOp::And, lane, i32(3));
     ValueId laneCol = b.mul(laneQuad, i32(2));
     DType type = handedType(); // of the packed pairs
-    bool whole = plan.m.factor % t.bm == 0 && plan.n % t.outN() == 0;
+    bool whole = wholeTiles();
     ValueId buffer = kNone; // the byte offset of the slice's buffer
     if (t.sliceBytes) {
       ValueId done = b.load(slicesDone, i64(0), 1, "slicesDone");
@@ -1885,7 +2118,8 @@ private:
       loop(2, "h", -1, [&](ValueId h) {
         ValueId h32 = to32(h), eight = i32(8);
         ValueId rowIn = b.add(b.add(warpRow, b.mul(h32, eight)), laneRow);
-        ValueId row = b.add(at.m0, to64(rowIn), "row");
+        RowAt place = tileRow(at, rowIn, whole);
+        ValueId row = place.m, inRows = place.inside;
         ValueId n32 = to32(n8);
         ValueId colIn = b.add(b.mul(n32, eight), laneCol);
         ValueId col = b.add(at.n0, to64(colIn), "col");
@@ -1909,9 +2143,8 @@ private:
         };
         if (whole) // else an element outside the result is neither computed nor stored
           return element();
-        ValueId inRows = b.less(row, rowsM);
         ValueId inCols = b.less(col, i64(plan.n));
-        b.ifThenElse(op(IndexOp::And, inRows, inCols), element);
+        b.ifThenElse(fold(IndexOp::And, inRows, inCols), element);
       });
     };
     byChain(at, [&](unsigned g) { loop(per, "j", -1, [&](ValueId j) { columns(g, j); }); });
@@ -1925,10 +2158,22 @@ private:
     syncEpilogue();
     b.ifThenElse(b.less(tid, i32(1)), [&] {
       ValueId n0 = to32(b.add(at.n0, i64(int64_t(s) * t.sliceColumns)));
-      ValueId m0 = to32(at.m0);
       byChain(at, [&](unsigned g) { // the results of the tile's chain
-        for (unsigned r : plan.chains[g].results)
-          b.tensorStore(smem, b.add(buffer, i32(plan.sliceOffset(t, r))), outMaps[r], {n0, m0});
+        for (unsigned r : plan.chains[g].results) {
+          ValueId from = b.add(buffer, i32(plan.sliceOffset(t, r)));
+          if (!t.halo) {
+            b.tensorStore(smem, from, outMaps[r], {n0, to32(at.m0)});
+            continue;
+          }
+          // Note [Halo tiles]: a store a piece; the map clips what lies past the image
+          int64_t pieceBytes =
+              64 * t.sliceColumns * dtypeSize(plan.kernel->result(r)->type().dtype);
+          for (int64_t q = 0; q < t.bm / 64; ++q) {
+            Piece p = pieceAt(b.add(at.piece, i64(q)));
+            ValueId rows = b.add(from, i32(q * pieceBytes));
+            b.tensorStore(smem, rows, outMaps[r], {n0, p.left, p.top, to32(p.image)});
+          }
+        }
       });
       b.bulkCommit();
     });
@@ -2128,9 +2373,9 @@ private:
   int specializedKernel() {
     mi = 1; // a warp's wgmma accumulators: 16 rows, bn / 8 n8 tiles (the mma layout)
     ni = t.bn / 8;
-    aBytes = t.bm * t.bk * 2;
-    stageBytes = aBytes + t.bn * t.bk * 2;
-    kTiles = int((plan.k + t.bk - 1) / t.bk);
+    aBytes = plan.aStageBytes(t);
+    stageBytes = plan.stageBytes(t);
+    kTiles = int(plan.kSteps(t));
     cBase = i32(outputStart() / 4);
     b.rename(cBase, "tileStart");
     // The stages' full and empty mbarriers; the epilogue warps' tile full and tile empty after.
@@ -2348,6 +2593,7 @@ private:
   std::vector<ValueId> outMaps;
   ValueId slicesDone = kNone;
   ValueId cBase = kNone; // wgmma, bn <= 128: the f32 output tile's first element in shared memory
+  Ahead ahead;           // wgmma: the epilogue's loads ahead of it (Note [Epilogue ahead])
   // wgmma, split K: the scratch's partial tiles and counters, the last-split flag (shared)
   ValueId parts = kNone, counters = kNone, lastFlag = kNone;
   Loader la, lb;

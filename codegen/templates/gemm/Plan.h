@@ -114,6 +114,10 @@ struct TileConfig {
   /// wgmma: the blocks of a cluster (1 or 2), which take vertically neighbouring tiles and load
   /// their common B tile once between them (Note [Clustered tiles] in Gemm.cpp).
   int cluster = 1;
+  /// wgmma, a conv2d of stride 1: tiles of 8 output columns by bm / 8 rows of one image, A loaded
+  /// as the tile's input rows with their halo, a box a filter column (Note [Halo tiles] in
+  /// Gemm.cpp); else A by TMA's im2col mode.
+  int halo = 0;
   /// The result columns a tile covers.
   int outN() const { return paired ? bn / 2 : bn; }
   int threads() const { return warpsM ? 32 * warpsM * warpsN : (bm / tm) * (bn / tn); }
@@ -139,6 +143,26 @@ struct TileConfig {
   /// wgmma: blocks an SM runs at once. A 64-row tile (decode) has one consumer warpgroup and
   /// two blocks share the SM: twice the loads in flight for the weights it streams.
   int blocksPerSM() const { return bm == 64 ? 2 : 1; }
+};
+
+/// Note [Halo tiles] in Gemm.cpp: how halo tiles of `bm` rows cover a stride-1 conv2d's output of
+/// `m` rows (images x oh x ow): each consumer warpgroup's 64 rows one piece of 8 x 8 output
+/// pixels, the pieces of a tile consecutive in the images' row-major order of pieces.
+struct HaloTiles {
+  static constexpr int64_t kSide = 8; ///< a piece's rows and columns (a row: one core matrix)
+  int64_t boxRows = 0;                ///< input rows a piece's box: its own and the filter's reach
+  int64_t across = 0, down = 0, images = 0; ///< pieces along a row, down an image; images
+  int64_t pieces = 0;                       ///< pieces of all images
+  int64_t perTile = 1;                      ///< pieces a tile, bm / 64
+
+  HaloTiles(const Window &w, int64_t m, int bm);
+  int64_t count() const { return (pieces + perTile - 1) / perTile; }
+  /// A piece's box in shared memory.
+  int64_t boxBytes() const { return kSide * boxRows * 128; }
+  /// Whether every tile lies wholly inside the output.
+  bool whole(const Window &w) const {
+    return w.ow % kSide == 0 && w.oh % kSide == 0 && pieces % perTile == 0;
+  }
 };
 
 /// Everything the builder needs about one gemm kernel.
@@ -173,6 +197,12 @@ struct Plan {
   int64_t outputTiles() const; // tileCount(*this, tile) of the static rows split K needs
   int64_t partsBytes() const { return outputTiles() * tile.splitK * tile.bm * tile.bn * 4; }
   int64_t scratchBytes() const { return tile.splitK > 1 ? partsBytes() + outputTiles() * 4 : 0; }
+  /// The warp-specialized schedule's K steps a tile (halo tiles: a step a 64-channel panel and
+  /// filter column), and the bytes of a stage's A and of its A and B (halo tiles: B's tile for
+  /// each filter row).
+  int64_t kSteps(const TileConfig &t) const;
+  int aStageBytes(const TileConfig &t) const;
+  int stageBytes(const TileConfig &t) const;
   /// The overlapped epilogue of tiles `t`: the bytes of kernel results [0, r) in a slice buffer,
   /// each result's part after those before it (r = the results' count: the whole slice).
   int sliceOffset(const TileConfig &t, unsigned r) const;

@@ -84,13 +84,14 @@ std::string parseConfig(const std::string &text, bool tensorCores, bool speciali
     sizes["cluster"] = &t.cluster;
     sizes["overlap"] = &t.overlap;
     sizes["slices"] = &t.slicesAsked;
+    sizes["halo"] = &t.halo;
   }
   return templates::readConfig(text, [&](const std::string &key, const std::string &value) {
     if (auto it = sizes.find(key); it != sizes.end()) {
       *it->second = std::atoi(value.c_str());
       if (key == "overlap")
         return value == "0" || value == "1" || value == "2";
-      if (key == "specialized" || key == "epiwarps")
+      if (key == "specialized" || key == "epiwarps" || key == "halo")
         return value == "0" || value == "1";
       return *it->second > 0;
     }
@@ -151,19 +152,29 @@ bool im2colWindow(const Window &w) {
   auto [right, bottom] = upperCorners(w);
   auto reaches = [](int64_t corner) { return corner >= -128 && corner < 128; };
   return w.c % 64 == 0 && reaches(-w.padLeft) && reaches(-w.padTop) && reaches(right) &&
-         reaches(bottom) && w.strideW <= 8 && w.strideH <= 8 &&
-         reaches((w.kw - 1) * w.dilationW) && reaches((w.kh - 1) * w.dilationH);
+         reaches(bottom) && w.strideW <= 8 && w.strideH <= 8 && reaches((w.kw - 1) * w.dilationW) &&
+         reaches((w.kh - 1) * w.dilationH);
+}
+
+/// Whether halo tiles can load a conv2d's A (Note [Halo tiles] in Gemm.cpp): stride 1, whole
+/// 64-channel panels, a filter of more than one tap (a 1x1's A is its input's rows), and the
+/// input rows of a 128-row tile within a box's 256.
+bool haloWindow(const Window &w) {
+  return w.strideH == 1 && w.strideW == 1 && w.c % 64 == 0 && w.kh * w.kw > 1 &&
+         HaloTiles::kSide + (w.kh - 1) * w.dilationH <= 256;
 }
 
 /// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
-/// K-major and, when gathered (a conv2d's), by TMA's im2col mode, both operands copied as stored
-/// (no cast), and no empty extent (a tensor map has none, and the stage ring needs a K step).
+/// K-major and, when gathered (a conv2d's), by TMA's im2col mode or by halo tiles, both operands
+/// copied as stored (no cast), and no empty extent (a tensor map has none, and the stage ring
+/// needs a K step).
 bool specializable(const Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
   bool empty = plan.m.factor == 0 || plan.n == 0 || plan.k == 0;
+  bool window = !a.window || im2colWindow(*a.window) || haloWindow(*a.window);
   return target == "sm_90a" && plan.tensorCores && plan.batches == 1 && plan.m.isStatic() &&
-         !empty && a.async && b.async && a.kMajor && (!a.window || im2colWindow(*a.window)) &&
-         a.batchOffset.empty() && b.batchOffset.empty();
+         !empty && a.async && b.async && a.kMajor && window && a.batchOffset.empty() &&
+         b.batchOffset.empty();
 }
 
 /// The im2col view of a conv2d's NHWC input whose TMA loads fill `boxRows` rows of A with one
@@ -181,11 +192,23 @@ KernelArg::TensorView windowPanels(const Window &w, int64_t rows, int boxRows) {
   return v;
 }
 
+/// Halo tiles' A (Note [Halo tiles] in Gemm.cpp): the NHWC input as {c, w, h, images}, a box
+/// the 8 columns and `rows` input rows of a tile's, 64 channels of each.
+KernelArg::TensorView haloPanels(const Window &w, int64_t m, int bm) {
+  HaloTiles tiles(w, m, bm);
+  KernelArg::TensorView v;
+  v.dims = {w.c, w.w, w.h, tiles.images};
+  v.strides = {w.c, w.c * w.w, w.c * w.w * w.h};
+  v.box = {64, unsigned(HaloTiles::kSide), unsigned(tiles.boxRows), 1};
+  v.swizzle = 128;
+  return v;
+}
+
 /// The deepest pipeline of at most 6 stages of t's tiles that fits a block's share of shared
 /// memory beside the output tile.
-int specializedStages(const TileConfig &t) {
+int specializedStages(const Plan &plan, const TileConfig &t) {
   int share = kSpecializedShared / t.blocksPerSM() - (t.blocksPerSM() - 1) * 2048;
-  return std::min(6, (share - t.outputBytes()) / ((t.bm + t.bn) * 64 * 2));
+  return std::min(6, (share - t.outputBytes()) / plan.stageBytes(t));
 }
 
 /// Why an epilogue that starts from the products rounded to their 2-byte dtype (what `key`, the
@@ -311,6 +334,8 @@ std::string clusterProblem(const Plan &plan, const TileConfig &t) {
     return "";
   if (t.cluster != 2)
     return "cluster is 1 or 2";
+  if (t.halo)
+    return "cluster=2 runs without halo tiles";
   if (t.splitK > 1 || t.epilogueWarps)
     return "cluster=2 runs without splitk or epiwarps";
   if ((plan.m.factor + t.bm - 1) / t.bm % 2)
@@ -342,6 +367,8 @@ TileConfig specializedTiles(const Plan &plan) {
   best.warpsM = best.bm / 16;
   best.warpsN = 1;
   int64_t slots = kWave * best.blocksPerSM(); // blocks of the persistent grid
+  // Halo tiles where TMA's im2col mode does not reach the window (Note [Halo tiles] in Gemm.cpp)
+  best.halo = plan.a.window && !im2colWindow(*plan.a.window);
   int64_t kSteps = (plan.k + 63) / 64;
   double bytes = double(plan.chains.size()) *
                  double(plan.m.factor * plan.k + plan.k * plan.n + plan.m.factor * plan.n) *
@@ -389,7 +416,7 @@ TileConfig specializedTiles(const Plan &plan) {
   if (plan.a.window && plan.n <= 64)
     best.overlap = 0;
   setSlices(plan, best);
-  best.stages = specializedStages(best);
+  best.stages = specializedStages(plan, best);
   return best;
 }
 
@@ -406,7 +433,12 @@ std::string specializedProblem(const Plan &plan, const TileConfig &t) {
     return "the warp-specialized schedule's 64-row tiles are at most 128 wide";
   if (plan.paired && t.bn == 192) // each product's half a power of two wide
     return "a paired gemm's warp-specialized tiles are 64, 128 or 256 wide";
-  int most = specializedStages(t);
+  if (t.halo && !(plan.a.window && haloWindow(*plan.a.window)))
+    return "halo=1 runs a conv2d of stride 1 over channels a multiple of 64, of more than one "
+           "filter tap";
+  if (!t.halo && plan.a.window && !im2colWindow(*plan.a.window))
+    return "halo=0 loads A by TMA's im2col mode, which does not reach this conv2d's window";
+  int most = specializedStages(plan, t);
   if (t.stages < 2 || t.stages > most)
     return "the warp-specialized schedule of " + std::to_string(t.bm) + " x " +
            std::to_string(t.bn) + " tiles takes 2 to " + std::to_string(most) + " stages";
@@ -435,7 +467,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   plan.wgmma = problem.empty() && optOut.specialized && specializable(plan, target);
   plan.tile = plan.wgmma ? specializedTiles(plan) : defaultTiles(plan);
   plan.tile.paired = plan.paired;
-  for (const char *key : {"splitk", "epiwarps", "cluster", "overlap", "slices"})
+  for (const char *key : {"splitk", "epiwarps", "cluster", "overlap", "slices", "halo"})
     if (problem.empty() && !plan.wgmma && asks(text, key))
       problem = std::string(key) +
                 " applies to sm_90a's warp-specialized schedule only, which this kernel does not "
@@ -451,10 +483,11 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
       t.overlap = 0; // the default overlap gives way to what the config asks for
     bool changed = t.bn != defaults.bn || t.bm != defaults.bm ||
                    t.epilogueWarps != defaults.epilogueWarps || t.overlap != defaults.overlap ||
-                   t.slicesAsked != defaults.slicesAsked; // the slice buffers beside the stages
+                   t.slicesAsked != defaults.slicesAsked || // the slice buffers beside the stages
+                   t.halo != defaults.halo;                 // a stage's size
     setSlices(plan, t);
     if (problem.empty() && plan.wgmma && changed && !asks(text, "stages"))
-      t.stages = specializedStages(t);
+      t.stages = specializedStages(plan, t);
     if (problem.empty() && (t.cluster > 1 || t.overlap) && !asks(text, "splitk"))
       t.splitK = 1; // a cluster or an overlapped epilogue asked for over the default split
     if (problem.empty())
@@ -475,7 +508,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   if (!plan.wgmma)
     return true;
   TileConfig &t = plan.tile;
-  t.splitK = int(std::min<int64_t>(t.splitK, (plan.k + t.bk - 1) / t.bk)); // a K step a split
+  t.splitK = int(std::min<int64_t>(t.splitK, plan.kSteps(t))); // a K step a split
   if (plan.scratchBytes() > kMaxScratch) {
     diags.error(kernel.loc(), "gemm kernel config \"" + text +
                                   "\": splitk=" + std::to_string(t.splitK) + " needs " +
@@ -485,9 +518,11 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
   }
   const Matrix &a = plan.a, &b = plan.b;
   DType type = plan.operand;
-  plan.args.push_back(
-      {KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt, type,
-       a.window ? windowPanels(*a.window, plan.m.factor, t.bm) : panels(a, plan.m.factor, t.bm)});
+  plan.args.push_back({KernelArg::Kind::TensorMap, "aMap", a.sources.front().input, 0, std::nullopt,
+                       type,
+                       !a.window ? panels(a, plan.m.factor, t.bm)
+                       : t.halo  ? haloPanels(*a.window, plan.m.factor, t.bm)
+                                 : windowPanels(*a.window, plan.m.factor, t.bm)});
   int64_t bRows = b.kMajor ? plan.n : plan.k;
   // One B a chain (a grouped gemm has several); paired, each fills half a K-major tile's rows.
   // In a cluster each block loads half a K-major tile's rows (Note [Clustered tiles]).
@@ -505,6 +540,13 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     v.dims = {plan.n, plan.m.factor};
     v.strides = {plan.n};
     v.box = {unsigned(t.sliceColumns), unsigned(t.bm)};
+    if (t.halo) { // the tile's 8 columns by bm / 8 rows of one image's NHWC result
+      const Window &w = *plan.a.window;
+      HaloTiles tiles(w, plan.m.factor, t.bm);
+      v.dims = {plan.n, w.ow, w.oh, tiles.images};
+      v.strides = {plan.n, plan.n * w.ow, plan.n * w.ow * w.oh};
+      v.box = {unsigned(t.sliceColumns), unsigned(HaloTiles::kSide), unsigned(HaloTiles::kSide), 1};
+    }
     v.swizzle = row >= 32 ? row : 0;
     plan.args.push_back(
         {KernelArg::Kind::TensorMap, "outMap" + std::to_string(r), r, 0, std::nullopt, result, v});
@@ -555,7 +597,10 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
         if (bn == 256) // four slices beside the default eight (setSlices)
           add(tile + " overlap=1 slices=4");
         add(tile + " cluster=2"); // Note [Clustered tiles] in Gemm.cpp
-        if (bm == 128)            // Note [Epilogue warps] in Gemm.cpp
+        if (plan.a.window && haloWindow(*plan.a.window) && im2colWindow(*plan.a.window))
+          for (const char *halo : {" halo=0", " halo=1"}) // Note [Halo tiles] in Gemm.cpp
+            add(tile + halo);
+        if (bm == 128) // Note [Epilogue warps] in Gemm.cpp
           add(tile + " epiwarps=1");
       }
     }
@@ -608,9 +653,10 @@ std::vector<std::string> tuningConfigs(const Op &kernel, std::string_view target
     const TileConfig &t = p.tile;
     if (!p.wgmma && p.tensorCores && mmaSharedBytes(t) > sharedLimit)
       continue;
-    std::vector<int> tiles = {p.wgmma,   t.bm,      t.bn,          t.bk, t.warpsM, t.warpsN,
-                              t.stages,  t.groupM,  t.tm,          t.tn, t.splitK, t.epilogueWarps,
-                              t.cluster, t.overlap, t.sliceColumns};
+    std::vector<int> tiles = {p.wgmma,   t.bm,      t.bn,           t.bk,
+                              t.warpsM,  t.warpsN,  t.stages,       t.groupM,
+                              t.tm,      t.tn,      t.splitK,       t.epilogueWarps,
+                              t.cluster, t.overlap, t.sliceColumns, t.halo};
     if (std::find(seen.begin(), seen.end(), tiles) != seen.end())
       continue;
     seen.push_back(tiles);
@@ -633,8 +679,32 @@ int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.m.isStatic())
     return std::nullopt;
-  return plan.tileChains() * plan.batches * ((plan.m.factor + t.bm - 1) / t.bm) *
-         ((plan.n + t.outN() - 1) / t.outN());
+  int64_t rows = t.halo ? HaloTiles(*plan.a.window, plan.m.factor, t.bm).count()
+                        : (plan.m.factor + t.bm - 1) / t.bm;
+  return plan.tileChains() * plan.batches * rows * ((plan.n + t.outN() - 1) / t.outN());
+}
+
+HaloTiles::HaloTiles(const Window &w, int64_t m, int bm)
+    : boxRows(kSide + (w.kh - 1) * w.dilationH), across((w.ow + kSide - 1) / kSide),
+      down((w.oh + kSide - 1) / kSide), images(m / (w.oh * w.ow)), pieces(across * down * images),
+      perTile(bm / 64) {}
+
+int64_t Plan::kSteps(const TileConfig &t) const {
+  if (t.halo)
+    return a.window->c / 64 * a.window->kw;
+  return (k + t.bk - 1) / t.bk;
+}
+
+int Plan::aStageBytes(const TileConfig &t) const {
+  if (t.halo) {
+    HaloTiles tiles(*a.window, m.factor, t.bm);
+    return int(tiles.perTile * tiles.boxBytes());
+  }
+  return t.bm * t.bk * 2;
+}
+
+int Plan::stageBytes(const TileConfig &t) const {
+  return aStageBytes(t) + int(t.halo ? a.window->kh : 1) * t.bn * t.bk * 2;
 }
 
 } // namespace fusec::gemm
