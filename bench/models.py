@@ -25,7 +25,13 @@ MODELS = {
     "gpt2_fp16_b8_s1024": ("gpt2_block", {"batch": 8, "seq": 1024}, "f16"),
     "llama_bf16_t2048": ("llama_layer", {"batch": 1, "seq": 2048}, "bf16"),
     "resnet_fp16_n32_56": ("resnet_block", {"n": 32}, "f16"),
+    # The same block handed over channels-last (NHWC activations, OHWI filters), against
+    # PyTorch on the same memory (its channels_last tensors).
+    "resnet_nhwc_fp16_n32_56": ("resnet_block_nhwc", {"n": 32}, "f16"),
 }
+
+# The channels-last examples: their inputs and result are their NCHW twin's, permuted.
+CHANNELS_LAST = {"resnet_block_nhwc": "resnet_block"}
 
 TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
@@ -45,6 +51,9 @@ def _affine(g, n, center):
 
 def make_inputs(example, dims, seed=0):
     """The example's inputs, by parameter name, fp32 on the CPU."""
+    if example in CHANNELS_LAST:  # NCHW -> NHWC, OIHW -> OHWI
+        return {name: t.permute(0, 2, 3, 1).contiguous() if t.dim() == 4 else t
+                for name, t in make_inputs(CHANNELS_LAST[example], dims, seed).items()}
     g = torch.Generator().manual_seed(seed)
     if example == "bert_layer":
         b, s, d, f = dims["batch"], dims["seq"], 768, 3072
@@ -96,6 +105,14 @@ def make_inputs(example, dims, seed=0):
 
 def twin(example, channels_last=False):
     """The PyTorch function of `example`: f(**inputs) -> output."""
+    if example in CHANNELS_LAST:
+        # NHWC memory seen as NCHW tensors is PyTorch's channels_last: its kernels run on the
+        # same bytes, and the result's permute back is its memory as it is.
+        nchw = twin(CHANNELS_LAST[example])
+        def channels_last_twin(**inputs):
+            seen = {k: t.permute(0, 3, 1, 2) if t.dim() == 4 else t for k, t in inputs.items()}
+            return nchw(**seen).permute(0, 2, 3, 1)
+        return channels_last_twin
     if example == "bert_layer":
         def bert(x, mask, wq, bq, wk, bk, wv, bv, wo, bo, ln1_g, ln1_b, w1, b1, w2, b2,
                  ln2_g, ln2_b):
