@@ -566,8 +566,9 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
 // 128-row width with the epilogue warps too (Note [Epilogue warps] in Gemm.cpp), each unsplit
 // tile with and without the overlapped epilogue (Note [Overlapped epilogue] in Gemm.cpp; a
 // 256-wide tile's in four slices and in eight) and in
-// clusters of two where it can (Note [Clustered tiles] in Gemm.cpp), and the
-// mma.sync schedule with its defaults; on mma.sync the tile shapes of defaultTiles and their
+// clusters of two where it can (Note [Clustered tiles] in Gemm.cpp), a stride-1 conv2d's on halo
+// tiles and on im2col loads (Note [Halo tiles] in Gemm.cpp), and the mma.sync schedule with its
+// defaults; on mma.sync the tile shapes of defaultTiles and their
 // neighbours; on SIMT a few block and thread tiles. Each is kept only when chooseTiles takes it and
 // it gives other tiles than a candidate before it, so every candidate is a distinct kernel.
 std::vector<std::string> candidateTexts(const Plan &plan, std::string_view target) {
