@@ -176,10 +176,13 @@ private:
       return plan.a.window ? " (A by im2col)" : "";
     const Window &w = *plan.a.window;
     HaloTiles tiles(w, plan.m.factor, t.bm);
+    auto count = [](int64_t n, const std::string &one, const std::string &many) {
+      return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
     return " (halo tiles, " + std::to_string(tiles.perTile) +
            " x 8 x 8 output pixels: a K step a 64-channel panel and filter column, " +
-           std::to_string(tiles.perTile) + " boxes of " + std::to_string(tiles.boxRows) +
-           " x 8 input pixels and " + std::to_string(w.kh) + " tiles of B)";
+           count(tiles.perTile, "box", "boxes") + " of " + std::to_string(tiles.boxRows) +
+           " x 8 input pixels and " + count(w.kh, "tile", "tiles") + " of B)";
   }
 
   /// How the kernel maps the work onto threads (KernelFacts::schedule).
@@ -375,6 +378,11 @@ private:
   // 24.7, of 128 at 28 x 28 22.1 against 21.3, of 256 at 14 x 14 26.5 against 19.1 (the stages
   // were not what bounded those kernels). So they are the default only where the im2col map
   // cannot reach the window, and otherwise asked for (`halo=1`) or found by --tune.
+
+  /// Halo tiles: the bytes of 8 rows of a 128-byte panel (a wgmma core matrix's rows: a piece's
+  /// row), and of B's tile of one filter row.
+  static constexpr int64_t coreMatrixBytes() { return HaloTiles::kSide * 128; }
+  int64_t bTileBytes() const { return int64_t(t.bn) * t.bk * 2; }
 
   /// Halo tiles: the first piece of the tile at `at.m0` (bm x its number).
   void placeHalo(TileAt &at) {
@@ -640,6 +648,20 @@ private:
            shape.back().size == plan.n;
   }
 
+  /// Whether operand `v` of epilogue op `o` is a kernel input read along the row with the result
+  /// (not a constant's own value).
+  bool rowInput(const Op &o, const Value *v) const {
+    return o.kind() != OpKind::Const && alongRow(v);
+  }
+
+  /// The element of kernel input `v` at the result's (row, col) (i64).
+  ValueId inputIndex(const Value *v, ValueId row, ValueId col) {
+    std::vector<int64_t> sizes;
+    for (const Dim &d : v->type().shape)
+      sizes.push_back(d.isStatic() ? d.size : 0);
+    return operandIndex(sizes, row, col);
+  }
+
   /// Whether kernel input `v` runs along the row and is the same for every row (a bias).
   bool columnOnly(const Value *v) const {
     const Shape &shape = v->type().shape;
@@ -749,13 +771,9 @@ private:
       biasRow = loadRow(params[chain.bias->input], col, chain.bias->stored, width, "row_bias");
     for (const Op *o : chain.ops) {
       for (const Value *v : o->operands()) {
-        if (o->kind() == OpKind::Const || !alongRow(v) || rows.count(v))
+        if (!rowInput(*o, v) || rows.count(v))
           continue;
-        const Shape &shape = v->type().shape;
-        std::vector<int64_t> sizes;
-        for (const Dim &d : shape)
-          sizes.push_back(d.isStatic() ? d.size : 0);
-        ValueId index = operandIndex(sizes, row, col);
+        ValueId index = inputIndex(v, row, col);
         DType stored = kir::storageType(v->type().dtype);
         rows[v] = loadRow(params[v->index()], index, stored, width, "row_" + v->name());
       }
@@ -848,6 +866,7 @@ private:
     bool fixedColumn = whole && threads % quadsPerRow == 0 && quads % threads == 0;
     byChain(at, [&](unsigned g) {
       if (fixedColumn && ahead.applies) { // Note [Epilogue ahead]
+        FUSEC_ASSERT(col0 == 0 && width == t.outN(), "the epilogue ahead takes whole tiles");
         Columns columns = ahead.columns
                               ? *ahead.columns
                               : columnValues(plan.chains[g], b.add(at.n0, ahead.col, "col"), 4);
@@ -897,7 +916,8 @@ private:
   // loads a tile (the residual block's conv2 took 35.8 us on the H200 where the same conv with
   // batch_norm and ReLU took 27.0). Where one loop over one column's quads runs a tile's whole
   // epilogue (the warp-specialized schedule without overlapped epilogue, epilogue warps or split
-  // K, one chain, whole tiles, threads in whole rows of quads, at most 8 quads a thread), the
+  // K; one chain, not paired; the tile's columns in one pass; whole tiles; threads in whole rows
+  // of quads, at most 8 quads a thread), the
   // consumers compute a thread's column once, and its column values (a bias, batch_norm's
   // factors) once for the kernel when the result is one tile wide; and they read each row-varying
   // input of the tile's quads (a residual) into registers before the tile's K loop, so that the
@@ -926,7 +946,8 @@ private:
   /// The consumer's column of the epilogue and, for a result one tile wide, its column values
   /// (Note [Epilogue ahead]); before the tile loop.
   void startAhead() {
-    if (!(ahead.applies = epilogueAhead()))
+    ahead.applies = epilogueAhead();
+    if (!ahead.applies)
       return;
     int quadsPerRow = t.outN() / 4;
     ValueId tid32 = to32(epilogueTid);
@@ -949,15 +970,12 @@ private:
     ValueId col = b.add(at.n0, ahead.col, "col");
     for (const Op *o : plan.chains[0].ops)
       for (const Value *v : o->operands()) {
-        if (o->kind() == OpKind::Const || !alongRow(v) || columnOnly(v) || ahead.rows.count(v))
+        if (!rowInput(*o, v) || columnOnly(v) || ahead.rows.count(v))
           continue;
-        std::vector<int64_t> sizes;
-        for (const Dim &d : v->type().shape)
-          sizes.push_back(d.isStatic() ? d.size : 0);
         DType stored = kir::storageType(v->type().dtype);
         for (int64_t k = 0; k < trips; ++k) {
           ValueId r = b.add(ahead.r0, i32(k * (threads / quadsPerRow)), "r");
-          ValueId index = operandIndex(sizes, tileRow(at, r, true).m, col);
+          ValueId index = inputIndex(v, tileRow(at, r, true).m, col);
           ahead.rows[v].push_back(
               loadRow(params[v->index()], index, stored, 4, "ahead_" + v->name()));
         }
@@ -1595,7 +1613,8 @@ private:
   /// count the steps they went through, across the block's tiles.
   std::pair<ValueId, ValueId> slotOf(ValueId n) { return templates::ringSlot(b, n, t.stages); }
 
-  /// A stage's bytes: A's bm x 64 panel, then B's (bn x 64, or bn / 64 panels of 64 x 64).
+  /// A stage's bytes: A's bm x 64 panel (halo tiles: a box a piece), then B's (bn x 64, or
+  /// bn / 64 panels of 64 x 64; halo tiles: a bn x 64 tile a filter row).
   ValueId stageStart(ValueId slot) { return b.mul(slot, i64(stageBytes), "stage"); }
 
   /// body(at, first, count) for each unit of the block: a tile and its split's K steps [first,
@@ -1675,7 +1694,7 @@ private:
       for (int64_t i = 0; i < w.kh; ++i) {
         ValueId tap = b.add(i32(i * w.kw), s);
         ValueId k = b.add(b.mul(tap, i32(w.c)), channel, "bK");
-        ValueId to = b.add(stage, i64(aBytes + i * t.bn * 128));
+        ValueId to = b.add(stage, i64(aBytes + i * bTileBytes()));
         b.tensorLoad(smem, to, bMaps[g], bars, full, {k, n0});
       }
     });
@@ -1810,8 +1829,8 @@ private:
         // Halo tiles (Note [Halo tiles]): filter row i's A from 8 i dh rows on, its B tile i.
         int64_t rowsOfFilter = t.halo ? plan.a.window->kh : 1;
         for (int64_t i = 0; i < rowsOfFilter; ++i) {
-          int64_t aRow = t.halo ? i * plan.a.window->dilationH * 1024 : 0;
-          int64_t bTile = i * t.bn * 128;
+          int64_t aRow = t.halo ? i * plan.a.window->dilationH * coreMatrixBytes() : 0;
+          int64_t bTile = i * bTileBytes();
           for (int kk = 0; kk < t.bk / 16; ++kk) {
             ValueId aAt = b.add(aStage, i32(aRow + 32 * kk));
             ValueId bAt = b.add(bStage, i32(bTile + (plan.b.kMajor ? 32 * kk : 16 * 128 * kk)));
@@ -1933,7 +1952,7 @@ private:
   /// Those a lane takes under one K step: all of them under the tile's K steps, the first's
   /// after staging the products (what is left, after the loop).
   int vectorsPerStep() const {
-    int steps = int((plan.k + t.bk - 1) / t.bk); // schedule() runs before kTiles is set
+    int steps = int(plan.kSteps(t)); // schedule() runs before kTiles is set
     return (stagedVectors() + steps - 1) / steps;
   }
   int stagedParts() const { return (stagedVectors() + vectorsPerStep() - 1) / vectorsPerStep(); }

@@ -114,8 +114,8 @@ struct TileConfig {
   /// wgmma: the blocks of a cluster (1 or 2), which take vertically neighbouring tiles and load
   /// their common B tile once between them (Note [Clustered tiles] in Gemm.cpp).
   int cluster = 1;
-  /// wgmma, a conv2d of stride 1: tiles of 8 output columns by bm / 8 rows of one image, A loaded
-  /// as the tile's input rows with their halo, a box a filter column (Note [Halo tiles] in
+  /// wgmma, a conv2d of stride 1: tiles of bm / 64 pieces of 8 x 8 output pixels, A loaded as
+  /// each piece's input rows with their halo, a box a filter column (Note [Halo tiles] in
   /// Gemm.cpp); else A by TMA's im2col mode.
   int halo = 0;
   /// The result columns a tile covers.

@@ -6,6 +6,7 @@
 // the tile width and split of K of least estimated time (Note [Specialized tiles]).
 #include "codegen/templates/Template.h"
 #include "codegen/templates/gemm/Plan.h"
+#include "ir/Assert.h"
 
 #include <algorithm>
 #include <bit>
@@ -164,6 +165,25 @@ bool haloWindow(const Window &w) {
          HaloTiles::kSide + (w.kh - 1) * w.dilationH <= 256;
 }
 
+int specializedStages(const Plan &plan, const TileConfig &t);
+
+/// Whether halo tiles can run `plan`'s conv2d at all: its window (haloWindow), one product a tile
+/// (a paired gemm's B tiles are not laid out for them), and two stages of the narrowest tiles
+/// (the box's rows, kh B tiles a stage) beside the output tile, at either tile height.
+bool haloFits(const Plan &plan) {
+  if (!plan.a.window || !haloWindow(*plan.a.window) || plan.paired)
+    return false;
+  for (int bm : {64, 128}) {
+    TileConfig t;
+    t.bm = bm;
+    t.bn = 64;
+    t.halo = 1;
+    if (specializedStages(plan, t) < 2)
+      return false;
+  }
+  return true;
+}
+
 /// Whether sm_90a's warp-specialized schedule can run `plan`: one product of static rows, A
 /// K-major and, when gathered (a conv2d's), by TMA's im2col mode or by halo tiles, both operands
 /// copied as stored (no cast), and no empty extent (a tensor map has none, and the stage ring
@@ -171,7 +191,7 @@ bool haloWindow(const Window &w) {
 bool specializable(const Plan &plan, std::string_view target) {
   const Matrix &a = plan.a, &b = plan.b;
   bool empty = plan.m.factor == 0 || plan.n == 0 || plan.k == 0;
-  bool window = !a.window || im2colWindow(*a.window) || haloWindow(*a.window);
+  bool window = !a.window || im2colWindow(*a.window) || haloFits(plan);
   return target == "sm_90a" && plan.tensorCores && plan.batches == 1 && plan.m.isStatic() &&
          !empty && a.async && b.async && a.kMajor && window && a.batchOffset.empty() &&
          b.batchOffset.empty();
@@ -193,7 +213,7 @@ KernelArg::TensorView windowPanels(const Window &w, int64_t rows, int boxRows) {
 }
 
 /// Halo tiles' A (Note [Halo tiles] in Gemm.cpp): the NHWC input as {c, w, h, images}, a box
-/// the 8 columns and `rows` input rows of a tile's, 64 channels of each.
+/// a piece's 8 columns and its boxRows input rows, 64 channels of each.
 KernelArg::TensorView haloPanels(const Window &w, int64_t m, int bm) {
   HaloTiles tiles(w, m, bm);
   KernelArg::TensorView v;
@@ -369,7 +389,8 @@ TileConfig specializedTiles(const Plan &plan) {
   int64_t slots = kWave * best.blocksPerSM(); // blocks of the persistent grid
   // Halo tiles where TMA's im2col mode does not reach the window (Note [Halo tiles] in Gemm.cpp)
   best.halo = plan.a.window && !im2colWindow(*plan.a.window);
-  int64_t kSteps = (plan.k + 63) / 64;
+  int64_t kSteps = (plan.k + 63) / 64; // the work, in K steps of 64 (a halo step is kh of them)
+  int64_t splittable = plan.kSteps(best);
   double bytes = double(plan.chains.size()) *
                  double(plan.m.factor * plan.k + plan.k * plan.n + plan.m.factor * plan.n) *
                  double(dtypeSize(plan.operand));
@@ -384,7 +405,11 @@ TileConfig specializedTiles(const Plan &plan) {
     t.bn = bn;
     t.paired = plan.paired;
     int64_t tiles = tileCount(plan, t).value_or(kWave);
-    for (int64_t splits = 1; splits <= std::min<int64_t>(bn <= 128 ? 16 : 1, kSteps); ++splits) {
+    // Halo tiles: only widths with two stages (a stage holds kh tiles of B).
+    if (best.halo && specializedStages(plan, t) < 2)
+      continue;
+    for (int64_t splits = 1; splits <= std::min<int64_t>(bn <= 128 ? 16 : 1, splittable);
+         ++splits) {
       int64_t units = tiles * splits, waves = (units + slots - 1) / slots;
       double steps = double((kSteps + splits - 1) / splits);
       double partial = splits > 1 ? 2.0 + 0.33 * double(splits) * bn / 64 : 0;
@@ -417,6 +442,7 @@ TileConfig specializedTiles(const Plan &plan) {
     best.overlap = 0;
   setSlices(plan, best);
   best.stages = specializedStages(plan, best);
+  FUSEC_ASSERT(best.stages >= 2, "the warp-specialized defaults need two stages");
   return best;
 }
 
@@ -433,9 +459,9 @@ std::string specializedProblem(const Plan &plan, const TileConfig &t) {
     return "the warp-specialized schedule's 64-row tiles are at most 128 wide";
   if (plan.paired && t.bn == 192) // each product's half a power of two wide
     return "a paired gemm's warp-specialized tiles are 64, 128 or 256 wide";
-  if (t.halo && !(plan.a.window && haloWindow(*plan.a.window)))
+  if (t.halo && !haloFits(plan))
     return "halo=1 runs a conv2d of stride 1 over channels a multiple of 64, of more than one "
-           "filter tap";
+           "filter tap, one product a tile, whose box and filter rows fit two stages";
   if (!t.halo && plan.a.window && !im2colWindow(*plan.a.window))
     return "halo=0 loads A by TMA's im2col mode, which does not reach this conv2d's window";
   int most = specializedStages(plan, t);
@@ -540,7 +566,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     v.dims = {plan.n, plan.m.factor};
     v.strides = {plan.n};
     v.box = {unsigned(t.sliceColumns), unsigned(t.bm)};
-    if (t.halo) { // the tile's 8 columns by bm / 8 rows of one image's NHWC result
+    if (t.halo) { // a box a piece: 8 x 8 pixels of one image's NHWC result
       const Window &w = *plan.a.window;
       HaloTiles tiles(w, plan.m.factor, t.bm);
       v.dims = {plan.n, w.ow, w.oh, tiles.images};
@@ -598,7 +624,7 @@ std::vector<std::string> candidateTexts(const Plan &plan, std::string_view targe
         if (bn == 256) // four slices beside the default eight (setSlices)
           add(tile + " overlap=1 slices=4");
         add(tile + " cluster=2"); // Note [Clustered tiles] in Gemm.cpp
-        if (plan.a.window && haloWindow(*plan.a.window) && im2colWindow(*plan.a.window))
+        if (haloFits(plan) && im2colWindow(*plan.a.window))
           for (const char *halo : {" halo=0", " halo=1"}) // Note [Halo tiles] in Gemm.cpp
             add(tile + halo);
         if (bm == 128) // Note [Epilogue warps] in Gemm.cpp
