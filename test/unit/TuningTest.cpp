@@ -268,6 +268,37 @@ TEST(TuningCandidatesTest, WarpSpecializedTilesAndSplits) {
   expectDistinctKernels(gemmText("", 8, 4096, 4096), "sm_90a", 8); // decode: 64-row tiles
 }
 
+/// A conv2d kernel of 64 channels in and out over NHWC 2 x `side` x `side`, its filter
+/// `filter` x `filter` (`extra`: more conv2d attributes), relu after it.
+std::string convText(int64_t side, int64_t filter, const std::string &extra, int64_t out) {
+  std::string S = std::to_string(side), O = std::to_string(out), F = std::to_string(filter);
+  std::string x = "f16[2," + S + "," + S + ",64]{nhwc}", w = "f16[64," + F + "," + F + ",64]",
+              y = "f16[2," + O + "," + O + ",64]{nhwc}";
+  return "func @f(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = kernel(%x, %w) " +
+         "{template = \"gemm\"} : " + y + " {\n  body(%a: " + x + ", %b: " + w + "):\n" +
+         "    %c = conv2d(%a, %b) {" + extra + "acc = f32} : " + y + "\n    %r = relu(%c) : " + y +
+         "\n    return %r\n  }\n  return %y\n}\n";
+}
+
+// Note [Halo tiles]: a stride-1 conv the im2col map reaches is tuned on both loads; a strided
+// conv, which halo tiles cannot run, on the im2col loads only; every candidate builds.
+TEST(TuningCandidatesTest, ConvolutionsOnHaloTilesAndIm2col) {
+  std::string stride1 = convText(16, 3, "pads = [1, 1, 1, 1], ", 16);
+  std::string stride2 = convText(16, 3, "strides = [2, 2], pads = [1, 1, 1, 1], ", 8);
+  for (const std::string *text : {&stride1, &stride2}) {
+    std::unique_ptr<Module> m = parse(*text);
+    ASSERT_TRUE(m);
+    std::vector<std::string> configs = tuningCandidates(kernelOf(*m), "sm_90a");
+    bool halo = std::find(configs.begin(), configs.end(), "bm=128 bn=64 halo=1") != configs.end();
+    EXPECT_EQ(halo, text == &stride1) << *text;
+    EXPECT_TRUE(std::none_of(configs.begin(), configs.end(), [](const std::string &c) {
+      return c.find("halo=0") != std::string::npos;
+    })) << "halo=0 is the default's schedule";
+  }
+  expectDistinctKernels(stride1, "sm_90a", 6);
+  expectDistinctKernels(stride2, "sm_90a", 4);
+}
+
 TEST(TuningCandidatesTest, MmaSyncAndSimtTiles) {
   expectDistinctKernels(gemmText("", 1024, 1024, 512), "sm_80", 6);
   expectDistinctKernels(gemmText("", 1000, 500, 300, "f32", "relu"), "sm_80", 4);
