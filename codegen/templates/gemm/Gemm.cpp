@@ -175,7 +175,7 @@ private:
     if (!t.halo)
       return plan.a.window ? " (A by im2col)" : "";
     const Window &w = *plan.a.window;
-    HaloTiles tiles(w, plan.m.factor, t.bm);
+    HaloTiles tiles = plan.haloTiles(t);
     auto count = [](int64_t n, const std::string &one, const std::string &many) {
       return std::to_string(n) + " " + (n == 1 ? one : many);
     };
@@ -268,7 +268,7 @@ private:
   void tileSpace() {
     rowsM = extent(plan.m);
     if (t.halo) {
-      tilesM = i64(HaloTiles(*plan.a.window, plan.m.factor, t.bm).count());
+      tilesM = i64(plan.haloTiles(t).count());
     } else {
       ValueId padded = b.add(rowsM, i64(t.bm - 1));
       tilesM = op(IndexOp::Div, padded, i64(t.bm), "tilesM");
@@ -392,7 +392,7 @@ private:
 
   /// Halo tiles: the image, top row and left column of piece `q` (i64).
   Piece pieceAt(ValueId q) {
-    HaloTiles tiles(*plan.a.window, plan.m.factor, t.bm);
+    HaloTiles tiles = plan.haloTiles(t);
     ValueId column = op(IndexOp::Rem, q, i64(tiles.across));
     ValueId rest = op(IndexOp::Div, q, i64(tiles.across));
     ValueId row = op(IndexOp::Rem, rest, i64(tiles.down));
@@ -407,7 +407,7 @@ private:
     if (plan.n % t.outN() || !plan.m.isStatic())
       return false;
     if (t.halo)
-      return HaloTiles(*plan.a.window, plan.m.factor, t.bm).whole(*plan.a.window);
+      return plan.haloTiles(t).whole;
     return plan.m.factor % t.bm == 0;
   }
 
@@ -430,7 +430,7 @@ private:
       return {m, kNone};
     ValueId below = b.less(y, i32(w.oh)), before = b.less(x, i32(w.ow));
     ValueId inside = op(IndexOp::And, below, before);
-    HaloTiles tiles(w, plan.m.factor, t.bm);
+    HaloTiles tiles = plan.haloTiles(t);
     if (tiles.pieces % tiles.perTile) // the last tile's pieces past the last image's
       inside = op(IndexOp::And, inside, b.less(m, rowsM));
     return {m, inside};
@@ -1681,7 +1681,7 @@ private:
     ValueId s = op(IndexOp::Rem, step, i32(w.kw), "s");
     ValueId channel = b.mul(panel, i32(64), "c0");
     ValueId across = b.mul(s, i32(w.dilationW));
-    HaloTiles tiles(w, plan.m.factor, t.bm);
+    HaloTiles tiles = plan.haloTiles(t);
     for (int64_t g = 0; g < tiles.perTile; ++g) {
       Piece p = pieceAt(b.add(at.piece, i64(g)));
       ValueId x = b.add(op(IndexOp::Sub, p.left, i32(w.padLeft)), across, "x0");
@@ -1795,8 +1795,7 @@ private:
     warpCol = i32(0);
     ValueId group = op(IndexOp::Shr, tid, i32(7), "group");
     // The group's rows of A's panel (128 B a row), or its piece's box (Note [Halo tiles]).
-    int64_t groupBytes =
-        t.halo ? HaloTiles(*plan.a.window, plan.m.factor, t.bm).boxBytes() : 64 * 128;
+    int64_t groupBytes = t.halo ? plan.haloTiles(t).boxBytes() : 64 * 128;
     ValueId aRows = b.mul(group, i32(groupBytes));
     ValueId kMajor = b.index(kir::Builder::wgmmaLayout(128, 8 * 128, 16));
     ValueId nMajor = b.index(kir::Builder::wgmmaLayout(128, 8 * 128, t.bk * 128));

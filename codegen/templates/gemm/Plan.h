@@ -154,15 +154,12 @@ struct HaloTiles {
   int64_t across = 0, down = 0, images = 0; ///< pieces along a row, down an image; images
   int64_t pieces = 0;                       ///< pieces of all images
   int64_t perTile = 1;                      ///< pieces a tile, bm / 64
+  bool whole = false;                       ///< every tile lies wholly inside the output
 
   HaloTiles(const Window &w, int64_t m, int bm);
   int64_t count() const { return (pieces + perTile - 1) / perTile; }
   /// A piece's box in shared memory.
   int64_t boxBytes() const { return kSide * boxRows * 128; }
-  /// Whether every tile lies wholly inside the output.
-  bool whole(const Window &w) const {
-    return w.ow % kSide == 0 && w.oh % kSide == 0 && pieces % perTile == 0;
-  }
 };
 
 /// Everything the builder needs about one gemm kernel.
@@ -201,6 +198,8 @@ struct Plan {
   /// filter column), and the bytes of a stage's A and of its A and B (halo tiles: B's tile for
   /// each filter row).
   int64_t kSteps(const TileConfig &t) const;
+  /// How halo tiles `t` cover the result (Note [Halo tiles] in Gemm.cpp): a conv2d's only.
+  HaloTiles haloTiles(const TileConfig &t) const { return HaloTiles(*a.window, m.factor, t.bm); }
   int aStageBytes(const TileConfig &t) const;
   int stageBytes(const TileConfig &t) const;
   /// The overlapped epilogue of tiles `t`: the bytes of kernel results [0, r) in a slice buffer,

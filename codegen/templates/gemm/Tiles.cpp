@@ -568,7 +568,7 @@ bool chooseTilesWith(Plan &plan, std::string_view target, const std::string &tex
     v.box = {unsigned(t.sliceColumns), unsigned(t.bm)};
     if (t.halo) { // a box a piece: 8 x 8 pixels of one image's NHWC result
       const Window &w = *plan.a.window;
-      HaloTiles tiles(w, plan.m.factor, t.bm);
+      HaloTiles tiles = plan.haloTiles(t);
       v.dims = {plan.n, w.ow, w.oh, tiles.images};
       v.strides = {plan.n, plan.n * w.ow, plan.n * w.ow * w.oh};
       v.box = {unsigned(t.sliceColumns), unsigned(HaloTiles::kSide), unsigned(HaloTiles::kSide), 1};
@@ -706,15 +706,14 @@ int64_t Plan::outputTiles() const { return tileCount(*this, tile).value_or(0); }
 std::optional<int64_t> tileCount(const Plan &plan, const TileConfig &t) {
   if (!plan.m.isStatic())
     return std::nullopt;
-  int64_t rows = t.halo ? HaloTiles(*plan.a.window, plan.m.factor, t.bm).count()
-                        : (plan.m.factor + t.bm - 1) / t.bm;
+  int64_t rows = t.halo ? plan.haloTiles(t).count() : (plan.m.factor + t.bm - 1) / t.bm;
   return plan.tileChains() * plan.batches * rows * ((plan.n + t.outN() - 1) / t.outN());
 }
 
 HaloTiles::HaloTiles(const Window &w, int64_t m, int bm)
     : boxRows(kSide + (w.kh - 1) * w.dilationH), across((w.ow + kSide - 1) / kSide),
       down((w.oh + kSide - 1) / kSide), images(m / (w.oh * w.ow)), pieces(across * down * images),
-      perTile(bm / 64) {}
+      perTile(bm / 64), whole(w.ow % kSide == 0 && w.oh % kSide == 0 && pieces % perTile == 0) {}
 
 int64_t Plan::kSteps(const TileConfig &t) const {
   if (t.halo)
@@ -724,7 +723,7 @@ int64_t Plan::kSteps(const TileConfig &t) const {
 
 int Plan::aStageBytes(const TileConfig &t) const {
   if (t.halo) {
-    HaloTiles tiles(*a.window, m.factor, t.bm);
+    HaloTiles tiles = haloTiles(t);
     return int(tiles.perTile * tiles.boxBytes());
   }
   return t.bm * t.bk * 2;
