@@ -158,8 +158,9 @@ bool im2colWindow(const Window &w) {
 }
 
 /// Whether halo tiles can load a conv2d's A (Note [Halo tiles] in Gemm.cpp): stride 1, whole
-/// 64-channel panels, a filter of more than one tap (a 1x1's A is its input's rows), and the
-/// input rows of a 128-row tile within a box's 256.
+/// 64-channel panels, a filter of more than one tap (a 1x1's A is its input's rows), and a
+/// piece's 8 rows with the filter's reach within a TMA box's 256 (haloFits asks for the shared
+/// memory).
 bool haloWindow(const Window &w) {
   return w.strideH == 1 && w.strideW == 1 && w.c % 64 == 0 && w.kh * w.kw > 1 &&
          HaloTiles::kSide + (w.kh - 1) * w.dilationH <= 256;
