@@ -52,6 +52,11 @@ std::string implicitGemmProblem(const Op &conv) {
   return "";
 }
 
+bool isPlanarStore(const Op &op) {
+  return op.kind() == OpKind::Transpose && op.operand(0)->type().rank() == 4 &&
+         op.getInts("perm") == std::vector<int64_t>{0, 3, 1, 2};
+}
+
 std::string describeLaunchedOp(const Op &op) {
   const std::string &result = op.result(0)->name();
   if (op.kind() == OpKind::Kernel)

@@ -35,6 +35,12 @@ std::string describeLaunchedOp(const Op &op);
 /// conv2d only where this is ""; the template reports it otherwise.
 std::string implicitGemmProblem(const Op &conv);
 
+/// Whether `op` is a transpose a convolution's gemm kernel writes as its result: an NHWC value
+/// to NCHW (perm [0, 3, 1, 2] of a rank-4 value), each channel's pixels stored as a plane (Note
+/// [Planar results] in codegen/templates/gemm/Gemm.cpp). Fusion puts one in the epilogue of the
+/// conv2d whose result it alone reads; the kernel's result is then NCHW.
+bool isPlanarStore(const Op &op);
+
 /// `kernel`'s structure as text, without its names, locations or `config`: its template, operand
 /// and result types, and each op of its body with its operands (by position), attributes (a dense
 /// one by dtype and shape) and result types. What a tuned config is chosen for

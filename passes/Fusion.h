@@ -152,6 +152,8 @@ private:
                                         bool explaining) const;
   std::optional<Reason> viewEpilogueProblem(const Group &grp, const Op &view,
                                             bool explaining) const;
+  std::optional<Reason> planarStoreProblem(const Group &grp, const Op &transpose, int &chain,
+                                           bool explaining) const;
   /// Whether putting `op` into `grp` would make a cycle between kernels.
   bool createsCycle(const Group &grp, const Op &op) const;
   /// SeveralUsers when putting `op` into `grp` would make a cycle (asked afresh when

@@ -402,6 +402,8 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     return Reason::ReductionBoundary;
   if (grp.tmpl == KernelTemplate::Attention && isView(consumer))
     return viewEpilogueProblem(grp, consumer, explaining);
+  if (grp.tmpl == KernelTemplate::Gemm && isPlanarStore(consumer))
+    return planarStoreProblem(grp, consumer, chain, explaining);
   bool elementwise = isFusiblePointwise(consumer) ||
                      (grp.tmpl == KernelTemplate::Gemm && isChannelsLastBatchNorm(consumer));
   if (!elementwise || (m && !explaining))
@@ -415,6 +417,8 @@ std::optional<Reason> Plan::epilogueProblem(const Group &grp, const Op &consumer
     bool prologueValue = p->role == Role::Prologue && grp.tmpl != KernelTemplate::RowReduction;
     if (prologueValue)
       return Reason::IndexSpaceMismatch; // a gemm's epilogue sees its output tile only
+    if (isPlanarStore(*v->definingOp()))
+      return Reason::IndexSpaceMismatch; // stored NCHW, no longer the tile's rows
     if (v->type().rank() != consumer.result()->type().rank())
       return Reason::IndexSpaceMismatch; // a per-row value read across rows
     int from = p->chain;
@@ -450,6 +454,26 @@ std::optional<Reason> Plan::viewEpilogueProblem(const Group &grp, const Op &view
   if (m && !explaining)
     return Reason::CannotHold;
   return cycleProblem(grp, view, explaining);
+}
+
+// The transpose of a convolution's NHWC result to NCHW, which nothing else of the group reads,
+// joins its gemm group as the result's layout (Note [Planar results] in
+// codegen/templates/gemm/Gemm.cpp): the kernel stores each channel as a plane instead of a
+// transpose kernel reading the result back.
+std::optional<Reason> Plan::planarStoreProblem(const Group &grp, const Op &transpose, int &chain,
+                                               bool explaining) const {
+  const Value *x = transpose.operand(0);
+  const Member *p = x->definingOp() ? memberOf(x->definingOp()) : nullptr;
+  if (!p || p->group != &grp || p->role == Role::Prologue || grp.anchors.size() != 1 ||
+      grp.anchors.front()->kind() != OpKind::Conv2d || !grp.computesIn(x->type().shape))
+    return Reason::CannotHold;
+  if (x->uses().size() != 1)
+    return Reason::SeveralUsers;
+  const Member *m = memberOf(&transpose);
+  if (m && !explaining)
+    return Reason::CannotHold;
+  chain = p->chain;
+  return cycleProblem(grp, transpose, explaining);
 }
 
 std::optional<Reason> Plan::cycleProblem(const Group &grp, const Op &op, bool explaining) const {

@@ -274,6 +274,10 @@ Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
     return Reason::SeveralUsers;
   if (gathering && mp && consumer.info().cls == OpClass::Movement)
     return consumer.kind() == OpKind::Broadcast ? Reason::IndexSpaceMismatch : Reason::SeveralUsers;
+  if (mp && !mc && mp->group->tmpl == KernelTemplate::Gemm && isPlanarStore(consumer)) {
+    int chain = -1; // a conv's result back to NCHW (planarStoreProblem)
+    return epilogueProblem(*mp->group, consumer, chain, true).value_or(Reason::SeveralUsers);
+  }
   if (!mp || !mc)
     return Reason::CannotHold;
   if (mc->role == Role::Anchor || mc->role == Role::Prologue)

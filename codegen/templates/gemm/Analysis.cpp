@@ -165,6 +165,24 @@ bool isEpilogueOp(const Op &op) {
          (op.kind() == OpKind::BatchNorm && op.operand(0)->type().layout == Layout::NHWC);
 }
 
+/// Whether `transpose`, a planar store (Note [Planar results] in Gemm.cpp), can be the layout of a
+/// result: of a conv2d's one chain over the output's shape, and read by no op.
+bool checkPlanar(const Plan &plan, const Op &transpose, ChainOf &chainOf, Diagnostics &diags) {
+  const Value *x = transpose.operand(0);
+  auto it = chainOf.find(x);
+  bool ok = plan.chains.size() == 1 && plan.chains.front().anchor->kind() == OpKind::Conv2d &&
+            it != chainOf.end() && it->second >= 0 && x->type().shape == outputShape(plan);
+  for (const Use &u : transpose.result()->uses())
+    ok = ok && !u.user;
+  if (!ok)
+    return fail(diags, transpose.loc(),
+                quoted(transpose) + " of %" + x->name() +
+                    " stores a result NCHW only after a convolution's epilogue, and is read by no "
+                    "op of the kernel");
+  chainOf[transpose.result()] = it->second;
+  return true;
+}
+
 /// chainOf's mark of a value computed from both chains of a paired gemm.
 constexpr int kJoint = 1 << 20;
 
@@ -179,6 +197,10 @@ bool classifyEpilogue(Plan &plan, ChainOf &chainOf, Diagnostics &diags) {
   for (const auto &op : plan.body->ops()) {
     if (isAnchor(*op) || plan.prologue.count(op.get()) || op->kind() == OpKind::Const)
       continue;
+    if (isPlanarStore(*op)) {
+      ok &= checkPlanar(plan, *op, chainOf, diags);
+      continue;
+    }
     if (!isEpilogueOp(*op) || op->result()->type().shape != space) {
       diags.error(op->loc(), quoted(*op) + " of type " + op->result()->type().str() +
                                  " cannot be fused into the epilogue of a gemm over " +
@@ -220,6 +242,8 @@ bool assignResults(Plan &plan, const ChainOf &chainOf, Diagnostics &diags) {
       ok = false;
       continue;
     }
+    if (isPlanarStore(*v->definingOp()))
+      plan.planar.insert(j);
     if (plan.paired)
       plan.joint.results.push_back(j);
     else

@@ -17,6 +17,7 @@
 #include "codegen/templates/TensorCore.h"
 #include "codegen/templates/gemm/Plan.h"
 #include "ir/Assert.h"
+#include "ir/Kernel.h"
 
 #include <algorithm>
 #include <map>
@@ -546,7 +547,9 @@ private:
                                 const std::map<const Op *, ValueId> &factors = {}) {
     for (const Op *o : chain.ops) {
       std::string name = "v_" + o->result()->name();
-      if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {
+      if (isPlanarStore(*o)) { // the result's layout, not a value (Note [Planar results])
+        value[o->result()] = value.at(o->operand(0));
+      } else if (o->kind() == OpKind::Const && o->getDense("value").isSplat()) {
         value[o->result()] = b.literal(o->getDense("value"), name);
       } else if (o->kind() == OpKind::Const) {
         const DenseData &d = o->getDense("value");
@@ -744,6 +747,7 @@ private:
     ValueId at = b.add(b.mul(row, i64(plan.n)), col, "at");
     auto resultType = [&](size_t r) { return plan.kernel->result(chain.results[r])->type().dtype; };
     auto output = [&](size_t r) { return params[plan.kernel->numOperands() + chain.results[r]]; };
+    auto planar = [&](size_t r) { return plan.planar.count(chain.results[r]) > 0; };
     ValueId zero = i64(0), count = i64(width), one = i64(1);
     if (plan.n % width != 0) {
       FUSEC_ASSERT(!sink, "a sink takes whole vectors");
@@ -755,7 +759,7 @@ private:
           std::vector<ValueId> v = chainValues(chain, c, row, colQ, given);
           for (size_t r = 0; r < v.size(); ++r) {
             ValueId narrow = b.narrow(resultType(r), v[r]);
-            b.store(output(r), b.add(at, q), narrow);
+            b.store(output(r), planar(r) ? planarIndex(row, colQ) : b.add(at, q), narrow);
           }
         });
       });
@@ -804,11 +808,46 @@ private:
         b.store(vectors[r], q, narrow);
       }
     });
-    for (size_t r = 0; r < vectors.size(); ++r)
-      if (sink)
+    for (size_t r = 0; r < vectors.size(); ++r) {
+      if (sink) {
         sink(chain.results[r], vectors[r]);
-      else
+      } else if (planar(r)) { // an element a plane
+        int64_t pixels = plan.a.window->oh * plan.a.window->ow;
+        ValueId first = planarIndex(row, col);
+        b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
+          ValueId to = b.add(first, b.mul(q, i64(pixels)));
+          b.store(output(r), to, b.load(vectors[r], q, 1));
+        });
+      } else {
         copyVector(output(r), at, vectors[r], zero, kir::storageType(resultType(r)), width);
+      }
+    }
+  }
+
+  // Note [Planar results]
+  // A model given in NCHW runs its convolutions in NHWC (the layout pass) and transposes the last
+  // one's result back: a kernel that reads the whole result again and writes it (8.4 us of the
+  // ResNet block's 63.7 on the H200). Fusion instead puts that transpose (perm [0, 3, 1, 2]),
+  // where nothing else reads the NHWC value, into the conv's epilogue (isPlanarStore,
+  // ir/Kernel.h), and the kernel stores the result NCHW: row m's image m / P and pixel m % P (P
+  // the pixels of an output image), column c's plane. Where the epilogue threads are whole rows of
+  // quads (Note [Epilogue columns]), the threads of one column quad take its rows side by side
+  // (fixedQuad), so each of a quad's four stores is 16 consecutive pixels of one plane from 16
+  // lanes: a whole 32-byte sector where the planes are a multiple of 16 pixels. Every other
+  // epilogue stores element by element at the same places, and none by TMA (storesByTensorMap).
+  // H200 (bench/RESULTS.md, 2026-11-29): the block's conv2 23.3 -> 28.4 us and no transpose
+  // kernel, end to end 63.7 -> 62.6 us. The stores cost 3.3 us (conv + batch_norm + ReLU 22.3 us
+  // NHWC, 25.6 planar: four 2-byte stores a quad where there was one 8-byte), and the residual's
+  // reads, a quad of 16 different rows in a half warp, twice the sectors of L1 (+1.1 us).
+
+  /// The element of a planar result (Note [Planar results]) at row `row` and column `col` (i64):
+  /// the row's image and pixel, the column's plane.
+  ValueId planarIndex(ValueId row, ValueId col) {
+    int64_t pixels = plan.a.window->oh * plan.a.window->ow;
+    ValueId image = op(IndexOp::Div, row, i64(pixels), "image");
+    ValueId pixel = op(IndexOp::Rem, row, i64(pixels), "pixel");
+    ValueId planes = b.add(b.mul(image, i64(plan.n)), col);
+    return b.add(b.mul(planes, i64(pixels)), pixel, "planar");
   }
 
   /// The tile's values (columns [col0, col0 + width) of the tile: all by default), once every
@@ -877,10 +916,7 @@ private:
           quadAt(g, r, ahead.c, &columns);
         }
       } else if (fixedColumn) {
-        ValueId tid32 = to32(epilogueTid);
-        ValueId four = i32(4);
-        ValueId c = b.mul(op(IndexOp::Rem, tid32, i32(quadsPerRow)), four, "c");
-        ValueId r0 = op(IndexOp::Div, tid32, i32(quadsPerRow), "r0");
+        auto [c, r0] = fixedQuad(quadsPerRow);
         ValueId n0 = col0 ? b.add(at.n0, i64(col0)) : at.n0;
         ValueId col = b.add(n0, to64(c), "col");
         Columns columns = columnValues(plan.paired ? plan.joint : plan.chains[g], col, 4);
@@ -907,6 +943,22 @@ private:
     });
     if (!t.epilogueWarps)
       syncEpilogue(); // the next tile reuses the shared memory
+  }
+
+  /// The column (i32, a multiple of 4) and first row (i32) of this thread's quads where the
+  /// epilogue threads are whole rows of quads, `quadsPerRow` a row, each thread one column's quads
+  /// of every threads / quadsPerRow-th row (Note [Epilogue columns]): the threads of a row side by
+  /// side, or, for a planar result, those of a column (Note [Planar results]).
+  std::pair<ValueId, ValueId> fixedQuad(int quadsPerRow) {
+    ValueId tid32 = to32(epilogueTid);
+    ValueId four = i32(4);
+    if (plan.planar.empty()) {
+      ValueId c = b.mul(op(IndexOp::Rem, tid32, i32(quadsPerRow)), four, "c");
+      return {c, op(IndexOp::Div, tid32, i32(quadsPerRow), "r0")};
+    }
+    int rows = epilogueThreads() / quadsPerRow; // of one pass over the tile's quads
+    ValueId c = b.mul(op(IndexOp::Div, tid32, i32(rows)), four, "c");
+    return {c, op(IndexOp::Rem, tid32, i32(rows), "r0")};
   }
 
   // Note [Epilogue ahead]
@@ -949,11 +1001,7 @@ private:
     ahead.applies = epilogueAhead();
     if (!ahead.applies)
       return;
-    int quadsPerRow = t.outN() / 4;
-    ValueId tid32 = to32(epilogueTid);
-    ValueId four = i32(4);
-    ahead.c = b.mul(op(IndexOp::Rem, tid32, i32(quadsPerRow)), four, "c");
-    ahead.r0 = op(IndexOp::Div, tid32, i32(quadsPerRow), "r0");
+    std::tie(ahead.c, ahead.r0) = fixedQuad(t.outN() / 4);
     ahead.col = to64(ahead.c);
     if (plan.n == t.outN()) // every tile's n0 is 0
       ahead.columns = columnValues(plan.chains[0], ahead.col, 4);

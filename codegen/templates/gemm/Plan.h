@@ -183,9 +183,10 @@ struct Plan {
   bool tensorCores = false;   ///< f16/bf16 operands: mma.sync; else SIMT in `acc`
   bool wgmma = false;         ///< sm_90a's warp-specialized schedule (TMA, mbarriers, wgmma)
   std::set<const Op *> prologue;
-  std::vector<Extent> dims; ///< the result shape
-  Extent m;                 ///< rows of one product, the one extent that may be symbolic
-  int64_t batches = 1;      ///< products (1 when the batch folds into m)
+  std::set<unsigned> planar; ///< results a conv2d stores NCHW (Note [Planar results] in Gemm.cpp)
+  std::vector<Extent> dims;  ///< the result shape
+  Extent m;                  ///< rows of one product, the one extent that may be symbolic
+  int64_t batches = 1;       ///< products (1 when the batch folds into m)
   int64_t n = 0, k = 0;
   TileConfig tile;
   std::vector<KernelArg> args; ///< inputs, outputs, then the named dims

@@ -280,6 +280,8 @@ std::string overlapProblem(const Plan &plan, const TileConfig &t) {
 /// Whether the overlapped epilogue stores `plan`'s results by TMA: each of a dtype a tensor map
 /// holds, its rows a multiple of 16 bytes (N * size; else stored from the registers).
 bool storesByTensorMap(const Plan &plan) {
+  if (!plan.planar.empty()) // Note [Planar results]: stored from the registers
+    return false;
   for (unsigned r = 0; r < plan.kernel->numResults(); ++r) {
     DType t = plan.kernel->result(r)->type().dtype;
     if ((t != DType::F16 && t != DType::BF16 && t != DType::F32) || plan.n * dtypeSize(t) % 16)
