@@ -18,8 +18,13 @@
 //   tap that reads it (3x3, stride 1, P = 8: 10 columns for 24 taps);
 // - then the bias, and a vector store a pixel.
 // Thread i of the grid takes channel vector i mod (C/V) of run i / (C/V): the threads of a run
-// read and write its pixels' channels contiguously, and every thread has work. P is 8, halved
-// while the columns a row (times V) would pass 64 registers or the sums (P·V) 32.
+// read and write its pixels' channels contiguously, and every thread has work. Where the vectors
+// are whole warps (C/V a multiple of 32), a block's eight warps take the same 32 vectors of one
+// run in eight consecutive output rows instead: the input rows their windows share are read
+// while the block's other warps still hold them in L1, not once for each output row from L2
+// (N32 C384 56² f16 on the H200: 63.8 -> 60.0 us, 70% -> 74% of the copy bandwidth on its
+// bytes). P is 8, halved while the columns a row (times V) would pass 64 registers or the sums
+// (P·V) 32.
 #include "codegen/templates/generic/Kernel.h"
 
 namespace fusec::generic {
@@ -29,6 +34,7 @@ namespace {
 constexpr int64_t kRegisterTaps = 72;    // the most weights a thread keeps (V · KH · KW)
 constexpr int64_t kRegisterColumns = 64; // the most widened input elements of a filter row
 constexpr int64_t kRegisterSums = 32;    // the most sums (P · V)
+constexpr int64_t kWarp = 32;
 
 /// The widest vector of a depthwise conv's channels: a power of two of at most 8 bytes that
 /// divides C and keeps V · KH · KW weights within kRegisterTaps.
@@ -68,18 +74,17 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
   while (run > 1 && (columnsOf(run) * v > kRegisterColumns || run * v > kRegisterSums))
     run /= 2;
   int64_t columns = columnsOf(run), runsPerRow = (outW + run - 1) / run;
-  int64_t items = y[0] * outH * runsPerRow * vectors;
+  // A warp's 32 channel vectors and a block's 8 output rows (where C has whole warps of vectors).
+  int64_t rowsTogether = vectors % kWarp == 0 ? kBlock / kWarp : 1;
+  int64_t lanes = rowsTogether > 1 ? kWarp : vectors;
+  int64_t rowGroups = (outH + rowsTogether - 1) / rowsTogether;
+  int64_t items = y[0] * rowGroups * rowsTogether * runsPerRow * vectors;
   DType xt = op.operand(0)->type().dtype, wt = op.operand(1)->type().dtype;
   DType yt = op.result()->type().dtype;
   ValueId zero = f.index(0);
 
-  f.forEachElement(items, [&](ValueId i) {
-    ValueId vector = f.arith(IndexOp::Rem, i, vectors, "vector");
-    ValueId runs = f.arith(IndexOp::Div, i, vectors);
-    ValueId ow0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, runs, runsPerRow), run, "ow0");
-    ValueId rest = f.arith(IndexOp::Div, runs, runsPerRow);
-    ValueId oh = f.arith(IndexOp::Rem, rest, outH, "oh");
-    ValueId n = f.arith(IndexOp::Div, rest, outH, "n");
+  // The run of pixels ow0 .. ow0 + P - 1 of output row oh of image n, channel vector `vector`.
+  auto pixelRun = [&](ValueId vector, ValueId ow0, ValueId oh, ValueId n) {
     ValueId c = f.arith(IndexOp::Mul, vector, v, "c");
     // The weights of channels c .. c + V - 1, weights[l * taps + t] for channel c + l, tap t.
     ValueId raw = b.localArray(kir::storageType(wt), unsigned(v * taps), "wraw");
@@ -171,7 +176,28 @@ KirKernel buildDepthwise(const Op &op, const std::string &entry) {
         b.store(f.out(), to, b.load(ys, zero, unsigned(v)), unsigned(v));
       });
     });
+  };
+
+  f.forEachElement(items, [&](ValueId i) {
+    // i: channel vector (its low part: a lane), output row within the group, the vector's high
+    // part, run, row group, image.
+    ValueId low = f.arith(IndexOp::Rem, i, lanes, rowsTogether > 1 ? "lane" : "vector");
+    ValueId byRow = f.arith(IndexOp::Div, i, lanes);
+    ValueId rowIn = f.arith(IndexOp::Rem, byRow, rowsTogether);
+    ValueId highs = f.arith(IndexOp::Div, byRow, rowsTogether);
+    ValueId high = f.arith(IndexOp::Rem, highs, vectors / lanes);
+    ValueId vector = b.add(f.arith(IndexOp::Mul, high, lanes), low, "vector");
+    ValueId runs = f.arith(IndexOp::Div, highs, vectors / lanes);
+    ValueId ow0 = f.arith(IndexOp::Mul, f.arith(IndexOp::Rem, runs, runsPerRow), run, "ow0");
+    ValueId rest = f.arith(IndexOp::Div, runs, runsPerRow);
+    ValueId group = f.arith(IndexOp::Rem, rest, rowGroups);
+    ValueId oh = b.add(f.arith(IndexOp::Mul, group, rowsTogether), rowIn, "oh");
+    ValueId n = f.arith(IndexOp::Div, rest, rowGroups, "n");
+    if (outH % rowsTogether == 0)
+      return pixelRun(vector, ow0, oh, n);
+    b.ifThenElse(b.less(oh, f.index(outH)), [&] { pixelRun(vector, ow0, oh, n); });
   });
+
   auto count = [](int64_t n, const char *what) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
   };
