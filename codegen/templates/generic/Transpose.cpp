@@ -14,9 +14,8 @@
 // element's bits are copied, so every dtype moves exactly.
 //
 // Where A and B are both whole 16-byte vectors (elements of 1, 2 or 4 bytes, v to
-// a vector), a tile is 8 vectors a side (64 x 64 for 2-byte elements) and a block
-// moves two at once (kGroup: a thread's four 16-byte loads in flight together).
-// A thread reads a 16-byte vector along B and stores its v elements down a column
+// a vector), a tile is 8 vectors a side (64 x 64 for 2-byte elements). A thread
+// reads a 16-byte vector along B and stores its v elements down a column
 // of the shared tile (its rows are B's, 128 bytes each); after the barrier it
 // reads a 16-byte vector along a row and writes it along A, so each warp's access
 // is four whole 128-byte lines either way. A tile row keeps its vector j at j ^ (b
@@ -28,8 +27,11 @@
 // transposes of the ResNet block (N32 C64 56 x 56 f16, 25.7 MB each way) on the
 // H200: 10.3 and 10.2 us with one 2-byte element a thread (32 x 32 tiles, rows of
 // 33 elements so that the column reads meet no bank conflict; `ncu`: SM 62% busy,
-// issue-bound), 8.1 and 8.4 us on vectors (bench/RESULTS.md, 2026-11-29). Other
-// extents take those scalar tiles.
+// issue-bound), 8.1 and 8.4 us on vector tiles two a block (bench/RESULTS.md,
+// 2026-11-29). One tile a block measured as fast or faster than two (four loads in
+// flight a thread): NCHW -> NHWC 10.2 us either way streaming from DRAM, 6.1
+// against 6.4 from L2; NHWC -> NCHW 9.4 against 10.1, 5.8 against 6.5. Other
+// extents take the scalar tiles.
 #include "codegen/templates/generic/Kernel.h"
 
 #include <optional>
@@ -40,7 +42,6 @@ namespace {
 
 constexpr int64_t kTile = 32, kRows = kBlock / kTile; // scalar tiles: a side, thread rows
 constexpr int64_t kLine = 8;                          // vector tiles: 16-byte vectors a side
-constexpr int64_t kGroup = 2;                         // vector tiles a block moves at once
 
 /// A transpose's output dims after merging and dropping size-1 axes, each with its
 /// stride in the input.
@@ -114,7 +115,7 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
       batchOut.push_back(outStrides[k]);
     }
   int64_t tiles = tilesA * tilesB * product(batchDims);
-  int64_t tileElements = v > 1 ? kGroup * side * side : kTile * (kTile + 1);
+  int64_t tileElements = v > 1 ? side * side : kTile * (kTile + 1);
   ValueId tileSmem = b.sharedArray(stored, unsigned(tileElements), "tile");
   ValueId tid = b.special(kir::Special::TidX);
   ValueId limitA = f.index(m.dims[axisA]), limitB = f.index(m.dims[axisB]);
@@ -154,69 +155,48 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
     });
   };
   auto toIndex = [&](ValueId x) { return b.convert(DType::I64, x); };
-  // A block moves kGroup vector tiles at once, tiles kGroup g + j of group g, each through its
-  // own shared tile, so that a thread's loads of all of them are in flight together.
-  auto vectorTiles = [&](ValueId group) {
-    std::vector<Origin> origins;
-    std::vector<ValueId> real; // whether tile j exists (the last group's may not)
-    for (int64_t j = 0; j < kGroup; ++j) {
-      ValueId start = f.arith(IndexOp::Mul, group, kGroup);
-      ValueId tile = f.arith(IndexOp::Add, start, j, "tile");
-      origins.push_back(origin(tile));
-      real.push_back(tiles % kGroup == 0 ? kir::kNoValue : b.less(tile, f.index(tiles)));
-    }
-    auto inside = [&](int64_t j, ValueId p, ValueId q) {
-      ValueId both = f.both(p, q);
-      return real[size_t(j)] == kir::kNoValue ? both : f.both(real[size_t(j)], both);
-    };
+  auto vectorTile = [&](const Origin &o) {
     // Read along B: task row `row` is A's a0 + row, its vector `vec` B's b0 + v vec, whose element
     // l goes to element `row` of the shared tile's row v vec + l (Note [Tiled transpose]).
-    for (int64_t j = 0; j < kGroup; ++j) {
-      const Origin &o = origins[size_t(j)];
-      vectorPass([&](ValueId row, ValueId vec) {
-        ValueId a = b.add(o.a0, toIndex(row), "a");
-        ValueId bIn = b.add(o.b0, toIndex(op32(IndexOp::Shl, vec, logV)), "bIn");
-        ValueId inA = b.less(a, limitA), inB = b.less(bIn, limitB);
-        b.ifThenElse(inside(j, inA, inB), [&] {
-          ValueId along = b.add(o.inBase, f.arith(IndexOp::Mul, a, strideA));
-          ValueId read = b.localArray(stored, unsigned(v), "read");
-          ValueId x = b.load(f.in(0), b.add(along, bIn), unsigned(v), "x");
-          b.store(read, f.index(0), x, unsigned(v));
-          ValueId key = b.arith(IndexOp::Xor, op32(IndexOp::Shr, row, logV), vec, "key");
-          ValueId first = op32(IndexOp::Mul, op32(IndexOp::Shl, vec, logV), side);
-          ValueId within = op32(IndexOp::And, row, v - 1);
-          ValueId start = b.add(first, within);
-          ValueId base = b.add(start, i32(j * side * side), "base");
-          for (int64_t l = 0; l < v; ++l) {
-            ValueId kept = op32(IndexOp::And, op32(IndexOp::Xor, key, l), kLine - 1);
-            ValueId rowAt = b.add(base, i32(l * side));
-            ValueId slot = b.add(rowAt, op32(IndexOp::Shl, kept, logV));
-            b.store(tileSmem, slot, b.load(read, f.index(l), 1, "x"));
-          }
-        });
+    vectorPass([&](ValueId row, ValueId vec) {
+      ValueId a = b.add(o.a0, toIndex(row), "a");
+      ValueId bIn = b.add(o.b0, toIndex(op32(IndexOp::Shl, vec, logV)), "bIn");
+      ValueId inA = b.less(a, limitA), inB = b.less(bIn, limitB);
+      b.ifThenElse(f.both(inA, inB), [&] {
+        ValueId along = b.add(o.inBase, f.arith(IndexOp::Mul, a, strideA));
+        ValueId read = b.localArray(stored, unsigned(v), "read");
+        ValueId x = b.load(f.in(0), b.add(along, bIn), unsigned(v), "x");
+        b.store(read, f.index(0), x, unsigned(v));
+        ValueId key = b.arith(IndexOp::Xor, op32(IndexOp::Shr, row, logV), vec, "key");
+        ValueId first = op32(IndexOp::Mul, op32(IndexOp::Shl, vec, logV), side);
+        ValueId within = op32(IndexOp::And, row, v - 1);
+        ValueId base = b.add(first, within, "base");
+        for (int64_t l = 0; l < v; ++l) {
+          ValueId kept = op32(IndexOp::And, op32(IndexOp::Xor, key, l), kLine - 1);
+          ValueId rowAt = b.add(base, i32(l * side));
+          ValueId slot = b.add(rowAt, op32(IndexOp::Shl, kept, logV));
+          b.store(tileSmem, slot, b.load(read, f.index(l), 1, "x"));
+        }
       });
-    }
+    });
     b.barrier();
     // Write along A: task row `row` is B's b0 + row, its vector `vec` A's a0 + v vec: the shared
     // tile's row `row`, vector vec ^ (row / v) ^ (row % v).
-    for (int64_t j = 0; j < kGroup; ++j) {
-      const Origin &o = origins[size_t(j)];
-      vectorPass([&](ValueId row, ValueId vec) {
-        ValueId bb = b.add(o.b0, toIndex(row), "b");
-        ValueId aOut = b.add(o.a0, toIndex(op32(IndexOp::Shl, vec, logV)), "aOut");
-        ValueId inB = b.less(bb, limitB), inA = b.less(aOut, limitA);
-        b.ifThenElse(inside(j, inB, inA), [&] {
-          ValueId mix =
-              b.arith(IndexOp::Xor, op32(IndexOp::Shr, row, logV), op32(IndexOp::And, row, v - 1));
-          ValueId kept = op32(IndexOp::And, b.arith(IndexOp::Xor, vec, mix), kLine - 1, "kept");
-          ValueId rowAt = b.add(op32(IndexOp::Mul, row, side), i32(j * side * side));
-          ValueId slot = b.add(rowAt, op32(IndexOp::Shl, kept, logV), "slot");
-          ValueId y = b.load(tileSmem, slot, unsigned(v), "y");
-          ValueId down = b.add(o.outBase, f.arith(IndexOp::Mul, bb, strideB));
-          b.store(f.out(), b.add(down, aOut), y, unsigned(v));
-        });
+    vectorPass([&](ValueId row, ValueId vec) {
+      ValueId bb = b.add(o.b0, toIndex(row), "b");
+      ValueId aOut = b.add(o.a0, toIndex(op32(IndexOp::Shl, vec, logV)), "aOut");
+      ValueId inB = b.less(bb, limitB), inA = b.less(aOut, limitA);
+      b.ifThenElse(f.both(inB, inA), [&] {
+        ValueId mix =
+            b.arith(IndexOp::Xor, op32(IndexOp::Shr, row, logV), op32(IndexOp::And, row, v - 1));
+        ValueId kept = op32(IndexOp::And, b.arith(IndexOp::Xor, vec, mix), kLine - 1, "kept");
+        ValueId rowAt = op32(IndexOp::Mul, row, side);
+        ValueId slot = b.add(rowAt, op32(IndexOp::Shl, kept, logV), "slot");
+        ValueId y = b.load(tileSmem, slot, unsigned(v), "y");
+        ValueId down = b.add(o.outBase, f.arith(IndexOp::Mul, bb, strideB));
+        b.store(f.out(), b.add(down, aOut), y, unsigned(v));
       });
-    }
+    });
   };
   // Scalar tiles: a pass gives thread (tx, ty) rows ty, ty + 8, ... and column tx; the rows'
   // coordinates start at `first` and end at `limit`, the column is inside where `column` says.
@@ -255,21 +235,19 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
       b.store(f.out(), at, x);
     });
   };
-  int64_t blocks = v > 1 ? (tiles + kGroup - 1) / kGroup : tiles;
-  f.tileLoop(blocks, [&](ValueId at) {
+  f.tileLoop(tiles, [&](ValueId tile) {
+    Origin o = origin(tile);
     if (v > 1)
-      vectorTiles(at);
+      vectorTile(o);
     else
-      scalarTile(origin(at));
-    b.barrier(); // the tiles are read before the next ones overwrite them
+      scalarTile(o);
+    b.barrier(); // the tile is read before the next one overwrites it
   });
   std::string shape = std::to_string(side) + " x " + std::to_string(side) + " tiles";
-  return f.finish(v > 1 ? std::to_string(kGroup) + " " + shape +
-                              " of 16-byte vectors a block through shared memory: reads along "
-                              "the input's last axis, writes along the output's"
-                        : shape + " through shared memory: reads along the input's last axis, "
-                                  "writes along the output's",
-                  blocks);
+  return f.finish(shape + (v > 1 ? " of 16-byte vectors" : "") +
+                      " through shared memory: reads along the input's last axis, writes along "
+                      "the output's",
+                  tiles);
 }
 
 } // namespace fusec::generic
