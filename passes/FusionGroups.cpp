@@ -10,16 +10,16 @@
 // transposes and slices its operands are), then an epilogue (every later
 // pointwise op that reads the group and computes in one of its index spaces:
 // the anchors' result shapes, and for a row reduction also its rows' shape;
-// for attention, the reshapes and transposes of its result). A row reduction
-// also takes later reductions over the same rows that read it, so a LayerNorm
-// or softmax that no pattern recognised is still one kernel. Left-over
-// pointwise ops form pointwise groups of one index space, joined along
-// producer→consumer edges; a pointwise group then takes the movement ops only
-// it reads (and the pointwise groups behind them). A merge never makes a
-// cycle between kernels; a producer never joins two groups: its other users
-// read it as a kernel result. An epilogue op reads one accumulator of a
-// grouped GEMM, or both of a group of two (a paired GEMM: SwiGLU's gate and
-// up projections).
+// for attention, the reshapes and transposes of its result; for a conv2d's
+// gemm, the transpose of its result back to NCHW that alone reads it, stored
+// as the kernel's result: Note [Planar results] in codegen/templates/gemm/Gemm.cpp). A row
+// reduction also takes later reductions over the same rows that read it, so a LayerNorm or softmax
+// that no pattern recognised is still one kernel. Left-over pointwise ops form pointwise groups of
+// one index space, joined along producer→consumer edges; a pointwise group then takes the movement
+// ops only it reads (and the pointwise groups behind them). A merge never makes a cycle between
+// kernels; a producer never joins two groups: its other users read it as a kernel result. An
+// epilogue op reads one accumulator of a grouped GEMM, or both of a group of two (a paired GEMM:
+// SwiGLU's gate and up projections).
 #include "passes/Fusion.h"
 
 #include <algorithm>

@@ -832,9 +832,14 @@ private:
   // ir/Kernel.h), and the kernel stores the result NCHW: row m's image m / P and pixel m % P (P
   // the pixels of an output image), column c's plane. Where the epilogue threads are whole rows of
   // quads (Note [Epilogue columns]), the threads of one column quad take its rows side by side
-  // (fixedQuad), so each of a quad's four stores is 16 consecutive pixels of one plane from 16
-  // lanes: a whole 32-byte sector where the planes are a multiple of 16 pixels. Every other
-  // epilogue stores element by element at the same places, and none by TMA (storesByTensorMap).
+  // (fixedQuad): epilogue threads / (columns / 4) of them, so each of a quad's four stores is that
+  // many consecutive pixels of one plane (16 for a 64-wide tile's 256 threads, the 64-channel
+  // convs: a whole 32-byte sector of f16 where the planes are a multiple of 16 pixels; 8 for a
+  // 128-wide tile; on halo tiles two runs of 8 from two image rows). Every other epilogue stores
+  // element by element at the same places, and none by TMA (storesByTensorMap). Fusion takes the
+  // transpose whoever reads its result: where a later pointwise kernel transposes it back (a
+  // transpose, reshape and transpose that canonicalize does not cancel) the planar stores cost
+  // the conv more than that kernel's gathered read saved.
   // H200 (bench/RESULTS.md, 2026-11-29): the block's conv2 23.3 -> 28.4 us and no transpose
   // kernel, end to end 63.7 -> 62.6 us. The stores cost 3.3 us (conv + batch_norm + ReLU 22.3 us
   // NHWC, 25.6 planar: four 2-byte stores a quad where there was one 8-byte), and the residual's

@@ -20,13 +20,13 @@
 // reads a 16-byte vector along a row and writes it along A, so each warp's access
 // is four whole 128-byte lines either way. A tile row keeps its vector j at j ^ (b
 // / v) ^ (b % v) (mod 8) of row b: the stores of a warp's eight vectors of one
-// element land on 8 distinct vectors, 32 banks, and the vector reads of a row
-// still cover each bank once. (The elements are scattered into shared memory, not
-// gathered from it into a vector: NVRTC split the store of a gathered 16-byte
-// vector into four 4-byte ones, 60% of the sectors excess.) The boundary
-// transposes of the ResNet block (N32 C64 56 x 56 f16, 25.7 MB each way) on the
-// H200: 10.3 and 10.2 us with one 2-byte element a thread (32 x 32 tiles, rows of
-// 33 elements so that the column reads meet no bank conflict; `ncu`: SM 62% busy,
+// element land on 8 distinct vectors of the tile (their lanes on distinct banks, or
+// on distinct bytes of one word: 2-byte elements fill 16 banks, 1-byte 8), and the
+// vector reads of a row still cover each bank once. (The elements are scattered into shared memory,
+// not gathered from it into a vector: NVRTC split the store of a gathered 16-byte vector into four
+// 4-byte ones, 60% of the sectors excess.) The boundary transposes of the ResNet block (N32 C64 56
+// x 56 f16, 25.7 MB each way) on the H200: 10.3 and 10.2 us with one 2-byte element a thread (32 x
+// 32 tiles, rows of 33 elements so that the column reads meet no bank conflict; `ncu`: SM 62% busy,
 // issue-bound), 8.1 and 8.4 us on vector tiles two a block (bench/RESULTS.md,
 // 2026-11-29). One tile a block measured as fast or faster than two (four loads in
 // flight a thread): NCHW -> NHWC 10.2 us either way streaming from DRAM, 6.1
