@@ -809,13 +809,13 @@ private:
       }
     });
     for (size_t r = 0; r < vectors.size(); ++r) {
+      FUSEC_ASSERT(!sink || !planar(r), "a planar result goes out from the registers");
       if (sink) {
         sink(chain.results[r], vectors[r]);
       } else if (planar(r)) { // an element a plane
-        int64_t pixels = plan.a.window->oh * plan.a.window->ow;
         ValueId first = planarIndex(row, col);
         b.forLoop(zero, count, one, "q", -1, [&](ValueId q) {
-          ValueId to = b.add(first, b.mul(q, i64(pixels)));
+          ValueId to = b.add(first, b.mul(q, i64(planePixels())));
           b.store(output(r), to, b.load(vectors[r], q, 1));
         });
       } else {
@@ -845,10 +845,13 @@ private:
   // NHWC, 25.6 planar: four 2-byte stores a quad where there was one 8-byte), and the residual's
   // reads, a quad of 16 different rows in a half warp, twice the sectors of L1 (+1.1 us).
 
+  /// The pixels of a planar result's plane: of one output image.
+  int64_t planePixels() const { return plan.a.window->oh * plan.a.window->ow; }
+
   /// The element of a planar result (Note [Planar results]) at row `row` and column `col` (i64):
   /// the row's image and pixel, the column's plane.
   ValueId planarIndex(ValueId row, ValueId col) {
-    int64_t pixels = plan.a.window->oh * plan.a.window->ow;
+    int64_t pixels = planePixels();
     ValueId image = op(IndexOp::Div, row, i64(pixels), "image");
     ValueId pixel = op(IndexOp::Rem, row, i64(pixels), "pixel");
     ValueId planes = b.add(b.mul(image, i64(plan.n)), col);

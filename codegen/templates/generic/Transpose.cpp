@@ -34,6 +34,7 @@
 // extents take the scalar tiles.
 #include "codegen/templates/generic/Kernel.h"
 
+#include <bit>
 #include <optional>
 
 namespace fusec::generic {
@@ -143,9 +144,7 @@ KirKernel buildTiledTranspose(const Op &op, const std::string &entry) {
   auto op32 = [&](IndexOp o, ValueId x, int64_t c, const std::string &name = "") {
     return b.arith(o, x, i32(c), name);
   };
-  int64_t logV = 0;
-  while ((int64_t(1) << logV) < v)
-    ++logV;
+  int64_t logV = std::countr_zero(uint64_t(v));
   auto vectorPass = [&](const std::function<void(ValueId row, ValueId vec)> &move) {
     ValueId tid32 = b.convert(DType::I32, tid);
     f.count(side * kLine / kBlock, "i", -1, [&](ValueId i) {
