@@ -3,10 +3,12 @@
 // renamed file still loads. Text never carries the identifier: a .fir file
 // starts with a comment or `func`. A file without it whose name ends in .fb
 // goes to the model loader anyway, so that a damaged model file is reported
-// as one rather than as unparsable text.
+// as one rather than as unparsable text. A file named .onnx goes to the ONNX
+// importer (protobuf has no identifier to tell it by).
 #include "frontend/ModelFile.h"
 
 #include "frontend/ModelSchema.h"
+#include "frontend/onnx/OnnxImport.h"
 #include "ir/FileIO.h"
 #include "ir/TextFormat.h"
 
@@ -22,6 +24,8 @@ std::unique_ptr<Module> loadModelFile(const std::string &path, Diagnostics &diag
 }
 
 std::unique_ptr<Module> loadAnyModel(const std::string &path, Diagnostics &diags) {
+  if (isOnnxPath(path))
+    return importOnnxFile(path, diags);
   std::optional<std::vector<uint8_t>> bytes = readFile(path, diags, kMaxModelFileBytes);
   if (!bytes)
     return nullptr;

@@ -54,8 +54,9 @@ std::vector<uint8_t> serializeModel(const Module &m);
 bool resealModelBuffer(std::span<uint8_t> bytes,
                        std::optional<uint64_t> dataChecksum = std::nullopt);
 
-/// Loads `.fir` text or a model file, chosen by content (the flatbuffers file
-/// identifier) so that a renamed file still loads.
+/// Loads an ONNX model (by its .onnx extension), or `.fir` text or a model
+/// file, chosen by content (the flatbuffers file identifier) so that a
+/// renamed file still loads.
 std::unique_ptr<Module> loadAnyModel(const std::string &path, Diagnostics &diags);
 
 } // namespace fusec

@@ -9,6 +9,8 @@ packages=(
   libllvm14                          # another LLVM, for the mixed-LLVM process test
   clang-19 libclang-rt-19-dev        # libFuzzer targets
   libflatbuffers-dev flatbuffers-compiler
+  libonnx-dev libprotobuf-dev        # ONNX import (the ONNX protobuf classes, checker)
+  python3-onnx                       # ONNX's backend node tests (generated), test fixtures
   libgtest-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 

@@ -1,0 +1,36 @@
+// ONNX tensors (initializers, Constant values, test data) as fusec constants.
+// Internal to the importer: the only header of frontend/onnx that names
+// protobuf types besides Importer.h.
+#pragma once
+
+#include "ir/Attribute.h"
+#include "onnx/onnx_pb.h"
+
+#include <optional>
+#include <string>
+
+namespace fusec::onnximport {
+
+/// The fusec dtype of an ONNX element type; nullopt for the types fusec has
+/// no dtype for (uint8, int16, strings, complex, ...).
+std::optional<DType> dtypeOf(int32_t elemType);
+/// The ONNX name of an element type ("FLOAT16"), for messages.
+std::string elemTypeName(int32_t elemType);
+
+/// Where tensor data may come from, and how much of it is left to take.
+struct TensorSource {
+  /// The model's folder, the only place external data is read from; empty
+  /// when the model came from memory.
+  std::string modelDir;
+  /// Bytes still allowed (Note [Import budget]); each tensor read takes its
+  /// bytes from it before allocating them.
+  uint64_t budget = 0;
+};
+
+/// The contents of `t`: its dims and data checked against each other (raw
+/// bytes, typed fields or an external file confined to src.modelDir) before
+/// anything is allocated. Nullopt with `error` set otherwise.
+std::optional<DenseData> readTensor(const onnx::TensorProto &t, TensorSource &src,
+                                    std::string &error);
+
+} // namespace fusec::onnximport
