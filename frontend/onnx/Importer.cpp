@@ -19,6 +19,8 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -110,7 +112,7 @@ std::string identifier(std::string_view name) {
 
 class Importer {
 public:
-  Importer(const onnx::ModelProto &model, const std::string &file, const OnnxImportOptions &opts,
+  Importer(onnx::ModelProto &model, const std::string &file, const OnnxImportOptions &opts,
            Diagnostics &diags)
       : model(model), file(file), diags(diags), source{opts.modelDir, opts.maxDataBytes} {}
 
@@ -125,6 +127,7 @@ public:
   Diagnostics &diagnostics() { return diags; }
 
 private:
+  bool check();
   bool readOpset();
   bool findUnsupported();
   bool readInitializers();
@@ -138,7 +141,7 @@ private:
   }
   Loc nodeLoc(int index) const;
 
-  const onnx::ModelProto &model;
+  onnx::ModelProto &model;
   const std::string &file;
   Diagnostics &diags;
   TensorSource source;
@@ -371,13 +374,42 @@ bool Importer::readOutputs() {
   return true;
 }
 
-std::unique_ptr<Module> Importer::run() {
+// ONNX's checker looks for external data files relative to the process's
+// folder when it is given a model rather than a path. So each external
+// location is first confined to the model's folder (resolveLocation), then
+// handed to the checker resolved, and restored after it.
+bool Importer::check() {
+  std::vector<std::pair<onnx::StringStringEntryProto *, std::string>> given;
+  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    for (onnx::StringStringEntryProto &e : *t.mutable_external_data()) {
+      if (e.key() != "location")
+        continue;
+      std::string error, resolved = resolveLocation(e.value(), source.modelDir, error);
+      if (resolved.empty()) {
+        for (auto &[entry, location] : given)
+          entry->set_value(location);
+        return fail("initializer '" + t.name() + "': " + error);
+      }
+      given.emplace_back(&e, e.value());
+      e.set_value(resolved);
+    }
+  }
+  bool ok = true;
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
-    fail(std::string("the ONNX checker refuses the model: ") + e.what());
-    return nullptr;
+    ok = fail(std::string("the ONNX checker refuses the model: ") + e.what());
   }
+  for (auto &[entry, location] : given)
+    entry->set_value(location);
+  return ok;
+}
+
+std::unique_ptr<Module> Importer::run() {
+  if (!check())
+    return nullptr;
   const onnx::GraphProto &g = model.graph();
   graph = std::make_unique<Graph>(identifier(g.name().empty() ? "main" : g.name()));
   graph->setLoc(Loc{file, 0, 0, -1, {}});
@@ -466,7 +498,13 @@ int64_t NodeImport::attrInt(std::string_view name, int64_t fallback) const {
 
 double NodeImport::attrFloat(std::string_view name, double fallback) const {
   const AttributeProto *a = findAttr(name);
-  return a && a->has_f() ? double(a->f()) : fallback;
+  if (!a || !a->has_f())
+    return fallback;
+  // The double the exporter meant: an epsilon of 1e-5 stored as the float
+  // nearest it reads back as 1e-5, the shortest decimal of that float.
+  char digits[32];
+  std::to_chars_result r = std::to_chars(digits, digits + sizeof digits, a->f());
+  return std::strtod(std::string(digits, r.ptr).c_str(), nullptr);
 }
 
 std::string NodeImport::attrString(std::string_view name, std::string fallback) const {
@@ -541,6 +579,8 @@ bool NodeImport::fail(std::string message) {
 }
 
 } // namespace onnximport
+
+std::vector<std::string> onnxSupportedOps() { return onnximport::supportedOps(); }
 
 bool isOnnxPath(const std::string &path) { return llvm::StringRef(path).ends_with(".onnx"); }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace fusec {
 
@@ -36,5 +37,8 @@ std::unique_ptr<Module> importOnnxFile(const std::string &path, Diagnostics &dia
 
 /// Whether `path` names an ONNX model by its extension (.onnx).
 bool isOnnxPath(const std::string &path);
+
+/// The op types of the default ONNX domain the importer reads, sorted.
+std::vector<std::string> onnxSupportedOps();
 
 } // namespace fusec

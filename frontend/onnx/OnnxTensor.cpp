@@ -130,9 +130,8 @@ std::optional<uint64_t> externalNumber(const TensorProto &t, std::string_view ke
   return v;
 }
 
-/// Resolves an external data location inside the model's folder: relative,
-/// no `..`, and (after symbolic links) still inside it. Empty with `error`
-/// set otherwise.
+} // namespace
+
 std::string resolveLocation(const std::string &location, const std::string &modelDir,
                             std::string &error) {
   if (modelDir.empty()) {
@@ -162,6 +161,10 @@ std::string resolveLocation(const std::string &location, const std::string &mode
   }
   return std::string(file);
 }
+
+std::string externalLocation(const TensorProto &t) { return externalField(t, "location"); }
+
+namespace {
 
 /// Reads `t`'s external bytes: `bytes` long, from its file inside
 /// src.modelDir at its offset.

@@ -27,6 +27,14 @@ struct TensorSource {
   uint64_t budget = 0;
 };
 
+/// Resolves an external data location inside the model's folder: relative,
+/// no `..`, and (after symbolic links) still inside it. Empty with `error`
+/// set otherwise.
+std::string resolveLocation(const std::string &location, const std::string &modelDir,
+                            std::string &error);
+/// The `location` of a tensor's external data (empty when it has none).
+std::string externalLocation(const onnx::TensorProto &t);
+
 /// The contents of `t`: its dims and data checked against each other (raw
 /// bytes, typed fields or an external file confined to src.modelDir) before
 /// anything is allocated. Nullopt with `error` set otherwise.

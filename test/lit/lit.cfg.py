@@ -15,6 +15,9 @@ config.substitutions.append(("%examples", os.path.join(config.fusec_src_root, "e
 config.substitutions.append(("%cases", os.path.join(config.fusec_src_root, "test", "gpu", "cases")))
 config.substitutions.append(("%built_examples", os.path.join(config.fusec_obj_root, "examples")))
 config.substitutions.append(("%python", config.python))
+# Writes the ONNX models of test/lit/onnx (Debian's python3 with python3-onnx).
+config.substitutions.append(("%onnx_model", config.onnx_python + " " + os.path.join(
+    config.fusec_src_root, "test", "lit", "onnx", "Inputs", "models.py")))
 config.substitutions.append(("%fusec_src", config.fusec_src_root))
 
 # The CUDA toolkit, when present, lets tests assemble generated PTX (feature

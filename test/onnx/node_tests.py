@@ -166,7 +166,7 @@ def run_case_checked(case_dir, fusec, device, backend, timeout):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fusec", required=True)
+    p.add_argument("--fusec", help="the fusec binary (needed unless --generate-only)")
     p.add_argument("--data", required=True, help="generated cases (made when missing)")
     p.add_argument("--expected", help="the list of cases that pass")
     p.add_argument("--update", action="store_true", help="rewrite EXPECTED with this run's passes")
@@ -176,11 +176,16 @@ def main():
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--report", help="write each case's result to this file")
+    p.add_argument("--generate-only", action="store_true", help="make the cases in DATA, run none")
     args = p.parse_args()
 
     node_dir = os.path.join(args.data, "node")
     if not os.path.isdir(node_dir):
         generate(args.data)
+    if args.generate_only:
+        return 0
+    if not args.fusec:
+        p.error("--fusec is required")
     cases = sorted(os.path.join(node_dir, c) for c in os.listdir(node_dir))
     if args.only:
         cases = [c for c in cases if re.search(args.only, os.path.basename(c))]

@@ -11,6 +11,7 @@
 namespace fusec {
 
 extern llvm::cl::SubCommand convertCommand;
+extern llvm::cl::SubCommand importCommand;
 extern llvm::cl::SubCommand runCommand;
 extern llvm::cl::SubCommand compileCommand;
 extern llvm::cl::SubCommand benchCommand;
@@ -30,6 +31,7 @@ struct StageFlags {
 };
 
 int runConvert();
+int runImport();
 int runRun();
 int runCompile();
 int runBench();

@@ -1,4 +1,5 @@
-// fusec: the command-line driver. Subcommands: convert, run, compile, bench.
+// fusec: the command-line driver. Subcommands: convert, import, run, compile,
+// bench.
 //
 // Exit codes: 0 success, 1 bad input (diagnostics on stderr), 2 bad usage.
 #include "runtime/gpu/CudaDriver.h"
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
           argc, argv,
           "fusec: a kernel-fusion compiler for NVIDIA GPUs\n\n"
           "  fusec convert IN OUT   convert between .fir and .fb\n"
+          "  fusec import M.onnx -o OUT  an ONNX model as .fb or .fir\n"
           "  fusec run FILE         run a model on the GPU or the CPU\n"
           "  fusec compile FILE     its kernels: CUDA C++, PTX, a report, an artifact\n"
           "  fusec bench FILE       compile for the GPU and time it\n\n"
@@ -68,6 +70,8 @@ int main(int argc, char **argv) {
     return kExitUsage;
   if (convertCommand)
     return runConvert();
+  if (importCommand)
+    return runImport();
   if (runCommand)
     return runRun();
   if (compileCommand)
