@@ -278,7 +278,7 @@ bool Importer::bind(const std::string &name, Term t) {
       t.data->numElements() <= kMaxKnownInts) {
     std::vector<SymInt> ints;
     for (size_t i = 0; i < t.data->numElements(); ++i)
-      ints.push_back(SymInt::of(int64_t(t.data->elementAsDouble(i))));
+      ints.push_back(SymInt::of(integerElement(*t.data, i)));
     t.ints = std::move(ints);
   }
   if (!terms.emplace(name, std::move(t)).second)
@@ -294,12 +294,12 @@ Value *Importer::materialize(const std::string &name, const Loc &loc) {
   if (t.data) {
     t.value = b->constant(t.data);
   } else if (t.ints) {
-    std::vector<double> values;
+    std::vector<int64_t> values;
     std::string symbolic;
     for (const SymInt &v : *t.ints) {
       if (!v.isStatic())
         symbolic = v.str();
-      values.push_back(double(v.factor));
+      values.push_back(v.factor);
     }
     if (!symbolic.empty()) {
       diags.error(loc, "tensor '" + name + "' holds the symbolic size " + symbolic +
@@ -309,7 +309,8 @@ Value *Importer::materialize(const std::string &name, const Loc &loc) {
     std::vector<int64_t> shape;
     if (t.type.rank() == 1)
       shape.push_back(int64_t(values.size()));
-    t.value = b->constant(t.type.dtype, shape, values);
+    t.value = b->constant(std::make_shared<const DenseData>(
+        integerData(t.type.dtype, std::move(shape), values)));
   }
   // A graph output's name is left for the output (readOutputs).
   if (t.value && !outputNames.count(name))

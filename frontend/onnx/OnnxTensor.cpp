@@ -50,6 +50,32 @@ std::string elemTypeName(int32_t elemType) {
   return "element type " + std::to_string(elemType);
 }
 
+int64_t integerElement(const DenseData &d, size_t i) {
+  const uint8_t *p = d.element(i);
+  switch (d.dtype) {
+  case DType::I8: return int8_t(*p);
+  case DType::Bool: return *p != 0;
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  default: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  }
+}
+
+DenseData integerData(DType dtype, std::vector<int64_t> shape, const std::vector<int64_t> &values) {
+  unsigned size = dtypeSize(dtype);
+  std::vector<uint8_t> bytes(values.size() * size);
+  for (size_t i = 0; i < values.size(); ++i)
+    std::memcpy(bytes.data() + i * size, &values[i], size); // little-endian: the low bytes
+  return DenseData(dtype, std::move(shape), std::move(bytes));
+}
+
 namespace {
 
 /// The element count of `dims`; nullopt when a dim is negative or the

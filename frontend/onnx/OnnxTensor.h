@@ -17,6 +17,12 @@ std::optional<DType> dtypeOf(int32_t elemType);
 /// The ONNX name of an element type ("FLOAT16"), for messages.
 std::string elemTypeName(int32_t elemType);
 
+/// Element i of an integer (or bool) constant, exactly.
+int64_t integerElement(const DenseData &d, size_t i);
+/// An integer constant of `dtype` (i8, i32, i64) holding `values`, each
+/// wrapped to the dtype's width.
+DenseData integerData(DType dtype, std::vector<int64_t> shape, const std::vector<int64_t> &values);
+
 /// Where tensor data may come from, and how much of it is left to take.
 struct TensorSource {
   /// The model's folder, the only place external data is read from; empty

@@ -22,6 +22,10 @@ struct Window {
 /// (rank 3 or 4, NCHW), with the given kernel sizes; 1-D geometry is lifted
 /// to 2-D with a height of 1.
 std::optional<Window> readWindow(NodeImport &n, const TensorType &x, std::vector<int64_t> kernel) {
+  if (x.rank() != 3 && x.rank() != 4) {
+    n.fail("only 1-D and 2-D windows are supported, got input " + x.str());
+    return std::nullopt;
+  }
   size_t spatial = x.rank() - 2;
   auto lift = [&](std::vector<int64_t> v, int64_t fill) {
     if (spatial == 1)
@@ -265,8 +269,9 @@ bool importInstanceNorm(NodeImport &n) {
   if (!x || !scale || !bias)
     return false;
   size_t rank = x->type().rank();
-  if (rank < 3)
-    return n.fail("needs an input of rank >= 3, got " + x->type().str());
+  if (rank < 3 || scale->type().rank() != 1)
+    return n.fail("needs an input of rank >= 3 and a scale of rank 1, got " + x->type().str() +
+                  " and " + scale->type().str());
   std::vector<int64_t> axes;
   Shape param{scale->type().shape[0]};
   for (size_t i = 2; i < rank; ++i) {

@@ -151,6 +151,33 @@ bool importSize(NodeImport &n) {
 }
 
 bool importRange(NodeImport &n) {
+  DType dtype = n.type(0).dtype;
+  if (isInteger(dtype)) {
+    std::optional<std::vector<int64_t>> start = n.staticInts(0, "start"),
+                                        limit = start ? n.staticInts(1, "limit") : std::nullopt,
+                                        delta = limit ? n.staticInts(2, "delta") : std::nullopt;
+    if (!delta)
+      return false;
+    if (start->size() != 1 || limit->size() != 1 || delta->size() != 1 || (*delta)[0] == 0)
+      return n.fail("start, limit and delta must be scalars, delta not 0");
+    // ceil((limit - start) / delta), in 128 bits so that no operand overflows.
+    __int128 span = __int128((*limit)[0]) - (*start)[0], step = (*delta)[0];
+    __int128 count = span / step + (span % step != 0 && (span > 0) == (step > 0));
+    if (count > kMaxFoldedElements)
+      return n.fail("a range of more than " + std::to_string(kMaxFoldedElements) +
+                    " elements is over the import's limit");
+    std::vector<int64_t> values;
+    for (int64_t i = 0; i < int64_t(count); ++i)
+      values.push_back(int64_t((*start)[0] + __int128(i) * step));
+    if (values.size() <= 1024) {
+      std::vector<SymInt> ints;
+      for (int64_t v : values)
+        ints.push_back(SymInt::of(v));
+      return n.setInts(0, std::move(ints), dtype, false);
+    }
+    int64_t len = int64_t(values.size());
+    return n.setData(0, integerData(dtype, {len}, values));
+  }
   std::optional<std::vector<double>> start = n.staticFloats(0, "start"),
                                      limit = start ? n.staticFloats(1, "limit") : std::nullopt,
                                      delta = limit ? n.staticFloats(2, "delta") : std::nullopt;
@@ -162,19 +189,10 @@ bool importRange(NodeImport &n) {
   if (!(count <= double(kMaxFoldedElements)))
     return n.fail("a range of " + std::to_string(count) + " elements is over the import's limit");
   int64_t len = std::max<int64_t>(int64_t(count), 0);
-  DType dtype = n.type(0).dtype;
-  if (isInteger(dtype)) {
-    std::vector<SymInt> ints;
-    for (int64_t i = 0; i < len; ++i)
-      ints.push_back(SymInt::of(int64_t((*start)[0] + double(i) * (*delta)[0])));
-    if (len <= 1024)
-      return n.setInts(0, std::move(ints), dtype, false);
-  }
   std::vector<double> values;
   for (int64_t i = 0; i < len; ++i)
     values.push_back((*start)[0] + double(i) * (*delta)[0]);
-  Value *c = n.b.constant(dtype, {len}, values);
-  return n.set(0, c);
+  return n.set(0, n.b.constant(dtype, {len}, values));
 }
 
 bool importReshape(NodeImport &n) {
