@@ -183,7 +183,18 @@ std::string pointwiseExpr(const kir::MathOp &op, const std::vector<std::string> 
   case OpKind::Rsqrt:
   case OpKind::Tanh:
   case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Floor:
+  case OpKind::Ceil:
     return call(mathFn(t, opInfo(op.kind).spelling), x);
+  case OpKind::Round: // rint: to nearest, ties to even (cvt.rni)
+    return call(mathFn(t, "rint"), x);
+  case OpKind::Sign: // a zero stays itself, a NaN stays NaN
+    if (isInt)
+      return "(" + x + " > 0) - (" + x + " < 0)";
+    return x + " > 0 ? " + floatLiteral(1, t == DType::F64) + " : " + x + " < 0 ? " +
+           floatLiteral(-1, t == DType::F64) + " : " + x;
   case OpKind::Sigmoid:
     return call(helper(t, "sigmoid"), x);
   case OpKind::Silu:

@@ -58,7 +58,7 @@ llvm::Value *geluNarrow(llvm::IRBuilder<> &b, llvm::Value *x) {
   for (size_t k = 1; k < std::size(kP); ++k)
     p = fma(p, t, fp(x, kP[k] * kLog2e));
   p = fma(p, t, fp(x, -1.26667162439997120 * kLog2e - 1.0));
-  llvm::Value *z2 = b.CreateFMul(x, fp(x, -0.5 * kLog2e)); // -z^2 log2 e = x z2
+  llvm::Value *z2 = b.CreateFMul(x, fp(x, -0.5 * kLog2e));           // -z^2 log2 e = x z2
   llvm::Value *half = b.CreateFMul(t, exp2Approx(b, fma(z2, x, p))); // erfc(z) / 2
   llvm::Value *above = b.CreateFSub(fp(x, 1.0), half);
   llvm::Value *negative = b.CreateFCmpOLT(x, fp(x, 0.0));
@@ -200,6 +200,19 @@ llvm::Value *compare(llvm::IRBuilder<> &b, OpKind k, llvm::Value *a, llvm::Value
   return b.CreateCmp(p, a, c);
 }
 
+/// -1, 0 or +1 of `x`'s type; a float zero stays itself and a NaN stays NaN.
+llvm::Value *sign(llvm::IRBuilder<> &b, llvm::Value *x) {
+  llvm::Type *t = x->getType();
+  llvm::Value *zero = llvm::Constant::getNullValue(t);
+  bool isInt = t->isIntegerTy();
+  llvm::Value *one = isInt ? llvm::ConstantInt::get(t, 1) : fp(x, 1.0);
+  llvm::Value *minusOne = isInt ? llvm::ConstantInt::getSigned(t, -1) : fp(x, -1.0);
+  llvm::Value *positive = isInt ? b.CreateICmpSGT(x, zero) : b.CreateFCmpOGT(x, zero);
+  llvm::Value *negative = isInt ? b.CreateICmpSLT(x, zero) : b.CreateFCmpOLT(x, zero);
+  llvm::Value *rest = b.CreateSelect(negative, minusOne, isInt ? zero : x);
+  return b.CreateSelect(positive, one, rest);
+}
+
 llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::Value *x) {
   bool isInt = x->getType()->isIntegerTy();
   FUSEC_ASSERT(!x->getType()->isIntegerTy(1), "a unary op on bool (type inference refuses it)");
@@ -225,7 +238,17 @@ llvm::Value *unary(llvm::IRBuilder<> &b, const kir::MathOp &op, DType t, llvm::V
   case OpKind::Rsqrt:
   case OpKind::Tanh:
   case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
     return libdevice(b, opInfo(op.kind).spelling, {x});
+  case OpKind::Floor: // cvt.rmi, as CUDA's floorf
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+  case OpKind::Ceil: // cvt.rpi
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+  case OpKind::Round: // cvt.rni: ties to even, as CUDA's rintf
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+  case OpKind::Sign:
+    return sign(b, x);
   case OpKind::Sigmoid:
     return sigmoid(b, x);
   case OpKind::Silu:
@@ -344,6 +367,12 @@ llvm::Value *llvmPointwiseValue(llvm::IRBuilder<> &b, const kir::MathOp &op,
   case OpKind::Sigmoid:
   case OpKind::Silu:
   case OpKind::Gelu:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Round:
+  case OpKind::Sign:
     return unary(b, op, t, args[0]);
   case OpKind::Add:
   case OpKind::Sub:

@@ -36,7 +36,7 @@ struct OpContext {
 // The kernels, grouped by file. Each returns false after reporting an error.
 
 // ReferencePointwise.cpp
-bool runUnary(const OpContext &ctx, Tensor &out); // neg abs relu exp ... silu gelu
+bool runUnary(const OpContext &ctx, Tensor &out); // neg abs relu exp ... gelu sin ... sign
 bool runCast(const OpContext &ctx, Tensor &out);
 bool runBinary(const OpContext &ctx, Tensor &out); // add sub mul div pow max min
 bool runCompare(const OpContext &ctx, Tensor &out);

@@ -57,6 +57,18 @@ void applyUnaryFloat(const Op &op, std::vector<double> &v) {
     return mapAll(v, [](double x) { return sigmoid(x); });
   case OpKind::Silu:
     return mapAll(v, [](double x) { return x * sigmoid(x); });
+  case OpKind::Sin:
+    return mapAll(v, [](double x) { return std::sin(x); });
+  case OpKind::Cos:
+    return mapAll(v, [](double x) { return std::cos(x); });
+  case OpKind::Floor:
+    return mapAll(v, [](double x) { return std::floor(x); });
+  case OpKind::Ceil:
+    return mapAll(v, [](double x) { return std::ceil(x); });
+  case OpKind::Round: // ties to even: nearbyint in the default rounding mode
+    return mapAll(v, [](double x) { return std::nearbyint(x); });
+  case OpKind::Sign: // a zero keeps its sign bit, a NaN stays NaN
+    return mapAll(v, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; });
   case OpKind::Gelu: {
     bool tanhApprox = op.getString("approximate") == "tanh";
     return mapAll(v, [&](double x) { return gelu(x, tanhApprox); });
@@ -74,6 +86,8 @@ void applyUnaryInt(OpKind kind, std::vector<int64_t> &v) {
       x = wrapNeg(x);
     else if (kind == OpKind::Relu && x < 0)
       x = 0;
+    else if (kind == OpKind::Sign)
+      x = x > 0 ? 1 : x < 0 ? -1 : 0;
   }
 }
 

@@ -85,6 +85,12 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
   case OpKind::Relu:
   case OpKind::Gelu:
   case OpKind::Silu:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Round:
+  case OpKind::Sign:
     return runUnary(ctx, out);
   case OpKind::Cast:
     return runCast(ctx, out);

@@ -56,6 +56,10 @@ TEST(Reference, UnaryFloatOps) {
       {OpKind::Erf, [](double x) { return std::erf(x); }},
       {OpKind::Sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }},
       {OpKind::Silu, [](double x) { return x / (1 + std::exp(-x)); }},
+      {OpKind::Sin, [](double x) { return std::sin(x); }},
+      {OpKind::Cos, [](double x) { return std::cos(x); }},
+      {OpKind::Floor, [](double x) { return std::floor(x); }},
+      {OpKind::Ceil, [](double x) { return std::ceil(x); }},
   };
   for (const Case &c : cases) {
     GraphRunner r;
@@ -68,6 +72,25 @@ TEST(Reference, UnaryFloatOps) {
     SCOPED_TRACE(std::string(opInfo(c.kind).spelling));
     expectExact(out[0], want); // NaN for log/sqrt of negatives, inf for rsqrt(0)
   }
+}
+
+// round takes ties to even (ONNX Round); sign keeps a zero's sign bit and a NaN, and works on
+// integers.
+TEST(Reference, RoundAndSign) {
+  double nan = std::numeric_limits<double>::quiet_NaN(), inf = HUGE_VAL;
+  std::vector<double> xs = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -0.0, inf, nan};
+  GraphRunner r;
+  Value *x = r.input("x", DType::F32, {10});
+  Tensor tx = makeTensor(DType::F32, {10}, xs);
+  auto out = r.run({r.op(OpKind::Round, {x}), r.op(OpKind::Sign, {x})}, {tx});
+  expectExact(out[0], {-2.0, -2.0, -0.0, 0.0, 2.0, 2.0, 3.0, -0.0, inf, nan});
+  expectExact(out[1], {-1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 1.0, -0.0, 1.0, nan});
+  EXPECT_TRUE(std::signbit(out[0].getDouble(2)) && std::signbit(out[1].getDouble(7)));
+
+  GraphRunner ri;
+  Value *i = ri.input("i", DType::I8, {4});
+  auto signs = ri.run({ri.op(OpKind::Sign, {i})}, {makeTensor(DType::I8, {4}, {-128, -3, 0, 127})});
+  expectExact(signs[0], {-1, -1, 0, 1});
 }
 
 TEST(Reference, GeluBothApproximations) {
