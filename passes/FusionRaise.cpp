@@ -13,6 +13,12 @@
 //
 // Sweeps run from the last op to the first, so that the longest form wins
 // (layer_norm with γ and β before the bare normalization inside it).
+//
+// Exporters spell the same math in a few other ways, and each is accepted
+// where the form has it: a square as pow(x, 2) and a cube as pow(x, 3), a
+// scale by c as div(x, 1/c), rsqrt(y) as div(1, sqrt(y)), the normalization
+// as div(c, sqrt(var + ε)), and gelu's product in any grouping of x, ½ and
+// (1 + inner) (PyTorch's ONNX export writes mul(mul(x, 1 + erf(x / √2)), ½)).
 #include "ir/Builder.h"
 #include "passes/Fusion.h"
 
@@ -61,6 +67,65 @@ std::optional<int64_t> sharedTrailingAxis(const Op &a, const Op &b) {
   return int64_t(*sa) - int64_t(a.operand(0)->type().rank());
 }
 
+/// Whether v is pow(x, n) with n the splat `exponent`; sets x.
+bool matchPower(Value *v, double exponent, Value *&x, std::vector<Op *> &ops) {
+  Op *pow = defOf(v, OpKind::Pow);
+  if (!pow || !isSplatOf(pow->operand(1), exponent) || pow->result()->type() != v->type())
+    return false;
+  x = pow->operand(0);
+  ops.push_back(pow);
+  return true;
+}
+
+/// Whether v is x·x, as mul(x, x) or pow(x, 2); sets x.
+bool matchSquare(Value *v, Value *&x, std::vector<Op *> &ops) {
+  if (Op *mul = defOf(v, OpKind::Mul); mul && mul->operand(0) == mul->operand(1)) {
+    x = mul->operand(0);
+    ops.push_back(mul);
+    return true;
+  }
+  return matchPower(v, 2.0, x, ops);
+}
+
+/// Whether v is 1/√y, as rsqrt(y) or div(1, sqrt(y)); sets y.
+bool matchRsqrt(Value *v, Value *&y, std::vector<Op *> &ops) {
+  if (Op *rsqrt = defOf(v, OpKind::Rsqrt)) {
+    y = rsqrt->operand(0);
+    ops.push_back(rsqrt);
+    return true;
+  }
+  Op *div = defOf(v, OpKind::Div);
+  Op *sqrt = div ? defOf(div->operand(1), OpKind::Sqrt) : nullptr;
+  if (!sqrt || !isSplatOf(div->operand(0), 1.0) || div->result()->type() != v->type())
+    return false;
+  y = sqrt->operand(0);
+  ops.insert(ops.end(), {sqrt, div});
+  return true;
+}
+
+/// Whether v is n·(1/√y) as mul(n, rsqrt-form(y)), or n/√y as div(n, sqrt(y));
+/// sets n and y.
+bool matchTimesRsqrt(Value *v, Value *&n, Value *&y, std::vector<Op *> &ops) {
+  Op *op = v->definingOp();
+  if (Op *div = defOf(v, OpKind::Div)) {
+    Op *sqrt = defOf(div->operand(1), OpKind::Sqrt);
+    if (!sqrt)
+      return false;
+    n = div->operand(0), y = sqrt->operand(0);
+    ops.insert(ops.end(), {sqrt, div});
+    return true;
+  }
+  return eitherOrder(op, OpKind::Mul, [&](Value *a, Value *r) {
+    std::vector<Op *> inner;
+    if (!matchRsqrt(r, y, inner))
+      return false;
+    n = a;
+    ops.insert(ops.end(), inner.begin(), inner.end());
+    ops.push_back(op);
+    return true;
+  });
+}
+
 // div(e, reduce_sum(e){[a]}), e = exp(sub(x, reduce_max(x){[a]}))  →  softmax(x){axis = a}
 std::optional<Raised> matchSoftmax(Op *root) {
   if (root->kind() != OpKind::Div)
@@ -100,46 +165,50 @@ bool matchPlusEpsilon(Op *add, OpKind varKind, Op *&var, double &epsilon) {
 // mul(c, rsqrt(add(reduce_mean(mul(c, c)), ε))), c = sub(x, reduce_mean(x)),
 // both means over one trailing block: layer_norm(x) without γ, β.
 std::optional<NormCore> matchLayerNormCore(Value *v) {
-  std::optional<NormCore> core;
-  Op *norm = v->definingOp();
-  eitherOrder(norm, OpKind::Mul, [&](Value *c, Value *r) {
-    Op *centered = defOf(c, OpKind::Sub), *rstd = defOf(r, OpKind::Rsqrt);
-    if (!centered || !rstd)
-      return false;
-    Value *x = centered->operand(0);
-    Op *mean = defOf(centered->operand(1), OpKind::ReduceMean), *var = nullptr;
-    Op *varEps = defOf(rstd->operand(0), OpKind::Add);
-    double eps = 0;
-    if (!mean || mean->operand(0) != x || !matchPlusEpsilon(varEps, OpKind::ReduceMean, var, eps))
-      return false;
-    Op *sq = defOf(var->operand(0), OpKind::Mul);
-    std::optional<int64_t> axis = sharedTrailingAxis(*mean, *var);
-    if (!sq || sq->operand(0) != c || sq->operand(1) != c || !axis)
-      return false;
-    core = NormCore{x, eps, *axis, {mean, centered, sq, var, varEps, rstd, norm}};
-    return true;
-  });
-  return core;
+  std::vector<Op *> scale;
+  Value *c = nullptr, *varEpsV = nullptr;
+  if (!matchTimesRsqrt(v, c, varEpsV, scale))
+    return std::nullopt;
+  Op *centered = defOf(c, OpKind::Sub);
+  if (!centered)
+    return std::nullopt;
+  Value *x = centered->operand(0);
+  Op *mean = defOf(centered->operand(1), OpKind::ReduceMean), *var = nullptr;
+  double eps = 0;
+  Op *varEps = defOf(varEpsV, OpKind::Add);
+  if (!mean || mean->operand(0) != x || !matchPlusEpsilon(varEps, OpKind::ReduceMean, var, eps))
+    return std::nullopt;
+  std::vector<Op *> square;
+  Value *c2 = nullptr;
+  std::optional<int64_t> axis = sharedTrailingAxis(*mean, *var);
+  if (!matchSquare(var->operand(0), c2, square) || c2 != c || !axis)
+    return std::nullopt;
+  std::vector<Op *> ops{mean, centered};
+  ops.insert(ops.end(), square.begin(), square.end());
+  ops.insert(ops.end(), {var, varEps});
+  ops.insert(ops.end(), scale.begin(), scale.end());
+  return NormCore{x, eps, *axis, std::move(ops)};
 }
 
 // mul(x, rsqrt(add(reduce_mean(mul(x, x)), ε))): rms_norm(x) without γ.
 std::optional<NormCore> matchRmsNormCore(Value *v) {
-  std::optional<NormCore> core;
-  Op *norm = v->definingOp();
-  eitherOrder(norm, OpKind::Mul, [&](Value *x, Value *r) {
-    Op *rrms = defOf(r, OpKind::Rsqrt), *meanSq = nullptr;
-    double eps = 0;
-    if (!rrms ||
-        !matchPlusEpsilon(defOf(rrms->operand(0), OpKind::Add), OpKind::ReduceMean, meanSq, eps))
-      return false;
-    Op *sq = defOf(meanSq->operand(0), OpKind::Mul);
-    std::optional<int64_t> axis = sharedTrailingAxis(*meanSq, *meanSq);
-    if (!sq || sq->operand(0) != x || sq->operand(1) != x || !axis)
-      return false;
-    core = NormCore{x, eps, *axis, {sq, meanSq, rrms->operand(0)->definingOp(), rrms, norm}};
-    return true;
-  });
-  return core;
+  std::vector<Op *> scale;
+  Value *x = nullptr, *msEpsV = nullptr;
+  if (!matchTimesRsqrt(v, x, msEpsV, scale))
+    return std::nullopt;
+  Op *msEps = defOf(msEpsV, OpKind::Add), *meanSq = nullptr;
+  double eps = 0;
+  if (!matchPlusEpsilon(msEps, OpKind::ReduceMean, meanSq, eps))
+    return std::nullopt;
+  std::vector<Op *> square;
+  Value *x2 = nullptr;
+  std::optional<int64_t> axis = sharedTrailingAxis(*meanSq, *meanSq);
+  if (!matchSquare(meanSq->operand(0), x2, square) || x2 != x || !axis)
+    return std::nullopt;
+  std::vector<Op *> ops = square;
+  ops.insert(ops.end(), {meanSq, msEps});
+  ops.insert(ops.end(), scale.begin(), scale.end());
+  return NormCore{x, eps, *axis, std::move(ops)};
 }
 
 using CoreMatcher = std::optional<NormCore> (*)(Value *);
@@ -189,8 +258,14 @@ std::optional<Raised> matchRmsNorm(Op *root) {
   return matchNorm(root, OpKind::RmsNorm, matchRmsNormCore);
 }
 
-/// Whether v is `mul(a, c)` (either order) with c the splat `value`; sets a.
+/// Whether v is `mul(a, c)` (either order) with c the splat `value`, or
+/// `div(a, c)` with c the splat 1 / value; sets a.
 bool matchScaledBy(Value *v, double value, Value *&a, std::vector<Op *> &ops) {
+  if (Op *div = defOf(v, OpKind::Div); div && isSplatOf(div->operand(1), 1.0 / value)) {
+    a = div->operand(0);
+    ops.push_back(div);
+    return true;
+  }
   Op *mul = defOf(v, OpKind::Mul);
   bool ok = eitherOrder(mul, OpKind::Mul, [&](Value *x, Value *c) {
     a = x;
@@ -211,8 +286,10 @@ bool matchErfInner(Value *t, Value *x, std::vector<Op *> &ops) {
   return true;
 }
 
-// mul(mul(x, x), x)
+// mul(mul(x, x), x), or pow(x, 3)
 bool matchCube(Value *v, Value *x, std::vector<Op *> &ops) {
+  if (Value *base = nullptr; matchPower(v, 3.0, base, ops))
+    return base == x;
   Op *cube = defOf(v, OpKind::Mul);
   return eitherOrder(cube, OpKind::Mul, [&](Value *sqV, Value *x1) {
     Op *sq = defOf(sqV, OpKind::Mul);
@@ -260,21 +337,43 @@ std::optional<std::string> matchOnePlusInner(Value *p, Value *x, std::vector<Op 
   return approximate;
 }
 
-// mul(mul(x, ½), add(inner(x), 1))  →  gelu(x) {approximate}
+// mul(mul(x, ½), add(inner(x), 1))  →  gelu(x) {approximate}; also
+// mul(mul(x, add(inner(x), 1)), ½) and mul(x, mul(add(inner(x), 1), ½)).
 std::optional<Raised> matchGelu(Op *root) {
   std::optional<Raised> out;
-  eitherOrder(root, OpKind::Mul, [&](Value *h, Value *p) {
+  auto found = [&](Value *x, std::vector<Op *> ops, const std::string &approximate) {
+    ops.push_back(root);
+    out = Raised{OpKind::Gelu, {x}, {{"approximate", approximate}}, std::move(ops)};
+    return true;
+  };
+  // (x·½)·(1 + inner)
+  bool matched = eitherOrder(root, OpKind::Mul, [&](Value *h, Value *p) {
     std::vector<Op *> ops;
     Value *x = nullptr;
     if (!matchScaledBy(h, 0.5, x, ops))
       return false;
     std::optional<std::string> approximate = matchOnePlusInner(p, x, ops);
-    if (!approximate)
-      return false;
-    ops.push_back(root);
-    out = Raised{OpKind::Gelu, {x}, {{"approximate", *approximate}}, ops};
-    return true;
+    return approximate && found(x, ops, *approximate);
   });
+  // (x·(1 + inner))·½ and x·((1 + inner)·½)
+  matched = matched || eitherOrder(root, OpKind::Mul, [&](Value *m, Value *half) {
+              Op *mul = defOf(m, OpKind::Mul);
+              return isSplatOf(half, 0.5) && eitherOrder(mul, OpKind::Mul, [&](Value *x, Value *p) {
+                       std::vector<Op *> ops;
+                       std::optional<std::string> approximate = matchOnePlusInner(p, x, ops);
+                       ops.push_back(mul);
+                       return approximate && found(x, ops, *approximate);
+                     });
+            });
+  if (!matched)
+    eitherOrder(root, OpKind::Mul, [&](Value *x, Value *m) {
+      std::vector<Op *> ops;
+      Value *p = nullptr;
+      if (!matchScaledBy(m, 0.5, p, ops))
+        return false;
+      std::optional<std::string> approximate = matchOnePlusInner(p, x, ops);
+      return approximate && found(x, ops, *approximate);
+    });
   return out;
 }
 

@@ -274,8 +274,8 @@ bool Importer::bind(const std::string &name, Term t) {
   if (name.empty())
     return true;
   // Small integer tensors are followed as known values.
-  if (t.data && !t.ints && isInteger(t.data->dtype) && t.data->shape.size() <= 1 &&
-      t.data->numElements() <= kMaxKnownInts) {
+  if (t.data && !t.ints && (isInteger(t.data->dtype) || t.data->dtype == DType::Bool) &&
+      t.data->shape.size() <= 1 && t.data->numElements() <= kMaxKnownInts) {
     std::vector<SymInt> ints;
     for (size_t i = 0; i < t.data->numElements(); ++i)
       ints.push_back(SymInt::of(integerElement(*t.data, i)));
@@ -309,8 +309,8 @@ Value *Importer::materialize(const std::string &name, const Loc &loc) {
     std::vector<int64_t> shape;
     if (t.type.rank() == 1)
       shape.push_back(int64_t(values.size()));
-    t.value = b->constant(std::make_shared<const DenseData>(
-        integerData(t.type.dtype, std::move(shape), values)));
+    t.value = b->constant(
+        std::make_shared<const DenseData>(integerData(t.type.dtype, std::move(shape), values)));
   }
   // A graph output's name is left for the output (readOutputs).
   if (t.value && !outputNames.count(name))
@@ -538,6 +538,14 @@ bool NodeImport::set(unsigned i, Value *v) {
   if (v->definingOp() && v->definingOp()->kind() != OpKind::Const)
     v->setName(v->graph()->uniqueName(valueName(node.output(int(i)))));
   return im.bind(node.output(int(i)), std::move(t));
+}
+
+bool NodeImport::alias(unsigned i, unsigned from) {
+  if (!wants(i))
+    return true;
+  if (!has(from))
+    return fail("input " + std::to_string(from) + " of " + node.op_type() + " is missing");
+  return im.bind(node.output(int(i)), term(from));
 }
 
 bool NodeImport::setInts(unsigned i, std::vector<SymInt> ints, DType dtype, bool scalar) {

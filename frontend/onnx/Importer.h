@@ -91,6 +91,9 @@ public:
   bool wants(unsigned i) const { return i < numOutputs() && !node.output(int(i)).empty(); }
   /// Binds output i to a graph value (null: an error already reported).
   bool set(unsigned i, Value *v);
+  /// Binds output i to input `from` itself (Identity, a cast to the same
+  /// dtype): the same term, no op.
+  bool alias(unsigned i, unsigned from);
   /// Binds output i to elements known at import, of `dtype` (an integer).
   bool setInts(unsigned i, std::vector<SymInt> ints, DType dtype, bool scalar);
   /// Binds output i to a known constant, charging its bytes to the import's

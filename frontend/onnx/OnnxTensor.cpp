@@ -53,8 +53,10 @@ std::string elemTypeName(int32_t elemType) {
 int64_t integerElement(const DenseData &d, size_t i) {
   const uint8_t *p = d.element(i);
   switch (d.dtype) {
-  case DType::I8: return int8_t(*p);
-  case DType::Bool: return *p != 0;
+  case DType::I8:
+    return int8_t(*p);
+  case DType::Bool:
+    return *p != 0;
   case DType::I32: {
     int32_t v;
     std::memcpy(&v, p, 4);

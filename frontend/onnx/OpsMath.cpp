@@ -5,6 +5,7 @@
 // chain. Integer arithmetic on values known at import (Note [Values known at
 // import]) is evaluated here, so that shape computations leave no ops.
 #include "frontend/onnx/Ops.h"
+#include "ir/Numerics.h"
 
 #include <cmath>
 
@@ -14,9 +15,11 @@ namespace {
 
 std::optional<OpKind> unaryKind(std::string_view op) {
   static const std::pair<std::string_view, OpKind> kUnary[] = {
-      {"Abs", OpKind::Abs},         {"Erf", OpKind::Erf},   {"Exp", OpKind::Exp},
-      {"Log", OpKind::Log},         {"Neg", OpKind::Neg},   {"Relu", OpKind::Relu},
-      {"Sigmoid", OpKind::Sigmoid}, {"Sqrt", OpKind::Sqrt}, {"Tanh", OpKind::Tanh},
+      {"Abs", OpKind::Abs},         {"Erf", OpKind::Erf},     {"Exp", OpKind::Exp},
+      {"Log", OpKind::Log},         {"Neg", OpKind::Neg},     {"Relu", OpKind::Relu},
+      {"Sigmoid", OpKind::Sigmoid}, {"Sqrt", OpKind::Sqrt},   {"Tanh", OpKind::Tanh},
+      {"Sin", OpKind::Sin},         {"Cos", OpKind::Cos},     {"Floor", OpKind::Floor},
+      {"Ceil", OpKind::Ceil},       {"Round", OpKind::Round}, {"Sign", OpKind::Sign},
   };
   for (const auto &[name, kind] : kUnary)
     if (name == op)
@@ -246,10 +249,25 @@ bool importCast(NodeImport &n) {
         v = v.isStatic() ? SymInt::of(v.factor != 0) : SymInt::unknownValue();
     return n.setInts(0, std::move(out), *to, n.type(0).rank() == 0);
   }
-  Value *x = n.input(0);
-  if (x && x->type().dtype == *to)
-    return n.set(0, n.b.reshape(x, x->type().shape));
-  return n.set(0, n.b.cast(x, *to));
+  if (const auto &ints = n.knownInts(0); ints && isFloat(*to)) {
+    // Known integers as floats (a window's size cast for Range) stay known.
+    std::vector<double> values;
+    for (const SymInt &v : *ints)
+      if (v.isStatic())
+        values.push_back(double(v.factor));
+    if (values.size() == ints->size()) {
+      std::vector<int64_t> shape;
+      if (n.type(0).rank() == 1)
+        shape.push_back(int64_t(values.size()));
+      std::vector<uint8_t> bytes(values.size() * dtypeSize(*to));
+      for (size_t i = 0; i < values.size(); ++i)
+        storeElement(*to, values[i], bytes.data() + i * dtypeSize(*to));
+      return n.setData(0, DenseData(*to, std::move(shape), std::move(bytes)));
+    }
+  }
+  if (n.type(0).dtype == *to)
+    return n.alias(0, 0);
+  return n.set(0, n.b.cast(n.input(0), *to));
 }
 
 bool importClip(NodeImport &n) {
@@ -273,7 +291,7 @@ bool importClip(NodeImport &n) {
   if (hi)
     x = n.b.min(x, *hi);
   if (!lo && !hi)
-    x = n.b.reshape(x, x->type().shape);
+    return n.alias(0, 0);
   return n.set(0, x);
 }
 
@@ -310,26 +328,28 @@ bool importActivation(NodeImport &n) {
 }
 
 bool importIdentity(NodeImport &n) {
-  // Identity, and Dropout at inference: the input itself. A term known at
-  // import stays known.
+  // Identity, and Dropout at inference: the input itself (a term known at
+  // import stays known).
   if (n.knownInts(0) && n.numOutputs() == 1)
-    return n.setInts(0, *n.knownInts(0), n.type(0).dtype, n.type(0).rank() == 0);
-  Value *x = n.input(0);
-  if (!x)
-    return false;
+    return n.alias(0, 0);
   if (n.node.op_type() == "Dropout" && n.opset >= 12 && n.has(2)) {
     std::optional<std::vector<int64_t>> training = n.staticInts(2, "training_mode");
     if (!training)
       return false;
-    if (!training->empty() && (*training)[0] != 0)
+    // Training with a ratio of 0 drops nothing: the input, as at inference.
+    std::optional<std::vector<double>> ratio =
+        n.has(1) ? n.staticFloats(1, "ratio") : std::vector<double>{0.5};
+    if (!ratio)
+      return false;
+    if (!training->empty() && (*training)[0] != 0 && (ratio->size() != 1 || (*ratio)[0] != 0))
       return n.fail("training mode is not supported (fusec compiles inference)");
   }
   if (n.wants(1)) { // Dropout's mask: every element kept
     Value *yes = n.b.scalar(DType::Bool, 1.0);
-    if (!n.set(1, n.b.create(OpKind::Broadcast, {yes}, {{"shape", x->type().shape}})))
+    if (!n.set(1, n.b.create(OpKind::Broadcast, {yes}, {{"shape", n.type(0).shape}})))
       return false;
   }
-  return n.set(0, n.b.reshape(x, x->type().shape));
+  return n.alias(0, 0);
 }
 
 bool importReduce(NodeImport &n) {

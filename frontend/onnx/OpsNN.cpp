@@ -23,7 +23,7 @@ struct Window {
 /// to 2-D with a height of 1.
 std::optional<Window> readWindow(NodeImport &n, const TensorType &x, std::vector<int64_t> kernel) {
   if (x.rank() != 3 && x.rank() != 4) {
-    n.fail("only 1-D and 2-D windows are supported, got input " + x.str());
+    n.fail("windows over more than 2 spatial dims are not supported, got input " + x.str());
     return std::nullopt;
   }
   size_t spatial = x.rank() - 2;
@@ -81,7 +81,7 @@ Value *as2d(NodeImport &n, Value *x) {
   if (t.rank() == 4)
     return x;
   if (t.rank() != 3) {
-    n.fail("only 1-D and 2-D windows are supported, got input " + t.str());
+    n.fail("windows over more than 2 spatial dims are not supported, got input " + t.str());
     return nullptr;
   }
   return n.b.reshape(x, {t.shape[0], t.shape[1], Dim::fixed(1), t.shape[2]});
@@ -189,21 +189,35 @@ bool importPool(NodeImport &n) {
     return false;
   if (win->dilations != std::vector<int64_t>{1, 1})
     return n.fail("dilated pooling is not supported");
+  bool max = n.node.op_type() == "MaxPool";
+  bool includePad = n.attrInt("count_include_pad", 0) != 0;
   if (n.attrInt("ceil_mode", 0)) {
-    // Ceil mode differs from floor mode only where a last, partial window
-    // starts inside the input; fusec pools floor, so those shapes are refused.
+    // Ceil mode keeps a last, partial window. fusec pools in floor mode, so
+    // the window gets room by more padding at the end: padding a max pool
+    // ignores, and an average pool that does not count padding divides by
+    // the elements it covers — exactly ceil mode's window.
     Value *x2 = as2d(n, x);
     for (unsigned i = 0; x2 && i < 2; ++i) {
       const Dim &d = x2->type().shape[2 + i];
-      int64_t span = (d.size + win->pads[i] + win->pads[i + 2] - win->kernel[i]);
-      if (!d.isStatic() || span % win->strides[i] != 0)
-        return n.fail("ceil_mode = 1 changes the output size here; not supported");
+      if (!d.isStatic())
+        return n.fail("ceil_mode = 1 needs static spatial dims, got " + x->type().str());
+      int64_t span = d.size + win->pads[i] + win->pads[i + 2] - win->kernel[i];
+      int64_t floorOut = span / win->strides[i] + 1;
+      int64_t ceilOut = (span + win->strides[i] - 1) / win->strides[i] + 1;
+      if (ceilOut == floorOut)
+        continue;
+      if (!max && includePad)
+        return n.fail("ceil_mode = 1 with count_include_pad = 1 is not supported");
+      // The last window must start inside the input or its leading padding.
+      if ((ceilOut - 1) * win->strides[i] >= d.size + win->pads[i])
+        return n.fail("ceil_mode = 1 with a window that starts in the padding is not supported");
+      win->pads[i + 2] += (ceilOut - 1) * win->strides[i] + win->kernel[i] -
+                          (d.size + win->pads[i] + win->pads[i + 2]);
     }
   }
-  bool max = n.node.op_type() == "MaxPool";
   AttrList attrs{{"kernel", win->kernel}, {"strides", win->strides}, {"pads", win->pads}};
   if (!max)
-    attrs.push_back({"count_include_pad", n.attrInt("count_include_pad", 0) != 0});
+    attrs.push_back({"count_include_pad", includePad});
   Value *x2 = as2d(n, x);
   Value *y = n.b.create(max ? OpKind::MaxPool2d : OpKind::AvgPool2d, {x2}, std::move(attrs));
   return n.set(0, fromTwoD(n, y, rank));

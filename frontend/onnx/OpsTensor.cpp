@@ -391,10 +391,30 @@ bool importSlice(NodeImport &n) {
     std::optional<unsigned> axis = axisOf(n, axes[i], x.rank());
     if (!axis)
       return false;
-    if (steps[i] < 1)
-      return n.fail("step " + std::to_string(steps[i]) +
-                    " is not supported (fusec slices forward)");
-    v = slice(n, v, *axis, starts[i], ends[i], steps[i]);
+    if (steps[i] == 0)
+      return n.fail("step 0");
+    if (steps[i] > 0) {
+      v = slice(n, v, *axis, starts[i], ends[i], steps[i]);
+      continue;
+    }
+    // A backward slice of a static dim: its rows one by one, concatenated.
+    const Dim &d = v->type().shape[*axis];
+    if (!d.isStatic())
+      return n.fail("a backward slice of the symbolic dim " + d.str() + " is not supported");
+    std::vector<SymInt> indices;
+    for (int64_t k = 0; k < d.size && k <= int64_t(kMaxSlices); ++k)
+      indices.push_back(SymInt::of(k));
+    if (d.size > int64_t(kMaxSlices))
+      return n.fail("a backward slice of a dim of " + std::to_string(d.size) +
+                    " is not supported (at most " + std::to_string(kMaxSlices) + ")");
+    std::vector<SymInt> picked = sliceList(indices, starts[i], ends[i], steps[i]);
+    std::vector<Value *> rows;
+    for (const SymInt &k : picked)
+      rows.push_back(slice(n, v, *axis, k.factor, k.factor + 1));
+    if (rows.empty())
+      v = slice(n, v, *axis, 0, 0);
+    else
+      v = rows.size() == 1 ? rows[0] : n.b.create(OpKind::Concat, rows, {{"axis", int64_t(*axis)}});
   }
   return n.set(0, v);
 }
