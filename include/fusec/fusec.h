@@ -1,6 +1,6 @@
 // fusec's public header for embedding applications: plain C++, no LLVM or
-// CUDA types. An application loads a model (a .fir text or .fb model file,
-// or .fir text built in memory), compiles one of its graphs, and runs it on
+// CUDA types. An application loads a model (a .fir text, .fb model file or
+// ONNX .onnx file, or .fir text built in memory), compiles one of its graphs, and runs it on
 // its own device buffers and CUDA stream:
 //
 //   std::string error;
@@ -66,7 +66,8 @@ struct KernelInfo {
 /// A loaded and verified model: one or more graphs.
 class Model {
 public:
-  /// Loads a .fir or model (.fb) file; null with a located message in `error`.
+  /// Loads a .fir, model (.fb) or ONNX (.onnx, docs/onnx.md) file; null with a
+  /// located message in `error`.
   static std::unique_ptr<Model> load(const std::string &path, std::string *error);
   /// Parses .fir text (`name` is used in messages).
   static std::unique_ptr<Model> parse(const std::string &text, const std::string &name,
