@@ -88,6 +88,24 @@ Shape shapeOf(const std::vector<SymInt> &ints) {
   return s;
 }
 
+Shape reshapeTarget(const std::vector<SymInt> &ints) {
+  bool minusOne = false;
+  for (const SymInt &v : ints)
+    minusOne |= v.isStatic() && v.factor == -1;
+  Shape s;
+  for (const SymInt &v : ints) {
+    if (std::optional<Dim> d = v.asDim()) {
+      s.push_back(*d);
+    } else if (!minusOne) {
+      s.push_back(Dim::fixed(-1));
+      minusOne = true;
+    } else {
+      s.push_back(Dim::anonymous());
+    }
+  }
+  return s;
+}
+
 namespace {
 
 /// A fusec value name for an ONNX name: characters fusec names do not allow

@@ -121,5 +121,9 @@ std::vector<std::string> supportedOps();
 /// Converts a known element list to a fusec shape: a static size, a named
 /// dim, or `?` for a product of names or an unknown value.
 Shape shapeOf(const std::vector<SymInt> &ints);
+/// A reshape target from known elements: static sizes, named dims, -1, and
+/// for products of names (batch * seq) a -1 when there is no other, `?`
+/// otherwise (checked at run time).
+Shape reshapeTarget(const std::vector<SymInt> &ints);
 
 } // namespace fusec::onnximport

@@ -93,6 +93,7 @@ constexpr Row kOps[] = {
     {"AveragePool", importPool},
     {"BatchNormalization", importBatchNorm},
     {"Conv", importConv},
+    {"Einsum", importEinsum},
     {"Gemm", importGemm},
     {"GlobalAveragePool", importGlobalPool},
     {"GlobalMaxPool", importGlobalPool},

@@ -43,6 +43,7 @@ bool importTrilu(NodeImport &n);
 // OpsNN.cpp: contractions, convolution, pooling, normalization.
 bool importMatMul(NodeImport &n);
 bool importGemm(NodeImport &n);
+bool importEinsum(NodeImport &n);
 bool importConv(NodeImport &n);
 bool importPool(NodeImport &n);
 bool importGlobalPool(NodeImport &n);

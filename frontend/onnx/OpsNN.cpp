@@ -8,6 +8,9 @@
 // reductions and pointwise ops.
 #include "frontend/onnx/Ops.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace fusec::onnximport {
 
 namespace {
@@ -118,6 +121,197 @@ bool importMatMul(NodeImport &n) {
     y = n.b.reshape(y, s);
   }
   return n.set(0, y);
+}
+
+namespace {
+
+/// An einsum operand: a label per dim ('.'-expanded ellipsis dims get labels
+/// of their own).
+using Labels = std::string;
+
+/// Parses "bij,bjk->bik" (spaces allowed, "..." for the same leading dims in
+/// every operand, the output implicit when "->" is absent) into a label string
+/// per operand and the output's; nullopt after reporting what is not
+/// supported.
+std::optional<std::pair<std::vector<Labels>, Labels>> parseEinsum(NodeImport &n,
+                                                                  std::string equation) {
+  std::erase(equation, ' ');
+  size_t arrow = equation.find("->");
+  std::string lhs = equation.substr(0, arrow);
+  std::optional<std::string> rhs;
+  if (arrow != std::string::npos)
+    rhs = equation.substr(arrow + 2);
+  std::vector<Labels> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (terms.size() != n.numInputs() || terms.size() > 2) {
+    n.fail("equation '" + equation + "' is not one of one or two operands matching the inputs");
+    return std::nullopt;
+  }
+  // The ellipsis: as many leading labels ('0', '1', ...) as the dims it covers.
+  std::optional<size_t> ellipsisDims;
+  auto expand = [&](Labels &t, size_t rank) {
+    size_t at = t.find("...");
+    if (at == std::string::npos)
+      return true;
+    size_t covered = rank + 3 - t.size();
+    if ((ellipsisDims && *ellipsisDims != covered) || rank + 3 < t.size())
+      return false;
+    ellipsisDims = covered;
+    std::string labels;
+    for (size_t i = 0; i < covered; ++i)
+      labels += char('0' + i);
+    t.replace(at, 3, labels);
+    return true;
+  };
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (!expand(terms[i], n.type(unsigned(i)).rank()) ||
+        terms[i].size() != n.type(unsigned(i)).rank()) {
+      n.fail("equation '" + equation + "' does not match the rank of input " + std::to_string(i));
+      return std::nullopt;
+    }
+  Labels out;
+  if (rhs) {
+    out = *rhs;
+    if (out.find("...") != std::string::npos) {
+      std::string labels;
+      for (size_t i = 0; i < ellipsisDims.value_or(0); ++i)
+        labels += char('0' + i);
+      out.replace(out.find("..."), 3, labels);
+    }
+  } else {
+    // Implicit: the ellipsis dims, then the labels seen once, sorted.
+    std::string once;
+    for (char c = 'A'; c <= 'z'; ++c) {
+      size_t count = 0;
+      for (const Labels &t : terms)
+        count += size_t(std::count(t.begin(), t.end(), c));
+      if (count == 1 && std::isalpha(static_cast<unsigned char>(c)))
+        once += c;
+    }
+    for (size_t i = 0; i < ellipsisDims.value_or(0); ++i)
+      out += char('0' + i);
+    out += once;
+  }
+  for (const Labels &t : terms)
+    for (char c : t)
+      if (std::count(t.begin(), t.end(), c) > 1) {
+        n.fail("equation '" + equation +
+               "' repeats a label within an operand (a diagonal): not supported");
+        return std::nullopt;
+      }
+  return std::make_pair(terms, out);
+}
+
+} // namespace
+
+// Einsum in its matmul-like forms: one operand (a transpose and sums over
+// the labels the output drops) or two, as a batched matmul: labels in both
+// operands and the output are batch dims, in both but not the output are
+// contracted, in one and the output are that side's free dims (a label in
+// one operand only and not in the output is summed there first). Each
+// operand is transposed to [batch, free, contracted] / [batch, contracted,
+// free], reshaped to one dim per group, multiplied, and the result reshaped
+// and transposed to the output's order.
+bool importEinsum(NodeImport &n) {
+  std::optional<std::pair<std::vector<Labels>, Labels>> parsed =
+      parseEinsum(n, n.attrString("equation", ""));
+  if (!parsed)
+    return false;
+  auto &[terms, out] = *parsed;
+  std::vector<Value *> in;
+  for (unsigned i = 0; i < terms.size(); ++i)
+    if (!in.emplace_back(n.input(i)))
+      return false;
+  auto dimOf = [&](char c) -> Dim {
+    for (size_t i = 0; i < terms.size(); ++i)
+      if (size_t at = terms[i].find(c); at != std::string::npos)
+        return in[i]->type().shape[at];
+    return Dim::fixed(1);
+  };
+  auto inAll = [&](char c, const Labels &other) { return other.find(c) != std::string::npos; };
+  // Sums over the labels of operand i that neither the output nor the other
+  // operand has.
+  auto sumAlone = [&](size_t i) {
+    std::vector<int64_t> axes;
+    Labels kept;
+    for (size_t d = 0; d < terms[i].size(); ++d) {
+      char c = terms[i][d];
+      bool elsewhere = inAll(c, out) || (terms.size() == 2 && inAll(c, terms[1 - i]));
+      if (elsewhere)
+        kept += c;
+      else
+        axes.push_back(int64_t(d));
+    }
+    if (!axes.empty())
+      in[i] = n.b.create(OpKind::ReduceSum, {in[i]}, {{"axes", axes}, {"keepdims", false}});
+    terms[i] = kept;
+  };
+  auto permuteTo = [&](Value *v, const Labels &from, const Labels &to) -> Value * {
+    if (!v || from == to)
+      return v;
+    std::vector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(int64_t(from.find(c)));
+    return n.b.transpose(v, perm);
+  };
+  for (size_t i = 0; i < terms.size(); ++i)
+    sumAlone(i);
+  for (char c : out)
+    if (std::none_of(terms.begin(), terms.end(), [&](const Labels &t) { return inAll(c, t); }))
+      return n.fail("output label '" + std::string(1, c) + "' is in no operand");
+  if (terms.size() == 1)
+    return n.set(0, permuteTo(in[0], terms[0], out));
+
+  Labels batch, contract, freeA, freeB;
+  for (char c : terms[0]) {
+    bool inB = inAll(c, terms[1]), inOut = inAll(c, out);
+    (inB ? (inOut ? batch : contract) : freeA) += c;
+  }
+  for (char c : terms[1])
+    if (!inAll(c, terms[0]))
+      freeB += c;
+  for (char c : batch)
+    if (in[0]->type().shape[terms[0].find(c)] != in[1]->type().shape[terms[1].find(c)])
+      return n.fail("batch label '" + std::string(1, c) +
+                    "' has different sizes (broadcasting is not supported)");
+  // Batch dims in the output's order.
+  Labels orderedBatch;
+  for (char c : out)
+    if (inAll(c, batch))
+      orderedBatch += c;
+  auto group = [&](const Labels &labels) {
+    SymInt p = SymInt::of(1);
+    for (char c : labels)
+      p = p * SymInt::ofDim(dimOf(c));
+    return p;
+  };
+  auto grouped = [&](Value *v, const Labels &g1, const Labels &g2) -> Value * {
+    std::vector<SymInt> target;
+    for (char c : orderedBatch)
+      target.push_back(SymInt::ofDim(dimOf(c)));
+    target.push_back(group(g1));
+    target.push_back(group(g2));
+    Shape shape = reshapeTarget(target);
+    return !v || shape == v->type().shape ? v : n.b.reshape(v, shape);
+  };
+  Labels orderA = orderedBatch + freeA + contract, orderB = orderedBatch + contract + freeB;
+  Value *a = grouped(permuteTo(in[0], terms[0], orderA), freeA, contract);
+  Value *b = grouped(permuteTo(in[1], terms[1], orderB), contract, freeB);
+  Value *product = n.b.matmul(a, b);
+  if (!product)
+    return false;
+  Labels result = orderedBatch + freeA + freeB;
+  Shape shape;
+  for (char c : result)
+    shape.push_back(dimOf(c));
+  Value *expanded = shape == product->type().shape ? product : n.b.reshape(product, shape);
+  return n.set(0, permuteTo(expanded, result, out));
 }
 
 bool importGemm(NodeImport &n) {

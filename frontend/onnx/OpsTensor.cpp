@@ -36,27 +36,6 @@ std::vector<SymInt> dimsOf(const TensorType &t) {
   return out;
 }
 
-/// A reshape target from known elements: static sizes, named dims, -1, and
-/// for products of names (batch * seq) a -1 when there is no other, `?`
-/// otherwise (checked at run time).
-Shape reshapeTarget(const std::vector<SymInt> &ints) {
-  bool minusOne = false;
-  for (const SymInt &v : ints)
-    minusOne |= v.isStatic() && v.factor == -1;
-  Shape s;
-  for (const SymInt &v : ints) {
-    if (std::optional<Dim> d = v.asDim()) {
-      s.push_back(*d);
-    } else if (!minusOne) {
-      s.push_back(Dim::fixed(-1));
-      minusOne = true;
-    } else {
-      s.push_back(Dim::anonymous());
-    }
-  }
-  return s;
-}
-
 /// Python's slice of a known list.
 std::vector<SymInt> sliceList(const std::vector<SymInt> &v, int64_t start, int64_t end,
                               int64_t step) {

@@ -104,6 +104,16 @@ def softmax11():
                  [f32("x", [2, 3, 4])], [f32("out", [2, 3, 4])], opset=11)
 
 
+def einsum():
+    """Attention scores as an einsum over named dims, and a contraction of
+    two dims into a batched matmul."""
+    return model([h.make_node("Einsum", ["q", "k"], ["s"], equation="bhqd,bhkd->bhqk"),
+                  h.make_node("Einsum", ["x", "w"], ["out"], equation="bsij,ijk->bsk")],
+                 [f32("q", ["b", 2, "seq", 8]), f32("k", ["b", 2, "seq", 8]),
+                  f32("x", ["b", "seq", 2, 4]), f32("w", [2, 4, 6])],
+                 [f32("s", ["b", 2, "seq", "seq"]), f32("out", ["b", "seq", 6])])
+
+
 def unsupported():
     nodes = [h.make_node("TopK", ["x", "k"], ["v%d" % i, "i%d" % i], name="topk%d" % i)
              for i in range(4)]
@@ -160,7 +170,7 @@ def uint8_input():
 
 MODELS = {
     "linear": linear, "attention": attention, "conv_block": conv_block,
-    "layernorm": layernorm, "softmax11": softmax11, "unsupported": unsupported,
+    "layernorm": layernorm, "softmax11": softmax11, "einsum": einsum, "unsupported": unsupported,
     "checker": checker, "short_initializer": short_initializer, "huge_dims": huge_dims,
     "external_ok": lambda: external("w.bin"), "external_up": lambda: external("../w.bin"),
     "external_absolute": lambda: external("/etc/passwd"),
