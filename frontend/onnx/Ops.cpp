@@ -60,7 +60,8 @@ constexpr Row kOps[] = {
     {"Tanh", importUnary},
     {"Where", importWhere},
     {"Xor", importLogic},
-    // Reductions.
+    // Reductions and scans.
+    {"CumSum", importCumSum},
     {"ReduceL1", importReduce},
     {"ReduceL2", importReduce},
     {"ReduceLogSumExp", importReduce},

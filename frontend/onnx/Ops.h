@@ -19,6 +19,7 @@ bool importClip(NodeImport &n);
 bool importActivation(NodeImport &n);
 bool importIdentity(NodeImport &n);
 bool importReduce(NodeImport &n);
+bool importCumSum(NodeImport &n);
 
 // OpsTensor.cpp: shapes, movement, constants.
 bool importConstant(NodeImport &n);

@@ -352,6 +352,21 @@ bool importIdentity(NodeImport &n) {
   return n.alias(0, 0);
 }
 
+bool importCumSum(NodeImport &n) {
+  std::optional<std::vector<int64_t>> axis = n.staticInts(1, "axis");
+  if (!axis)
+    return false;
+  if (axis->size() != 1)
+    return n.fail("axis must be one element");
+  std::optional<unsigned> a = axisOf(n, (*axis)[0], n.type(0).rank());
+  if (!a)
+    return false;
+  return n.set(0, n.b.create(OpKind::CumSum, {n.input(0)},
+                             {{"axis", int64_t(*a)},
+                              {"exclusive", n.attrInt("exclusive", 0) != 0},
+                              {"reverse", n.attrInt("reverse", 0) != 0}}));
+}
+
 bool importReduce(NodeImport &n) {
   const std::string &op = n.node.op_type();
   // ReduceSum took its axes as an input from opset 13; the others from 18.

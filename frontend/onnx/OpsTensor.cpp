@@ -15,7 +15,9 @@ namespace fusec::onnximport {
 
 namespace {
 
-/// The most slices a Gather or a reflecting Pad is spelled with.
+/// The most constant indices a Gather is spelled with as slices.
+constexpr size_t kMaxGatherSlices = 16;
+/// The most slices a backward Slice or a reflecting Pad is spelled with.
 constexpr size_t kMaxSlices = 256;
 /// The most elements Range and Trilu's mask make at import.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
@@ -129,8 +131,28 @@ bool importSize(NodeImport &n) {
   return n.setInts(0, {count}, DType::I64, true);
 }
 
+/// Range(start, limit, delta) with a symbolic limit and start = 0, delta =
+/// 1: positions 0, 1, ..., limit - 1 (a sequence's position ids), as the
+/// exclusive running sum of ones over `limit` elements.
+static bool importSymbolicRange(NodeImport &n) {
+  const auto &start = n.knownInts(0), &limit = n.knownInts(1), &delta = n.knownInts(2);
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 ||
+      delta->size() != 1 || !((*start)[0] == SymInt::of(0)) || !((*delta)[0] == SymInt::of(1)))
+    return false;
+  std::optional<Dim> length = (*limit)[0].asDim();
+  if (!length || length->isStatic())
+    return false;
+  DType dtype = n.type(0).dtype;
+  Value *one = n.b.scalar(dtype, 1.0);
+  Value *ones = broadcastTo(n, one, {*length});
+  return n.set(0, n.b.create(OpKind::CumSum, {ones}, {{"axis", int64_t(0)}, {"exclusive", true}}));
+}
+
 bool importRange(NodeImport &n) {
   DType dtype = n.type(0).dtype;
+  if (n.knownInts(1) && n.knownInts(1)->size() == 1 && !(*n.knownInts(1))[0].isStatic() &&
+      importSymbolicRange(n))
+    return true;
   if (isInteger(dtype)) {
     std::optional<std::vector<int64_t>> start = n.staticInts(0, "start"),
                                         limit = start ? n.staticInts(1, "limit") : std::nullopt,
@@ -419,21 +441,24 @@ bool importGather(NodeImport &n) {
     }
     return n.setInts(0, std::move(out), data.dtype, indexType.rank() == 0);
   }
-  // Constant indices: one slice per index along the axis.
-  if (!indexInts && !(n.term(1).data && n.term(1).data->numElements() <= kMaxSlices))
-    return n.fail("indices computed at run time are not supported yet (only constant indices)");
+  // A few constant indices: one slice each along the axis (slices fuse into
+  // the kernels that read them); otherwise fusec's gather.
+  bool fewConstant = indexInts && indexInts->size() <= kMaxGatherSlices &&
+                     std::all_of(indexInts->begin(), indexInts->end(),
+                                 [](const SymInt &i) { return i.isStatic(); });
+  if (!fewConstant) {
+    Value *x = n.input(0), *indices = n.input(1);
+    return n.set(0, n.b.create(OpKind::Gather, {x, indices}, {{"axis", int64_t(*axis)}}));
+  }
   std::optional<std::vector<int64_t>> indices = n.staticInts(1, "indices");
   if (!indices)
     return false;
-  if (indices->size() > kMaxSlices)
-    return n.fail(std::to_string(indices->size()) + " constant indices are more than the " +
-                  std::to_string(kMaxSlices) + " fusec spells as slices");
   const Dim &d = data.shape[*axis];
   Value *x = n.input(0);
   std::vector<Value *> parts;
   for (int64_t k : *indices) {
-    if (k < 0 && !d.isStatic())
-      return n.fail("a negative index into the symbolic dim " + d.str() + " is not supported");
+    if (k < 0 && !d.isStatic()) // the gather op counts from the end at run time
+      return n.set(0, n.b.create(OpKind::Gather, {x, n.input(1)}, {{"axis", int64_t(*axis)}}));
     int64_t i = k < 0 ? k + d.size : k;
     if (i < 0 || (d.isStatic() && i >= d.size))
       return n.fail("index " + std::to_string(k) + " is out of range for dim " + d.str());
