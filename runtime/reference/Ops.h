@@ -60,6 +60,7 @@ bool runTranspose(const OpContext &ctx, Tensor &out);
 bool runSlice(const OpContext &ctx, Tensor &out);
 bool runConcat(const OpContext &ctx, Tensor &out);
 bool runBroadcast(const OpContext &ctx, Tensor &out);
+bool runGather(const OpContext &ctx, Tensor &out);
 
 // ReferenceWindow.cpp
 bool runConv2d(const OpContext &ctx, Tensor &out);
