@@ -141,6 +141,8 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
     return runBroadcast(ctx, out);
   case OpKind::Gather:
     return runGather(ctx, out);
+  case OpKind::CumSum:
+    return runCumSum(ctx, out);
   case OpKind::Conv2d:
     return runConv2d(ctx, out);
   case OpKind::MaxPool2d:

@@ -102,6 +102,7 @@ public:
   bool addContraction(OpKind kind);
   bool addMovement(OpKind kind);
   bool addWindow(OpKind kind);
+  bool addScan(OpKind kind);
   bool addKernel();
   bool addReshape(Item &x);
   /// A value of `shape`: sometimes a view of a new leaf the way attention's operands are (a

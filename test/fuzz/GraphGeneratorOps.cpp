@@ -71,6 +71,8 @@ bool Generator::addOp(OpKind kind) {
     return addMovement(kind);
   case OpClass::Window:
     return addWindow(kind);
+  case OpClass::Scan:
+    return addScan(kind);
   case OpClass::Structure:
     break;
   }
@@ -419,6 +421,18 @@ bool Generator::addGather(Item &x) {
     s = range(1, 4);
   Item *indices = indexConstant(chance(50) ? DType::I32 : DType::I64, sizes, x.sizes[a]);
   return indices && make(OpKind::Gather, {&x, indices}, {{"axis", axis}});
+}
+
+bool Generator::addScan(OpKind kind) {
+  Item *x = operand(Want::Numeric, 1, 4);
+  if (!x)
+    return false;
+  AttrList attrs{{"axis", axisOf(*this, x->rank())}};
+  if (chance(40))
+    attrs.push_back({"exclusive", chance(50)});
+  if (chance(40))
+    attrs.push_back({"reverse", chance(50)});
+  return make(kind, {x}, std::move(attrs));
 }
 
 bool Generator::addWindow(OpKind kind) {

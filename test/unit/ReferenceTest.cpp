@@ -286,6 +286,22 @@ TEST(Reference, Gather) {
       << err;
 }
 
+// cumsum along each axis, inclusive and exclusive, forward and reversed; integers wrap.
+TEST(Reference, CumSum) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F64, {2, 3}), *i = r.input("i", DType::I32, {3});
+  Value *rows = r.op(OpKind::CumSum, {x}, {{"axis", -1}});
+  Value *cols = r.op(OpKind::CumSum, {x}, {{"axis", 0}, {"exclusive", true}});
+  Value *back = r.op(OpKind::CumSum, {x}, {{"axis", 1}, {"reverse", true}, {"exclusive", true}});
+  Value *wrap = r.op(OpKind::CumSum, {i}, {{"axis", 0}, {"reverse", true}});
+  auto out = r.run({rows, cols, back, wrap}, {makeTensor(DType::F64, {2, 3}, {1, 2, 3, 4, 5, 6}),
+                                              makeTensor(DType::I32, {3}, {1, 2147483647, 5})});
+  expectExact(out[0], {1, 3, 6, 4, 9, 15});
+  expectExact(out[1], {0, 0, 0, 1, 2, 3});
+  expectExact(out[2], {5, 3, 0, 11, 6, 0});
+  expectExact(out[3], {-2147483643, -2147483644, 5});
+}
+
 TEST(Reference, Movement) {
   GraphRunner r;
   Value *x = r.input("x", DType::I32, {2, 3, 4});
