@@ -13,7 +13,12 @@ namespace {
 std::vector<OpInfo> buildTable() {
   return {
 #define OP(Id, spelling, cls, minOperands, maxOperands, infer, attrs)                              \
-  OpInfo{OpKind::Id, spelling, OpClass::cls, minOperands, maxOperands, &infer,                   \
+  OpInfo{OpKind::Id,                                                                               \
+         spelling,                                                                                 \
+         OpClass::cls,                                                                             \
+         minOperands,                                                                              \
+         maxOperands,                                                                              \
+         &infer,                                                                                   \
          parseAttrSignature(attrs)},
 #include "ir/Ops.def"
   };
@@ -28,7 +33,7 @@ const std::vector<OpInfo> &table() {
 std::string_view opClassName(OpClass c) {
   static constexpr std::string_view kNames[] = {"pointwise",   "reduction", "normalization",
                                                 "contraction", "movement",  "window",
-                                                "structure"};
+                                                "scan",        "structure"};
   return kNames[unsigned(c)];
 }
 

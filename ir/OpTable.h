@@ -34,6 +34,7 @@ enum class OpClass : uint8_t {
   Contraction,
   Movement,
   Window,
+  Scan,
   Structure
 };
 std::string_view opClassName(OpClass c);

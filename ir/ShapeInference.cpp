@@ -1,4 +1,4 @@
-// Inference for constants, pointwise ops, reductions and normalizations, per
+// Inference for constants, pointwise ops, reductions, normalizations and scans, per
 // docs/ir.md. Movement ops are in ShapeInferenceMovement.cpp; contractions
 // and windowed ops in ShapeInferenceContraction.cpp.
 //
@@ -219,6 +219,17 @@ bool inferBatchNorm(const InferContext &ctx, std::vector<TensorType> &results,
     if (!requireParamShape(in, kRoles[i], in.operand(i), channels, "channels", x))
       return false;
   return in.produce(x);
+}
+
+//===--- Scans --------------------------------------------------------------===//
+
+bool inferScan(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  TensorType x = in.operand(0);
+  if (!requireNumeric(in, in.operands()) || !resolveAxis(in, ctx.getInt("axis"), x))
+    return false;
+  x.layout = Layout::None;
+  return in.produce(std::move(x));
 }
 
 } // namespace fusec

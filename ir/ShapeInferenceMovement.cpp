@@ -1,5 +1,5 @@
 // Inference for the movement ops (reshape, transpose, slice, concat,
-// broadcast), per docs/ir.md. All produce untagged results except a
+// broadcast, gather), per docs/ir.md. All produce untagged results except a
 // transpose between the two layouts, which carries the tag across.
 //
 // Reshape's element-count check is symbolic: a shape's count is a multiset of
@@ -216,6 +216,28 @@ bool inferBroadcast(const InferContext &ctx, std::vector<TensorType> &results,
   if (!shape)
     return in.fail("cannot broadcast " + x.str() + " to " + shapeStr(target));
   return in.produce(TensorType{x.dtype, std::move(*shape), Layout::None});
+}
+
+// data.shape[:axis] + indices.shape + data.shape[axis+1:]. Indices into an
+// axis known to be empty are refused here (no index is in range); the
+// values of the others are the reference's to check.
+bool inferGather(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  const TensorType &data = in.operand(0), &indices = in.operand(1);
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return in.fail("indices must be i32 or i64, got " + indices.str());
+  std::optional<unsigned> axis = resolveAxis(in, ctx.getInt("axis"), data);
+  if (!axis)
+    return false;
+  bool someIndex = std::none_of(indices.shape.begin(), indices.shape.end(),
+                                [](const Dim &d) { return d.isStaticValue(0); });
+  if (data.shape[*axis].isStaticValue(0) && isStatic(indices.shape) && someIndex)
+    return in.fail("indices " + indices.str() + " index axis " + std::to_string(*axis) + " of " +
+                   data.str() + ", which is empty");
+  Shape shape(data.shape.begin(), data.shape.begin() + *axis);
+  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+  shape.insert(shape.end(), data.shape.begin() + *axis + 1, data.shape.end());
+  return in.produce(TensorType{data.dtype, std::move(shape), Layout::None});
 }
 
 } // namespace fusec

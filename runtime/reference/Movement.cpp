@@ -1,7 +1,8 @@
 // Reference kernels of `const` and the movement ops. They copy element bytes
 // (so every dtype moves exactly) through one strided gather: transpose
 // permutes the input's strides, slice offsets and scales one of them,
-// broadcast zeroes the broadcast ones.
+// broadcast zeroes the broadcast ones. gather copies rows of `inner` elements
+// picked by its indices, each of which must lie in [-d, d) for the axis's d.
 //
 // Target shapes written in attributes (reshape, broadcast) may name symbolic
 // dims; those are looked up in the run's bindings. A dim that is neither
@@ -138,6 +139,37 @@ bool runBroadcast(const OpContext &ctx, Tensor &out) {
   if (x.shape.size() > sizes.size() || broadcastSizes({x.shape, sizes}) != sizes)
     return ctx.error(opPrefix(ctx) + "cannot broadcast " + x.typeStr() + " to " + sizesStr(sizes));
   out = gatherElements(x, sizes, broadcastStrides(x.shape, sizes));
+  return true;
+}
+
+// out[o, k, j] = data[o, indices[k] (+ d when negative), j] over the dims
+// before the axis (o), the indices' elements (k) and the dims after it (j).
+bool runGather(const OpContext &ctx, Tensor &out) {
+  const Tensor &data = ctx.in(0), &indices = ctx.in(1);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), data.shape.size());
+  int64_t d = data.shape[axis];
+  std::vector<int64_t> rows = toInt64s(indices);
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < -d || rows[k] >= d)
+      return ctx.error(opPrefix(ctx) + "index " + std::to_string(rows[k]) + " (element " +
+                       std::to_string(k) + " of " + indices.typeStr() +
+                       ") is out of range for axis " + std::to_string(axis) + " of " +
+                       data.typeStr());
+    rows[k] += rows[k] < 0 ? d : 0;
+  }
+  Sizes shape(data.shape.begin(), data.shape.begin() + axis);
+  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  int64_t outer = product(Sizes(data.shape.begin(), data.shape.begin() + axis));
+  int64_t inner = product(Sizes(data.shape.begin() + axis + 1, data.shape.end()));
+  out = Tensor(data.dtype, shape);
+  size_t row = size_t(inner) * dtypeSize(data.dtype);
+  uint8_t *dst = out.bytes.data();
+  for (int64_t o = 0; o < outer && row > 0; ++o)
+    for (int64_t r : rows) {
+      std::memcpy(dst, data.bytes.data() + size_t(o * d + r) * row, row);
+      dst += row;
+    }
   return true;
 }
 

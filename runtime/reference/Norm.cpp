@@ -1,4 +1,4 @@
-// Reference kernels of the reductions and the normalization composites.
+// Reference kernels of the reductions, the normalization composites and the scans.
 //
 // Reductions walk the input once, adding each element into its output slot
 // (the output's strides with 0 along reduced axes), in double for floats and
@@ -8,11 +8,15 @@
 // The normalizations are computed as one formula in double from the stored
 // inputs and rounded once: statistics by two passes (mean, then the biased
 // variance of x − mean), exactly as docs/ir.md writes them.
+//
+// cumsum runs along each line of its axis in double (floats) or wrapped int64
+// (integers) and rounds every running sum once on store.
 #include "ir/Assert.h"
 #include "runtime/reference/Ops.h"
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace fusec::ref {
 
@@ -211,6 +215,52 @@ bool runBatchNorm(const OpContext &ctx, Tensor &out) {
     v[i] = (v[i] - mean[c]) / denom[c] * scale[c] + bias[c];
   }
   out = Tensor::fromDoubles(x.dtype, x.shape, v);
+  return true;
+}
+
+namespace {
+
+/// The running sums of the n elements v[0], v[stride], ...: inclusive or exclusive, from the
+/// front or the back; T is double (floats) or int64 wrapped through uint64 (integers).
+template <typename T> void scanLine(T *v, int64_t n, int64_t stride, bool exclusive, bool reverse) {
+  T sum = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    T &x = v[(reverse ? n - 1 - t : t) * stride];
+    T next;
+    if constexpr (std::is_same_v<T, double>)
+      next = sum + x;
+    else
+      next = T(uint64_t(sum) + uint64_t(x));
+    x = exclusive ? sum : next;
+    sum = next;
+  }
+}
+
+template <typename T>
+void scanAll(std::vector<T> &v, const Sizes &shape, size_t axis, bool exclusive, bool reverse) {
+  int64_t n = shape[axis];
+  int64_t inner = product(Sizes(shape.begin() + axis + 1, shape.end()));
+  int64_t outer = n == 0 ? 0 : product(Sizes(shape.begin(), shape.begin() + axis));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j)
+      scanLine(v.data() + o * n * inner + j, n, inner, exclusive, reverse);
+}
+
+} // namespace
+
+bool runCumSum(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), x.shape.size());
+  bool exclusive = ctx.op.getBool("exclusive"), reverse = ctx.op.getBool("reverse");
+  if (isFloat(x.dtype)) {
+    std::vector<double> v = x.toDoubles();
+    scanAll(v, x.shape, axis, exclusive, reverse);
+    out = Tensor::fromDoubles(x.dtype, x.shape, v);
+    return true;
+  }
+  std::vector<int64_t> v = toInt64s(x);
+  scanAll(v, x.shape, axis, exclusive, reverse);
+  out = fromInt64s(x.dtype, x.shape, v);
   return true;
 }
 

@@ -47,6 +47,7 @@ bool runReduce(const OpContext &ctx, Tensor &out);
 bool runLayerNorm(const OpContext &ctx, Tensor &out); // layer_norm and rms_norm
 bool runSoftmax(const OpContext &ctx, Tensor &out);
 bool runBatchNorm(const OpContext &ctx, Tensor &out);
+bool runCumSum(const OpContext &ctx, Tensor &out);
 
 // ReferenceContraction.cpp
 bool runMatMul(const OpContext &ctx, Tensor &out);
@@ -60,6 +61,7 @@ bool runTranspose(const OpContext &ctx, Tensor &out);
 bool runSlice(const OpContext &ctx, Tensor &out);
 bool runConcat(const OpContext &ctx, Tensor &out);
 bool runBroadcast(const OpContext &ctx, Tensor &out);
+bool runGather(const OpContext &ctx, Tensor &out);
 
 // ReferenceWindow.cpp
 bool runConv2d(const OpContext &ctx, Tensor &out);

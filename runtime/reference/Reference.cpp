@@ -139,6 +139,10 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
     return runConcat(ctx, out);
   case OpKind::Broadcast:
     return runBroadcast(ctx, out);
+  case OpKind::Gather:
+    return runGather(ctx, out);
+  case OpKind::CumSum:
+    return runCumSum(ctx, out);
   case OpKind::Conv2d:
     return runConv2d(ctx, out);
   case OpKind::MaxPool2d:
@@ -376,6 +380,23 @@ bool isVariance(const Value &v) {
   return false;
 }
 
+/// The extent of the axis that `v` indexes as the indices of a gather (its operand 1): the
+/// smallest over such uses, or 0 when there is none or one indexes an axis of symbolic or zero
+/// extent. Random indices drawn from [-d, d) are in range, so a random run does not fail.
+int64_t gatherExtent(const Value &v) {
+  int64_t extent = 0;
+  for (const Use &u : v.uses()) {
+    if (!u.user || u.user->kind() != OpKind::Gather || u.index != 1)
+      continue;
+    const TensorType &data = u.user->operand(0)->type();
+    const Dim &d = data.shape[*normalizeAxis(u.user->getInt("axis"), data.rank())];
+    if (!d.isStatic() || d.size <= 0)
+      return 0;
+    extent = extent ? std::min(extent, d.size) : d.size;
+  }
+  return extent;
+}
+
 } // namespace
 
 bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t seed, Tensor &out,
@@ -389,6 +410,8 @@ bool randomInput(const Value &input, const std::vector<int64_t> &shape, uint64_t
   double bound = fanIn > 0 ? 1.0 / std::sqrt(double(fanIn)) : 1.0;
   if (isFloat(t.dtype) && isVariance(input))
     fillRandom(t, seed, 0.5, 1.5);
+  else if (int64_t extent = isInteger(t.dtype) ? gatherExtent(input) : 0; extent > 0)
+    fillRandom(t, seed, -double(extent), double(extent - 1));
   else
     fillRandom(t, seed, -bound, bound);
   out = std::move(t);

@@ -72,6 +72,9 @@ public:
   Item *leaf(DType dtype, const ShapePick &shape, Layout layout = Layout::None);
   /// A constant; with `nonZero`, of elements none of which is zero.
   Item *constant(DType dtype, const std::vector<int64_t> &sizes, bool nonZero = false);
+  /// A constant of integer `dtype` whose elements lie in [-extent, extent): a gather's indices
+  /// (an input's values would be -1, 0 or 1 only, and out of range where extent is 1).
+  Item *indexConstant(DType dtype, const std::vector<int64_t> &sizes, int64_t extent);
   /// A value of the graph satisfying `fits`, or, sometimes or when there is
   /// none, `make()`.
   Item *pick(const std::function<bool(const Item &)> &fits, const std::function<Item *()> &make);
@@ -99,6 +102,7 @@ public:
   bool addContraction(OpKind kind);
   bool addMovement(OpKind kind);
   bool addWindow(OpKind kind);
+  bool addScan(OpKind kind);
   bool addKernel();
   bool addReshape(Item &x);
   /// A value of `shape`: sometimes a view of a new leaf the way attention's operands are (a
@@ -109,6 +113,7 @@ public:
   bool addBroadcast(Item &x);
   bool addSlice(Item &x);
   bool addConcat(Item &x, size_t extra);
+  bool addGather(Item &x);
   bool addConv(Item &x);
 
   // Big modules (GraphGeneratorOps.cpp).

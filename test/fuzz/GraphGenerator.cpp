@@ -142,6 +142,21 @@ Item *Generator::constant(DType dtype, const std::vector<int64_t> &sizes, bool n
   return &items->back();
 }
 
+Item *Generator::indexConstant(DType dtype, const std::vector<int64_t> &sizes, int64_t extent) {
+  int64_t n = numElements(sizes);
+  if (n > kMaxElements || extent <= 0)
+    return nullptr;
+  std::vector<double> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(double(range(-extent, extent - 1)));
+  Value *v = Builder(*graph, diags).constant(dtype, sizes, values);
+  if (!v)
+    return nullptr;
+  v->setName(valueName());
+  items->push_back({v, sizes});
+  return &items->back();
+}
+
 Item *Generator::leaf(DType dtype, const ShapePick &shape, Layout layout) {
   std::vector<int64_t> sizes = sizesOf(shape);
   bool isStatic =

@@ -71,6 +71,8 @@ bool Generator::addOp(OpKind kind) {
     return addMovement(kind);
   case OpClass::Window:
     return addWindow(kind);
+  case OpClass::Scan:
+    return addScan(kind);
   case OpClass::Structure:
     break;
   }
@@ -256,12 +258,12 @@ Item *Generator::viewedLeaf(DType dtype, const ShapePick &shape) {
     source.insert(source.begin(), {Dim::fixed(3), 3});
     int64_t start = range(0, 2);
     Item *x = leaf(dtype, source);
-    Item *one = x ? make(OpKind::Slice, {x}, {{"axis", int64_t(0)}, {"start", start},
-                                              {"end", start + 1}})
-                  : nullptr;
+    Item *one =
+        x ? make(OpKind::Slice, {x}, {{"axis", int64_t(0)}, {"start", start}, {"end", start + 1}})
+          : nullptr;
     if (one)
-      view = make(OpKind::Reshape, {one}, {{"shape", symbolic(shape)}},
-                  {{"shape", concrete(shape)}});
+      view =
+          make(OpKind::Reshape, {one}, {{"shape", symbolic(shape)}}, {{"shape", concrete(shape)}});
     break;
   }
   case 2: { // heads split from [..., S, H·D]: reshaped to [..., S, H, D], H and S swapped
@@ -278,9 +280,9 @@ Item *Generator::viewedLeaf(DType dtype, const ShapePick &shape) {
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[r - 3], perm[r - 2]);
     Item *x = leaf(dtype, merged);
-    Item *heads = x ? make(OpKind::Reshape, {x}, {{"shape", symbolic(split)}},
-                           {{"shape", concrete(split)}})
-                    : nullptr;
+    Item *heads =
+        x ? make(OpKind::Reshape, {x}, {{"shape", symbolic(split)}}, {{"shape", concrete(split)}})
+          : nullptr;
     if (heads)
       view = make(OpKind::Transpose, {heads}, {{"perm", perm}});
     break;
@@ -310,7 +312,7 @@ void Generator::mergeHeads(Item &o) {
 }
 
 bool Generator::addMovement(OpKind kind) {
-  bool needsAxis = kind == OpKind::Slice || kind == OpKind::Concat;
+  bool needsAxis = kind == OpKind::Slice || kind == OpKind::Concat || kind == OpKind::Gather;
   Item *x = operand(Want::Any, needsAxis ? 1 : 0, 4);
   if (!x)
     return false;
@@ -323,6 +325,8 @@ bool Generator::addMovement(OpKind kind) {
     return addSlice(*x);
   case OpKind::Concat:
     return addConcat(*x, size_t(range(0, 3)));
+  case OpKind::Gather:
+    return addGather(*x);
   default:
     break;
   }
@@ -406,6 +410,29 @@ bool Generator::addConcat(Item &x, size_t extra) {
     operands.push_back(leaf(x.dtype(), shape));
   }
   return make(OpKind::Concat, operands, {{"axis", axis}});
+}
+
+// Indices of rank 0 to 2, in range for the axis's concrete extent (negative ones included).
+bool Generator::addGather(Item &x) {
+  int64_t axis = axisOf(*this, x.rank());
+  size_t a = size_t(axis < 0 ? axis + int64_t(x.rank()) : axis);
+  std::vector<int64_t> sizes(size_t(range(0, 2)));
+  for (int64_t &s : sizes)
+    s = range(1, 4);
+  Item *indices = indexConstant(chance(50) ? DType::I32 : DType::I64, sizes, x.sizes[a]);
+  return indices && make(OpKind::Gather, {&x, indices}, {{"axis", axis}});
+}
+
+bool Generator::addScan(OpKind kind) {
+  Item *x = operand(Want::Numeric, 1, 4);
+  if (!x)
+    return false;
+  AttrList attrs{{"axis", axisOf(*this, x->rank())}};
+  if (chance(40))
+    attrs.push_back({"exclusive", chance(50)});
+  if (chance(40))
+    attrs.push_back({"reverse", chance(50)});
+  return make(kind, {x}, std::move(attrs));
 }
 
 bool Generator::addWindow(OpKind kind) {

@@ -256,6 +256,52 @@ TEST(Reference, ReductionEdgeCases) {
       << err;
 }
 
+// gather along each axis of an iota, negative indices counting from the end; an index outside
+// [-d, d) is an error at the op, even where no output element reads it.
+TEST(Reference, Gather) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F16, {2, 3}), *i = r.input("i", DType::I64, {2, 2});
+  Value *s = r.input("s", DType::I32, {});
+  Value *rows = r.op(OpKind::Gather, {x, i});
+  Value *cols = r.op(OpKind::Gather, {x, s}, {{"axis", 1}});
+  Value *idx = r.op(OpKind::Gather, {i, s});
+  auto out = r.run({rows, cols, idx}, {makeTensor(DType::F16, {2, 3}, {0, 1, 2, 3, 4, 5}),
+                                       makeTensor(DType::I64, {2, 2}, {1, -2, -1, 0}),
+                                       makeTensor(DType::I32, {}, {-1})});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 2, 3}));
+  expectExact(out[0], {3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2});
+  EXPECT_EQ(out[1].shape, (std::vector<int64_t>{2}));
+  expectExact(out[1], {2, 5});
+  expectExact(out[2], {-1, 0});
+
+  GraphRunner e;
+  Value *y = e.input("y", DType::F32, {0, 3}), *j = e.input("j", DType::I32, {2});
+  e.b.setLoc(Loc::text("g.fir", 4, 8));
+  Value *bad = e.op(OpKind::Gather, {y, j}, {{"axis", 1}});
+  std::string err =
+      e.runError({bad}, {Tensor(DType::F32, {0, 3}), makeTensor(DType::I32, {2}, {2, -4})});
+  EXPECT_NE(err.find("g.fir:4:8: error: 'gather' index -4 (element 1 of i32[2]) is out of range "
+                     "for axis 1 of f32[0,3]"),
+            std::string::npos)
+      << err;
+}
+
+// cumsum along each axis, inclusive and exclusive, forward and reversed; integers wrap.
+TEST(Reference, CumSum) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F64, {2, 3}), *i = r.input("i", DType::I32, {3});
+  Value *rows = r.op(OpKind::CumSum, {x}, {{"axis", -1}});
+  Value *cols = r.op(OpKind::CumSum, {x}, {{"axis", 0}, {"exclusive", true}});
+  Value *back = r.op(OpKind::CumSum, {x}, {{"axis", 1}, {"reverse", true}, {"exclusive", true}});
+  Value *wrap = r.op(OpKind::CumSum, {i}, {{"axis", 0}, {"reverse", true}});
+  auto out = r.run({rows, cols, back, wrap}, {makeTensor(DType::F64, {2, 3}, {1, 2, 3, 4, 5, 6}),
+                                              makeTensor(DType::I32, {3}, {1, 2147483647, 5})});
+  expectExact(out[0], {1, 3, 6, 4, 9, 15});
+  expectExact(out[1], {0, 0, 0, 1, 2, 3});
+  expectExact(out[2], {5, 3, 0, 11, 6, 0});
+  expectExact(out[3], {-2147483643, -2147483644, 5});
+}
+
 TEST(Reference, Movement) {
   GraphRunner r;
   Value *x = r.input("x", DType::I32, {2, 3, 4});

@@ -169,6 +169,20 @@ TEST(Infer, Movement) {
   EXPECT_EQ(infer(OpKind::Concat, {"f32[?,3]", "f32[2,5]"}, {{"axis", -1}}), "f32[2,8]");
   EXPECT_EQ(infer(OpKind::Broadcast, {"f32[3,1]"}, {{"shape", Shape{sym("b"), n(3), n(4)}}}),
             "f32[b,3,4]");
+  // cumsum keeps the shape and dtype, drops the tag.
+  EXPECT_EQ(infer(OpKind::CumSum, {"i8[1,2,3,b]{nhwc}"}, {{"axis", -1}}), "i8[1,2,3,b]");
+  EXPECT_EQ(infer(OpKind::CumSum, {"bool[3]"}, {{"axis", 0}}),
+            "error: 'cumsum' needs a numeric operand, got bool[3]");
+  // gather: data.shape[:axis] + indices.shape + data.shape[axis+1:], untagged.
+  EXPECT_EQ(infer(OpKind::Gather, {"f16[1,2,3,4]{nchw}", "i64[b,5]"}, {{"axis", -2}}),
+            "f16[1,2,b,5,4]");
+  EXPECT_EQ(infer(OpKind::Gather, {"bool[n,3]", "i32[]"}), "bool[3]");
+  EXPECT_EQ(infer(OpKind::Gather, {"f32[0,3]", "i32[?]"}), "f32[?,3]");
+  EXPECT_EQ(infer(OpKind::Gather, {"f32[0,3]", "i32[0,2]"}), "f32[0,2,3]");
+  EXPECT_EQ(infer(OpKind::Gather, {"f32[0,3]", "i32[2]"}),
+            "error: 'gather' indices i32[2] index axis 0 of f32[0,3], which is empty");
+  EXPECT_EQ(infer(OpKind::Gather, {"f32[4]", "bool[2]"}),
+            "error: 'gather' indices must be i32 or i64, got bool[2]");
 }
 
 TEST(Infer, Windowed) {

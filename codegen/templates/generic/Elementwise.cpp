@@ -13,6 +13,16 @@
 //    slice scales one stride by the step and starts at start · stride;
 //    broadcast zeroes the strides of broadcast axes; concat copies from the
 //    operand whose range along the axis holds the coordinate.
+//  - gather reads its index (Note [Gather indices]) and copies the element
+//    of the row it names.
+//
+// Note [Gather indices]
+// An index of `gather` that the reference would refuse (outside [-d, d) for
+// the axis's extent d) must not make a kernel read outside its operand: the
+// kernel wraps a negative index once (i + d) and clamps the result into
+// [0, d - 1], so a bad index reads the first or the last row. d is never 0
+// here: inference refuses static indices into an empty axis, and a gather
+// of no indices has no elements to run.
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
@@ -53,6 +63,7 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
   case OpKind::Reshape:
     return {contiguousStrides(out), 0};
   case OpKind::Concat: // one gather per operand, built by the caller
+  case OpKind::Gather: // an indexed read, built by the caller
 #define FUSEC_CASES_Movement(Id)
 #include "ir/OpCases.def"
     break;
@@ -85,6 +96,10 @@ public:
         for (unsigned a : movingAxes(shape, contiguousStrides(sizesOf(*v))))
           needed.insert(a);
       note = ": operand chosen along axis " + std::to_string(axis);
+    } else if (op.kind() == OpKind::Gather) {
+      element = &ElementwiseBuilder::gatherRow;
+      axis = unsigned(*normalizeAxis(op.getInt("axis"), sizesOf(*op.operand(0)).size()));
+      note = ": the row its index names along axis " + std::to_string(axis) + ", clamped";
     } else {
       g = gatherOf(op, sizesOf(*op.operand(0)), shape);
       need(g.strides, g.base);
@@ -147,6 +162,30 @@ private:
 
   void gather(ValueId i) { b.store(out(), i, b.load(in(0), offset(g.strides, g.base, i), 1, "x")); }
 
+  // out[(o·n + k)·inner + j] = data[(o·d + row)·inner + j], row = indices[k] wrapped and clamped
+  // into [0, d) (Note [Gather indices]).
+  void gatherRow(ValueId i) {
+    Sizes data = sizesOf(*op.operand(0));
+    int64_t d = data[axis], inner = product(data, axis + 1);
+    int64_t n = product(sizesOf(*op.operand(1)));
+    ValueId j = arith(IndexOp::Rem, i, inner, "j");
+    ValueId ok = arith(IndexOp::Div, i, inner);
+    ValueId k = arith(IndexOp::Rem, ok, n, "k");
+    ValueId o = arith(IndexOp::Div, ok, n, "o");
+    ValueId loaded = b.load(in(1), k, 1, "index");
+    ValueId raw = b.convert(DType::I64, loaded, "index");
+    ValueId zero = index(0);
+    ValueId negative = b.less(raw, zero);
+    ValueId fromEnd = arith(IndexOp::Add, raw, d);
+    ValueId wrapped = b.select(negative, fromEnd, raw, "wrapped");
+    ValueId last = index(d - 1);
+    ValueId above = b.math({OpKind::Max, DType::I64, DType::I64}, {wrapped, zero}, "");
+    ValueId row = b.math({OpKind::Min, DType::I64, DType::I64}, {above, last}, "row");
+    ValueId rowStart = b.add(arith(IndexOp::Mul, o, d), row);
+    ValueId at = b.add(arith(IndexOp::Mul, rowStart, inner), j);
+    b.store(out(), i, b.load(in(0), at, 1, "x"));
+  }
+
   void concat(ValueId i) {
     ValueId c = coords.empty() ? kir::kNoValue : coords.at(axis);
     // One if a non-empty operand, flat (no else chain: a concat of thousands
@@ -181,7 +220,7 @@ private:
   }
 
   Sizes shape;
-  unsigned axis = 0; // batch_norm's channel axis, concat's axis
+  unsigned axis = 0; // batch_norm's channel axis, concat's and gather's axis
   Gather g;          // a gather's
   std::set<unsigned> needed;
   std::map<unsigned, ValueId> coords;

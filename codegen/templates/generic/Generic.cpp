@@ -163,6 +163,8 @@ std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Di
     return op.kind() == OpKind::Attention ? buildAttention(op, entry) : buildMatMul(op, entry);
   case OpClass::Window:
     return isDepthwise(op) ? buildDepthwise(op, entry) : buildWindow(op, entry);
+  case OpClass::Scan:
+    return buildScan(op, entry);
   case OpClass::Structure:
     break;
   }

@@ -165,5 +165,7 @@ KirKernel buildWindow(const Op &op, const std::string &entry);
 /// shapes over an NHWC input: buildDepthwise's (Note [Depthwise convolution]).
 bool isDepthwise(const Op &op);
 KirKernel buildDepthwise(const Op &op, const std::string &entry);
+/// cumsum: a thread per line along the axis, summing serially (Scan.cpp).
+KirKernel buildScan(const Op &op, const std::string &entry);
 
 } // namespace fusec::generic
