@@ -262,6 +262,8 @@ bool importEinsum(NodeImport &n) {
   };
   for (size_t i = 0; i < terms.size(); ++i)
     sumAlone(i);
+  if (std::count(in.begin(), in.end(), nullptr))
+    return false; // a sum the builder refused, reported
   for (char c : out)
     if (std::none_of(terms.begin(), terms.end(), [&](const Labels &t) { return inAll(c, t); }))
       return n.fail("output label '" + std::string(1, c) + "' is in no operand");
