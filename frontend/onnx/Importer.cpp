@@ -73,6 +73,10 @@ SymInt operator*(const SymInt &a, const SymInt &b) {
   int64_t f;
   if (__builtin_mul_overflow(a.factor, b.factor, &f))
     return SymInt::unknownValue();
+  // A product of more names than any shape has is not followed (a chain of
+  // squarings would otherwise double it at each step).
+  if (a.names.size() + b.names.size() > 16)
+    return SymInt::unknownValue();
   SymInt r{f, a.names, false};
   r.names.insert(r.names.end(), b.names.begin(), b.names.end());
   std::sort(r.names.begin(), r.names.end());

@@ -52,14 +52,26 @@ std::optional<Window> readWindow(NodeImport &n, const TensorType &x, std::vector
     n.fail("kernel, strides and dilations must have one entry per spatial dim");
     return std::nullopt;
   }
+  // Sizes the window arithmetic below (and the op's) can use without
+  // overflow or a division by zero.
+  constexpr int64_t kMaxWindow = int64_t(1) << 31;
+  auto within = [&](const std::vector<int64_t> &v, int64_t lo) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= lo && x <= kMaxWindow; });
+  };
+  if (!within(w.kernel, 1) || !within(w.strides, 1) || !within(w.dilations, 1) ||
+      !within(w.pads, 0)) {
+    n.fail("kernel, strides and dilations must be in [1, 2^31] and pads in [0, 2^31]");
+    return std::nullopt;
+  }
   std::string autoPad = n.attrString("auto_pad", "NOTSET");
   if (autoPad == "VALID") {
     w.pads = {0, 0, 0, 0};
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (unsigned i = 0; i < 2; ++i) {
       const Dim &d = spatial == 1 && i == 0 ? Dim::fixed(1) : x.shape[2 + i - (spatial == 1)];
-      if (!d.isStatic()) {
-        n.fail("auto_pad " + autoPad + " needs static spatial dims, got " + x.str());
+      if (!d.isStatic() || d.size > kMaxWindow) {
+        n.fail("auto_pad " + autoPad + " needs static spatial dims of at most 2^31, got " +
+               x.str());
         return std::nullopt;
       }
       int64_t out = (d.size + w.strides[i] - 1) / w.strides[i];
@@ -395,9 +407,12 @@ bool importPool(NodeImport &n) {
     Value *x2 = as2d(n, x);
     for (unsigned i = 0; x2 && i < 2; ++i) {
       const Dim &d = x2->type().shape[2 + i];
-      if (!d.isStatic())
-        return n.fail("ceil_mode = 1 needs static spatial dims, got " + x->type().str());
+      if (!d.isStatic() || d.size > (int64_t(1) << 31))
+        return n.fail("ceil_mode = 1 needs static spatial dims of at most 2^31, got " +
+                      x->type().str());
       int64_t span = d.size + win->pads[i] + win->pads[i + 2] - win->kernel[i];
+      if (span < 0)
+        return n.fail("the window is larger than the padded input " + x->type().str());
       int64_t floorOut = span / win->strides[i] + 1;
       int64_t ceilOut = (span + win->strides[i] - 1) / win->strides[i] + 1;
       if (ceilOut == floorOut)

@@ -48,6 +48,9 @@ std::vector<SymInt> sliceList(const std::vector<SymInt> &v, int64_t start, int64
     return std::clamp(b, lo, hi);
   };
   std::vector<SymInt> out;
+  // i stays within [-1, size] before each step, so i + step cannot overflow
+  // once the step is clamped to the list's length.
+  step = std::clamp<int64_t>(step, -size - 1, size + 1);
   if (step > 0) {
     for (int64_t i = clampBound(start, 0, size), e = clampBound(end, 0, size); i < e; i += step)
       out.push_back(v[size_t(i)]);
@@ -103,7 +106,10 @@ bool importConstantOfShape(NodeImport &n) {
   }
   std::vector<uint8_t> element(value.element(0), value.element(0) + dtypeSize(value.dtype));
   std::vector<int64_t> sizes;
+  int64_t count = 1;
   for (const SymInt &v : *shapeInts) {
+    if (v.isStatic() && v.factor > 0 && __builtin_mul_overflow(count, v.factor, &count))
+      return n.fail("the shape's element count overflows");
     if (!v.isStatic()) {
       // A symbolic shape: the value broadcast at run time.
       Value *scalar = n.b.constant(std::make_shared<const DenseData>(
@@ -340,11 +346,12 @@ bool importSplit(NodeImport &n) {
   Value *v = n.input(0);
   int64_t start = 0;
   for (unsigned i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] < 0)
-      return n.fail("split size " + std::to_string(sizes[i]) + " is negative");
-    if (!n.set(i, slice(n, v, *axis, start, start + sizes[i])))
+    int64_t end;
+    if (sizes[i] < 0 || __builtin_add_overflow(start, sizes[i], &end))
+      return n.fail("split size " + std::to_string(sizes[i]) + " is negative or overflows");
+    if (!n.set(i, slice(n, v, *axis, start, end)))
       return false;
-    start += sizes[i];
+    start = end;
   }
   return true;
 }
@@ -521,7 +528,10 @@ bool importTile(NodeImport &n) {
     Shape repeated = wide;
     repeated[axis] = Dim::fixed(r);
     const Dim &d = shape[axis];
-    tiled[axis] = d.isStatic() ? Dim::fixed(d.size * r) : Dim::fixed(-1);
+    int64_t size = -1;
+    if (d.isStatic() && __builtin_mul_overflow(d.size, r, &size))
+      return n.fail("tiling dim " + d.str() + " " + std::to_string(r) + " times overflows");
+    tiled[axis] = Dim::fixed(size);
     Value *w = n.b.reshape(v, wide);
     Value *b = broadcastTo(n, w, repeated);
     v = n.b.reshape(b, tiled);
@@ -559,6 +569,10 @@ bool importPad(NodeImport &n) {
   if (pads.size() != 2 * rank)
     return n.fail(std::to_string(pads.size()) + " pads for rank " + std::to_string(rank) +
                   " (needs " + std::to_string(2 * rank) + ")");
+  constexpr int64_t kMaxPad = int64_t(1) << 40;
+  for (int64_t p : pads)
+    if (p < -kMaxPad || p > kMaxPad)
+      return n.fail("pad " + std::to_string(p) + " is out of range");
   for (unsigned axis = 0; v && axis < rank; ++axis) {
     int64_t before = pads[axis], after = pads[axis + rank];
     if (before == 0 && after == 0)
@@ -614,7 +628,8 @@ bool importTrilu(NodeImport &n) {
   if (x.rank() < 2)
     return n.fail("needs rank >= 2, got " + x.str());
   const Dim &rows = x.shape[x.rank() - 2], &cols = x.shape[x.rank() - 1];
-  if (!rows.isStatic() || !cols.isStatic() || rows.size * cols.size > kMaxFoldedElements)
+  if (!rows.isStatic() || !cols.isStatic() ||
+      (rows.size != 0 && cols.size > kMaxFoldedElements / rows.size))
     return n.fail("needs static last two dims of a bounded size, got " + x.str());
   int64_t k = 0;
   if (n.has(1)) {
