@@ -5,6 +5,7 @@
 // chain. Integer arithmetic on values known at import (Note [Values known at
 // import]) is evaluated here, so that shape computations leave no ops.
 #include "frontend/onnx/Ops.h"
+#include "ir/Assert.h"
 #include "ir/Numerics.h"
 
 #include <cmath>
@@ -13,33 +14,31 @@ namespace fusec::onnximport {
 
 namespace {
 
-std::optional<OpKind> unaryKind(std::string_view op) {
-  static const std::pair<std::string_view, OpKind> kUnary[] = {
-      {"Abs", OpKind::Abs},         {"Erf", OpKind::Erf},     {"Exp", OpKind::Exp},
-      {"Log", OpKind::Log},         {"Neg", OpKind::Neg},     {"Relu", OpKind::Relu},
-      {"Sigmoid", OpKind::Sigmoid}, {"Sqrt", OpKind::Sqrt},   {"Tanh", OpKind::Tanh},
-      {"Sin", OpKind::Sin},         {"Cos", OpKind::Cos},     {"Floor", OpKind::Floor},
-      {"Ceil", OpKind::Ceil},       {"Round", OpKind::Round}, {"Sign", OpKind::Sign},
-  };
-  for (const auto &[name, kind] : kUnary)
+using KindRow = std::pair<std::string_view, OpKind>;
+
+/// The fusec op an ONNX op type maps to in `table`.
+template <size_t N> OpKind kindOf(const KindRow (&table)[N], std::string_view op) {
+  for (const auto &[name, kind] : table)
     if (name == op)
       return kind;
-  return std::nullopt;
+  FUSEC_ASSERT(false, "an op type the op table sent to the wrong handler");
 }
 
-std::optional<OpKind> binaryKind(std::string_view op) {
-  static const std::pair<std::string_view, OpKind> kBinary[] = {
-      {"Add", OpKind::Add},           {"Sub", OpKind::Sub},        {"Mul", OpKind::Mul},
-      {"Div", OpKind::Div},           {"Pow", OpKind::Pow},        {"Equal", OpKind::Eq},
-      {"Less", OpKind::Lt},           {"LessOrEqual", OpKind::Le}, {"Greater", OpKind::Gt},
-      {"GreaterOrEqual", OpKind::Ge}, {"Max", OpKind::Max},        {"Min", OpKind::Min},
-      {"Sum", OpKind::Add},           {"Mean", OpKind::Add},
-  };
-  for (const auto &[name, kind] : kBinary)
-    if (name == op)
-      return kind;
-  return std::nullopt;
-}
+constexpr KindRow kUnary[] = {
+    {"Abs", OpKind::Abs},         {"Erf", OpKind::Erf},     {"Exp", OpKind::Exp},
+    {"Log", OpKind::Log},         {"Neg", OpKind::Neg},     {"Relu", OpKind::Relu},
+    {"Sigmoid", OpKind::Sigmoid}, {"Sqrt", OpKind::Sqrt},   {"Tanh", OpKind::Tanh},
+    {"Sin", OpKind::Sin},         {"Cos", OpKind::Cos},     {"Floor", OpKind::Floor},
+    {"Ceil", OpKind::Ceil},       {"Round", OpKind::Round}, {"Sign", OpKind::Sign},
+};
+
+constexpr KindRow kBinary[] = {
+    {"Add", OpKind::Add},           {"Sub", OpKind::Sub},        {"Mul", OpKind::Mul},
+    {"Div", OpKind::Div},           {"Pow", OpKind::Pow},        {"Equal", OpKind::Eq},
+    {"Less", OpKind::Lt},           {"LessOrEqual", OpKind::Le}, {"Greater", OpKind::Gt},
+    {"GreaterOrEqual", OpKind::Ge}, {"Max", OpKind::Max},        {"Min", OpKind::Min},
+    {"Sum", OpKind::Add},           {"Mean", OpKind::Add},
+};
 
 /// `kind` on two known integers; unknown where the importer cannot tell
 /// (arithmetic on symbolic sizes other than products, and comparisons
@@ -142,7 +141,7 @@ bool foldKnown(NodeImport &n, OpKind kind, unsigned i, unsigned j) {
 } // namespace
 
 bool importUnary(NodeImport &n) {
-  OpKind kind = *unaryKind(n.node.op_type());
+  OpKind kind = kindOf(kUnary, n.node.op_type());
   if (const auto &ints = n.knownInts(0); ints && (kind == OpKind::Neg || kind == OpKind::Abs)) {
     std::vector<SymInt> out;
     for (const SymInt &v : *ints) {
@@ -159,7 +158,7 @@ bool importUnary(NodeImport &n) {
 }
 
 bool importBinary(NodeImport &n) {
-  OpKind kind = *binaryKind(n.node.op_type());
+  OpKind kind = kindOf(kBinary, n.node.op_type());
   if (foldKnown(n, kind, 0, 1))
     return true;
   Value *a = n.input(0), *b = n.input(1);
@@ -172,7 +171,7 @@ bool importBinary(NodeImport &n) {
 }
 
 bool importVariadic(NodeImport &n) {
-  OpKind kind = *binaryKind(n.node.op_type());
+  OpKind kind = kindOf(kBinary, n.node.op_type());
   Value *acc = n.input(0);
   for (unsigned i = 1; acc && i < n.numInputs(); ++i) {
     Value *next = n.input(i);
@@ -330,8 +329,6 @@ bool importActivation(NodeImport &n) {
 bool importIdentity(NodeImport &n) {
   // Identity, and Dropout at inference: the input itself (a term known at
   // import stays known).
-  if (n.knownInts(0) && n.numOutputs() == 1)
-    return n.alias(0, 0);
   if (n.node.op_type() == "Dropout" && n.opset >= 12 && n.has(2)) {
     std::optional<std::vector<int64_t>> training = n.staticInts(2, "training_mode");
     if (!training)

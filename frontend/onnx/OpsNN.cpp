@@ -399,12 +399,12 @@ bool importPool(NodeImport &n) {
     return n.fail("dilated pooling is not supported");
   bool max = n.node.op_type() == "MaxPool";
   bool includePad = n.attrInt("count_include_pad", 0) != 0;
+  Value *x2 = as2d(n, x);
   if (n.attrInt("ceil_mode", 0)) {
     // Ceil mode keeps a last, partial window. fusec pools in floor mode, so
     // the window gets room by more padding at the end: padding a max pool
     // ignores, and an average pool that does not count padding divides by
     // the elements it covers — exactly ceil mode's window.
-    Value *x2 = as2d(n, x);
     for (unsigned i = 0; x2 && i < 2; ++i) {
       const Dim &d = x2->type().shape[2 + i];
       if (!d.isStatic() || d.size > (int64_t(1) << 31))
@@ -429,7 +429,6 @@ bool importPool(NodeImport &n) {
   AttrList attrs{{"kernel", win->kernel}, {"strides", win->strides}, {"pads", win->pads}};
   if (!max)
     attrs.push_back({"count_include_pad", includePad});
-  Value *x2 = as2d(n, x);
   Value *y = n.b.create(max ? OpKind::MaxPool2d : OpKind::AvgPool2d, {x2}, std::move(attrs));
   return n.set(0, fromTwoD(n, y, rank));
 }

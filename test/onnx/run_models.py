@@ -10,17 +10,13 @@ by more than rtol/atol (1e-3/1e-4 by default).
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-
-def value_name(name):
-    """The name fusec gives an ONNX tensor (frontend/onnx/Importer.cpp)."""
-    return re.sub(r"[^A-Za-z0-9_.$]", "_", name)
+from node_tests import value_name
 
 
 def graph_io(path):
