@@ -46,12 +46,16 @@ bool importMatMul(NodeImport &n);
 bool importGemm(NodeImport &n);
 bool importEinsum(NodeImport &n);
 bool importConv(NodeImport &n);
+bool importConvTranspose(NodeImport &n);
 bool importPool(NodeImport &n);
 bool importGlobalPool(NodeImport &n);
 bool importBatchNorm(NodeImport &n);
 bool importLayerNorm(NodeImport &n);
 bool importInstanceNorm(NodeImport &n);
 bool importSoftmax(NodeImport &n);
+
+// OpsResize.cpp: interpolation.
+bool importResize(NodeImport &n);
 
 // Shared helpers.
 /// A scalar constant of `like`'s dtype.

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
 
 namespace fusec::onnximport {
 
@@ -379,6 +380,219 @@ bool importConv(NodeImport &n) {
                          {"pads", win->pads},
                          {"dilations", win->dilations},
                          {"groups", n.attrInt("group", 1)}});
+  return n.set(0, fromTwoD(n, y, rank));
+}
+
+// Note [Transposed convolution by phases]
+// ConvTranspose scatters: input position i adds x[i] * w[k] to output
+// position q = i * s + k * d (before the begin padding is cut off). Split the
+// outputs by phase r = q mod s, q = m * s + r: the taps reaching phase r are
+// the k with k * d = r (mod s) — every (s / g)-th tap from the first, g =
+// gcd(s, d) — and they read x[m - t_k], t_k = (k * d - r) / s, which moves by
+// d / g from one such tap to the next. So each phase is an ordinary
+// convolution with stride 1: dilation d / g, the phase's taps in reverse
+// order as the filter, t of its last tap as the begin padding. Per spatial
+// dim that is s convolutions (s_h * s_w in 2-D) doing exactly the
+// transposed convolution's multiplies, on the tensor-core conv2d kernels;
+// their results interleave by a concat and a reshape, and the output window
+// (pads, output_padding, output_shape) is a slice, with zeros where it
+// starts before q = 0. The filter [C_in, C_out / group, kh, kw] is regrouped
+// to conv2d's [C_out, C_in / group, kh, kw]; for a constant filter the
+// gathers and transposes fold at compile time.
+
+namespace {
+
+/// One spatial dim of a transposed convolution.
+struct TransposedDim {
+  int64_t in, kernel, stride, dilation, padBegin, out;
+  /// Output rows per phase: the phases cover q in [0, rows * stride).
+  int64_t rows() const { return std::max<int64_t>((padBegin + out + stride - 1) / stride, 1); }
+};
+
+/// The taps of phase r, last first (the phase's conv filter order), and the
+/// offset t of the first of them (Note [Transposed convolution by phases]).
+std::vector<int64_t> phaseTaps(const TransposedDim &d, int64_t r, int64_t &offset) {
+  std::vector<int64_t> taps;
+  for (int64_t k = 0; k < d.kernel; ++k)
+    if ((k * d.dilation) % d.stride == r)
+      taps.push_back(k);
+  if (!taps.empty())
+    offset = (taps.front() * d.dilation - r) / d.stride;
+  std::reverse(taps.begin(), taps.end());
+  return taps;
+}
+
+/// Slice [begin, begin + size) of `axis`, reading zeros before 0.
+Value *window(NodeImport &n, Value *y, unsigned axis, int64_t begin, int64_t size) {
+  if (!y)
+    return nullptr;
+  if (begin < 0) {
+    Shape zeros = y->type().shape;
+    zeros[axis] = Dim::fixed(-begin);
+    Value *fill = n.b.create(OpKind::Broadcast, {scalarLike(n, y, 0)}, {{"shape", zeros}});
+    y = n.b.create(OpKind::Concat, {fill, y}, {{"axis", int64_t(axis)}});
+    begin = 0;
+  }
+  if (!y || (begin == 0 && y->type().shape[axis].isStaticValue(size)))
+    return y;
+  return n.b.create(OpKind::Slice, {y},
+                    {{"axis", int64_t(axis)}, {"start", begin}, {"end", begin + size}});
+}
+
+} // namespace
+
+bool importConvTranspose(NodeImport &n) {
+  Value *x = as2d(n, n.input(0)), *w = as2d(n, n.input(1));
+  if (!x || !w)
+    return false;
+  size_t rank = n.type(0).rank();
+  const TensorType &xt = x->type(), &wt = w->type();
+  if (!isStatic(wt.shape))
+    return n.fail("the filter's shape must be static, got " + wt.str());
+  int64_t groups = n.attrInt("group", 1);
+  int64_t cin = wt.shape[0].size, coutPerGroup = wt.shape[1].size;
+  if (groups < 1 || cin % groups != 0 || !(xt.shape[1].isStaticValue(cin)))
+    return n.fail("the filter " + n.type(1).str() + " does not fit the input " + n.type(0).str() +
+                  " in " + std::to_string(groups) + " groups");
+  size_t spatial = rank - 2;
+  auto lifted = [&](std::string_view name, int64_t fill) -> std::optional<std::vector<int64_t>> {
+    size_t entries = (name == "pads" ? 2 : 1) * spatial;
+    std::vector<int64_t> v = n.attrInts(name).value_or(std::vector<int64_t>(entries, fill));
+    if (name == "pads" && v.size() == 2 * spatial && spatial == 1)
+      return std::vector<int64_t>{0, v[0], 0, v[1]};
+    if (v.size() != entries) {
+      n.fail(std::string(name) + " needs one entry per spatial dim" +
+             (name == "pads" ? " and side" : ""));
+      return std::nullopt;
+    }
+    if (spatial == 1)
+      v.insert(v.begin(), fill);
+    return v;
+  };
+  auto strides = lifted("strides", 1), dilations = lifted("dilations", 1),
+       outPadding = lifted("output_padding", 0), pads = lifted("pads", 0);
+  if (!strides || !dilations || !outPadding || !pads)
+    return false;
+  std::vector<int64_t> kernel{wt.shape[2].size, wt.shape[3].size};
+  if (auto k = n.attrInts("kernel_shape");
+      k && *k != std::vector<int64_t>(kernel.end() - long(spatial), kernel.end()))
+    return n.fail("kernel_shape does not match the filter " + n.type(1).str());
+  std::optional<std::vector<int64_t>> outputShape = n.attrInts("output_shape");
+  if (outputShape && outputShape->size() == spatial + 2) // with N and C
+    outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
+  if (outputShape && outputShape->size() != spatial)
+    return n.fail("output_shape needs one entry per spatial dim");
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return n.fail("auto_pad '" + autoPad + "' is not supported");
+
+  constexpr int64_t kMaxWindow = int64_t(1) << 31, kMaxPhases = 64;
+  TransposedDim dims[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    TransposedDim &d = dims[i];
+    const Dim &in = xt.shape[2 + i];
+    if (!in.isStatic())
+      return n.fail("the spatial dims must be static, got " + n.type(0).str());
+    d = {in.size, kernel[i], (*strides)[i], (*dilations)[i], (*pads)[i], 0};
+    int64_t padEnd = (*pads)[i + 2], extra = (*outPadding)[i];
+    for (int64_t v : {d.in, d.kernel, d.stride, d.dilation})
+      if (v < 1 || v > kMaxWindow)
+        return n.fail("sizes, kernel, strides and dilations must be in [1, 2^31]");
+    for (int64_t v : {d.padBegin, padEnd, extra})
+      if (v < 0 || v > kMaxWindow)
+        return n.fail("pads and output_padding must be in [0, 2^31]");
+    if (autoPad == "VALID")
+      d.padBegin = padEnd = 0;
+    int64_t full = d.stride * (d.in - 1) + extra + (d.kernel - 1) * d.dilation + 1;
+    if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = d.in * d.stride;
+      if (outputShape) // the height of a lifted 1-D op stays 1
+        out = spatial == 2 ? (*outputShape)[i] : i == 0 ? 1 : (*outputShape)[0];
+      if (out < 1 || out > kMaxWindow)
+        return n.fail("output_shape entries must be in [1, 2^31]");
+      // ONNX splits the total padding as evenly as it can, the odd one at
+      // the end for SAME_UPPER and at the begin otherwise; a negative total
+      // (a larger output) extends the end.
+      int64_t total = full - out, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      d.padBegin = autoPad == "SAME_UPPER" ? half : total - half;
+      padEnd = total - d.padBegin;
+    }
+    d.out = full - d.padBegin - padEnd;
+    if (d.out < 1)
+      return n.fail("the padding leaves no output along spatial dim " + std::to_string(i));
+  }
+  if (dims[0].stride * dims[1].stride > kMaxPhases)
+    return n.fail("strides whose product is over " + std::to_string(kMaxPhases) +
+                  " are not supported");
+
+  // conv2d's filter [C_out, C_in / group, kh, kw].
+  int64_t cinPerGroup = cin / groups, cout = coutPerGroup * groups;
+  Value *filter =
+      groups == 1 ? n.b.transpose(w, {1, 0, 2, 3})
+                  : n.b.reshape(n.b.transpose(
+                                    n.b.reshape(w, {Dim::fixed(groups), Dim::fixed(cinPerGroup),
+                                                    Dim::fixed(coutPerGroup), Dim::fixed(kernel[0]),
+                                                    Dim::fixed(kernel[1])}),
+                                    {0, 2, 1, 3, 4}),
+                                {Dim::fixed(cout), Dim::fixed(cinPerGroup), Dim::fixed(kernel[0]),
+                                 Dim::fixed(kernel[1])});
+  const Dim batch = xt.shape[0];
+  int64_t rowsH = dims[0].rows(), rowsW = dims[1].rows();
+  auto phase = [&](int64_t rh, int64_t rw) -> Value * {
+    int64_t offH = 0, offW = 0;
+    std::vector<int64_t> tapsH = phaseTaps(dims[0], rh, offH), tapsW = phaseTaps(dims[1], rw, offW);
+    if (tapsH.empty() || tapsW.empty())
+      return n.b.create(
+          OpKind::Broadcast, {scalarLike(n, x, 0)},
+          {{"shape", Shape{batch, Dim::fixed(cout), Dim::fixed(rowsH), Dim::fixed(rowsW)}}});
+    auto pick = [&](Value *f, unsigned axis, const std::vector<int64_t> &taps) {
+      if (int64_t(taps.size()) == 1 && taps[0] == 0 && kernel[axis - 2] == 1)
+        return f;
+      std::vector<double> at(taps.begin(), taps.end());
+      return n.b.create(OpKind::Gather, {f, n.b.constant(DType::I64, {int64_t(at.size())}, at)},
+                        {{"axis", int64_t(axis)}});
+    };
+    Value *f = pick(pick(filter, 2, tapsH), 3, tapsW);
+    int64_t dh = dims[0].dilation / std::gcd(dims[0].stride, dims[0].dilation);
+    int64_t dw = dims[1].dilation / std::gcd(dims[1].stride, dims[1].dilation);
+    int64_t beginH = offH + int64_t(tapsH.size() - 1) * dh;
+    int64_t beginW = offW + int64_t(tapsW.size() - 1) * dw;
+    int64_t endH = std::max<int64_t>(rowsH - dims[0].in - offH, 0);
+    int64_t endW = std::max<int64_t>(rowsW - dims[1].in - offW, 0);
+    Value *y = n.b.create(OpKind::Conv2d, {x, f},
+                          {{"strides", std::vector<int64_t>{1, 1}},
+                           {"pads", std::vector<int64_t>{beginH, beginW, endH, endW}},
+                           {"dilations", std::vector<int64_t>{dh, dw}},
+                           {"groups", groups}});
+    return window(n, window(n, y, 2, 0, rowsH), 3, 0, rowsW);
+  };
+  Value *y;
+  if (dims[0].stride == 1 && dims[1].stride == 1) {
+    y = phase(0, 0);
+  } else {
+    // Interleave: y[.., m * sh + rh, m' * sw + rw] = phase(rh, rw)[.., m, m'].
+    Shape cell{batch,         Dim::fixed(cout),  Dim::fixed(rowsH),
+               Dim::fixed(1), Dim::fixed(rowsW), Dim::fixed(1)};
+    std::vector<Value *> rows;
+    for (int64_t rh = 0; rh < dims[0].stride; ++rh) {
+      std::vector<Value *> cols;
+      for (int64_t rw = 0; rw < dims[1].stride; ++rw)
+        cols.push_back(n.b.reshape(phase(rh, rw), cell));
+      rows.push_back(cols.size() == 1 ? cols[0]
+                                      : n.b.create(OpKind::Concat, cols, {{"axis", int64_t(5)}}));
+    }
+    y = rows.size() == 1 ? rows[0] : n.b.create(OpKind::Concat, rows, {{"axis", int64_t(3)}});
+    y = n.b.reshape(y, {batch, Dim::fixed(cout), Dim::fixed(rowsH * dims[0].stride),
+                        Dim::fixed(rowsW * dims[1].stride)});
+  }
+  y = window(n, window(n, y, 2, dims[0].padBegin, dims[0].out), 3, dims[1].padBegin, dims[1].out);
+  if (n.has(2)) {
+    Value *bias = n.input(2);
+    if (bias && !(bias->type().rank() == 1 && bias->type().shape[0].isStaticValue(cout)))
+      return n.fail("the bias " + bias->type().str() + " must be [" + std::to_string(cout) + "]");
+    y = n.b.add(y, n.b.reshape(bias, {Dim::fixed(cout), Dim::fixed(1), Dim::fixed(1)}));
+  }
   return n.set(0, fromTwoD(n, y, rank));
 }
 

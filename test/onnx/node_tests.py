@@ -58,8 +58,12 @@ def read_pb(path):
 
 
 def is_shape_like(model, input_name):
-    """An integer or bool input of rank 0 or 1 (a shape, axes, a count), or
-    any scalar (a pad value, a range's bounds, a training flag)."""
+    """An integer or bool input of rank 0 or 1 (a shape, axes, a count), any
+    scalar (a pad value, a range's bounds, a training flag), or the scales
+    and region of interest of a Resize or Upsample."""
+    for node in model.graph.node:
+        if node.op_type in ("Resize", "Upsample") and input_name in node.input[1:]:
+            return True
     for v in model.graph.input:
         if v.name == input_name:
             t = v.type.tensor_type
