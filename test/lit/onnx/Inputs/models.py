@@ -114,6 +114,20 @@ def einsum():
                  [f32("s", ["b", 2, "seq", "seq"]), f32("out", ["b", "seq", 6])])
 
 
+def decoder():
+    """A segmentation decoder's upsampling: ConvTranspose(k2, s2), a nearest
+    2x Resize (nn.Upsample) and a bilinear one (align_corners = False)."""
+    scales = nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    return model([h.make_node("ConvTranspose", ["x", "w", "b"], ["up"], strides=[2, 2]),
+                  h.make_node("Resize", ["up", "", "scales"], ["near"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+                  h.make_node("Resize", ["x", "", "scales"], ["lin"], mode="linear",
+                              coordinate_transformation_mode="pytorch_half_pixel")],
+                 [f32("x", ["n", 4, 5, 5])],
+                 [f32("near", ["n", 3, 20, 20]), f32("lin", ["n", 4, 10, 10])],
+                 [weights("w", 4, 3, 2, 2), weights("b", 3), scales])
+
+
 def unsupported():
     nodes = [h.make_node("TopK", ["x", "k"], ["v%d" % i, "i%d" % i], name="topk%d" % i)
              for i in range(4)]
@@ -170,7 +184,8 @@ def uint8_input():
 
 MODELS = {
     "linear": linear, "attention": attention, "conv_block": conv_block,
-    "layernorm": layernorm, "softmax11": softmax11, "einsum": einsum, "unsupported": unsupported,
+    "layernorm": layernorm, "softmax11": softmax11, "einsum": einsum, "decoder": decoder,
+    "unsupported": unsupported,
     "checker": checker, "short_initializer": short_initializer, "huge_dims": huge_dims,
     "external_ok": lambda: external("w.bin"), "external_up": lambda: external("../w.bin"),
     "external_absolute": lambda: external("/etc/passwd"),
