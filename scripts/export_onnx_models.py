@@ -14,6 +14,9 @@ and OUT/NAME/output_0.npy, PyTorch's result on those inputs, for:
                grouped-query attention, SwiGLU)
   resnet18     torchvision's ResNet-18 layout in plain torch (conv, batch
                norm, ReLU, max pool, residual blocks, global pool, fc)
+  unet_decoder a UNet decoder stage (ConvTranspose2d, concat with the skip,
+               conv + batch norm + ReLU) and a segmentation head after a
+               bilinear upsample
 
 Small sizes are the CI fixtures (test/onnx/models); real sizes are exported
 and compared on the GPU machine (PyTorch is not part of `make setup`: it
@@ -156,8 +159,42 @@ class ResNet18(nn.Module):
     dynamic = {"x": {0: "batch"}}
 
 
+class UnetDecoder(nn.Module):
+    """A UNet decoder stage and a segmentation head: ConvTranspose2d(k2, s2)
+    up from the bottleneck, concatenated with the skip, two 3x3 conv + batch
+    norm + ReLU, a bilinear 2x upsample (align_corners = False) and a 1x1
+    conv to 21 classes."""
+
+    def __init__(self, s):
+        super().__init__()
+        w = s["width"]
+        self.up = nn.ConvTranspose2d(4 * w, 2 * w, 2, stride=2)
+        self.convs = nn.Sequential(
+            nn.Conv2d(4 * w, 2 * w, 3, padding=1, bias=False), nn.BatchNorm2d(2 * w), nn.ReLU(),
+            nn.Conv2d(2 * w, 2 * w, 3, padding=1, bias=False), nn.BatchNorm2d(2 * w), nn.ReLU())
+        self.head = nn.Conv2d(2 * w, 21, 1)
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.uniform_(m.running_mean, -0.1, 0.1)
+                nn.init.uniform_(m.running_var, 0.5, 1.5)
+
+    def forward(self, x, skip):
+        y = self.convs(torch.cat([self.up(x), skip], dim=1))
+        y = nn.functional.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+        return self.head(y)
+
+    @staticmethod
+    def inputs(s):
+        w, side = s["width"], s["image"] // 4
+        return [torch.randn(s["batch"], 4 * w, side // 2, side // 2),
+                torch.randn(s["batch"], 2 * w, side, side)]
+
+    names = ["x", "skip"]
+    dynamic = {"x": {0: "batch"}, "skip": {0: "batch"}}
+
+
 MODELS = {"bert_layer": BertLayer, "gpt2_block": Gpt2Block, "llama_layer": LlamaLayer,
-          "resnet18": ResNet18}
+          "resnet18": ResNet18, "unet_decoder": UnetDecoder}
 
 
 def export(name, size, out):
