@@ -1,6 +1,8 @@
 // Inference for the movement ops (reshape, transpose, slice, concat,
 // broadcast, gather), per docs/ir.md. All produce untagged results except a
-// transpose between the two layouts, which carries the tag across.
+// transpose between the two layouts, which carries the tag across, a concat,
+// which keeps its operands' tag, and a gather by a 1-D index, which keeps its
+// data's.
 //
 // Reshape's element-count check is symbolic: a shape's count is a multiset of
 // named dims times a static product, and two counts are equal when both parts
@@ -200,7 +202,11 @@ bool inferConcat(const InferContext &ctx, std::vector<TensorType> &results, cons
     return in.fail("concatenated dim " + std::to_string(*axis) + " of " + typeList(types) +
                    " overflows");
   out.shape[*axis] = *extent;
-  out.layout = Layout::None;
+  // Joined along any axis, tensors of one layout keep it (docs/ir.md).
+  std::optional<Layout> layout = mergeLayouts(in, types, out.rank());
+  if (!layout)
+    return false;
+  out.layout = *layout;
   return in.produce(std::move(out));
 }
 
@@ -237,7 +243,9 @@ bool inferGather(const InferContext &ctx, std::vector<TensorType> &results, cons
   Shape shape(data.shape.begin(), data.shape.begin() + *axis);
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), data.shape.begin() + *axis + 1, data.shape.end());
-  return in.produce(TensorType{data.dtype, std::move(shape), Layout::None});
+  // Rows picked by a 1-D index keep the data's axes, and so its layout.
+  Layout layout = indices.rank() == 1 ? data.layout : Layout::None;
+  return in.produce(TensorType{data.dtype, std::move(shape), layout});
 }
 
 } // namespace fusec

@@ -10,7 +10,7 @@
 // each rebuilds an op on internal values and puts T_E after it, so that the
 // next op's pattern finds the transpose in front of it and cancels it. What
 // is left: T_I at graph inputs, T_E at graph outputs and in front of ops that
-// need E (reshape, contractions, concat, ...). The docs/ir.md rule that a
+// need E (reshape, contractions, ...). The docs/ir.md rule that a
 // transpose between the layouts moves the tag ({nchw} by [0,2,3,1] is {nhwc})
 // is what lets T_I make a value that windowed ops read as I.
 //
@@ -90,7 +90,8 @@ enum class Move { Keep, Untranspose, Cached, Reshape, Transpose, Impossible };
 bool reshapeResolves(const Shape &shape) {
   auto count = [&](auto pred) { return std::count_if(shape.begin(), shape.end(), pred); };
   size_t unknown = count([](const Dim &d) { return d.isAnonymous(); });
-  return unknown == 0 || (unknown == 1 && count([](const Dim &d) { return d.isStaticValue(0); }) == 0);
+  return unknown == 0 ||
+         (unknown == 1 && count([](const Dim &d) { return d.isStaticValue(0); }) == 0);
 }
 
 class LayoutRewriter {
@@ -122,6 +123,10 @@ private:
     case OpClass::Movement:
       if (op.kind() == OpKind::Transpose)
         cancelInversePair(op);
+      if (op.kind() == OpKind::Concat)
+        sinkThroughConcat(op);
+      if (op.kind() == OpKind::Gather)
+        sinkThroughGather(op);
       return;
     default:
       return;
@@ -166,6 +171,52 @@ private:
     Value *back = make(OpKind::Transpose, {inner}, {{"perm", dir.toExternal}});
     FUSEC_ASSERT(back->type() == op.result()->type(), "sinking a transpose changed a type");
     replaceOp(op, back);
+  }
+
+  // C(T_E(a), v…) {axis} → T_E(C(a, T_I(v)…) {axis'}) when an operand comes
+  // from I (a UNet's skip connection joined to its upsampled input): the
+  // concat runs in I along the same data axis, axis' its place in I; the
+  // other operands move by T_I (a boundary transpose, or one that fusion
+  // gathers into the concat's kernel). Tagged operands give an E-tagged
+  // concat and untagged ones are compatible with either tag, so T_E of the
+  // I-tagged concat has the original type.
+  void sinkThroughConcat(Op &op) {
+    if (op.result()->type().rank() != 4)
+      return;
+    bool fromInternal = false;
+    for (Value *v : op.operands()) {
+      Value *a = transposedFrom(v);
+      fromInternal |= a && a->type().layout == dir.internal;
+    }
+    if (!fromInternal)
+      return;
+    std::vector<Value *> operands;
+    for (Value *v : op.operands())
+      operands.push_back(internal.count(v) ? internal.at(v) : internalOf(v, dir.internalName));
+    Value *joined = make(OpKind::Concat, operands, {{"axis", internalAxis(op.getInt("axis"))}},
+                         internalName(op.result()));
+    Value *back = make(OpKind::Transpose, {joined}, {{"perm", dir.toExternal}});
+    FUSEC_ASSERT(back->type() == op.result()->type(), "sinking a transpose changed a type");
+    replaceOp(op, back);
+  }
+
+  // G(T_E(a), i) {axis} → T_E(G(a, i) {axis'}) for a 1-D index i (a resize's
+  // rows): the same rows picked along the data axis' place in I.
+  void sinkThroughGather(Op &op) {
+    Value *a = transposedFrom(op.operand(0));
+    if (!a || op.operand(1)->type().rank() != 1)
+      return;
+    Value *picked = make(OpKind::Gather, {a, op.operand(1)},
+                         {{"axis", internalAxis(op.getInt("axis"))}}, internalName(op.result()));
+    Value *back = make(OpKind::Transpose, {picked}, {{"perm", dir.toExternal}});
+    FUSEC_ASSERT(back->type() == op.result()->type(), "sinking a transpose changed a type");
+    replaceOp(op, back);
+  }
+
+  /// Where E's axis `axis` of a rank-4 value is in I.
+  int64_t internalAxis(int64_t axis) const {
+    int64_t a = int64_t(*normalizeAxis(axis, 4));
+    return std::find(dir.toInternal.begin(), dir.toInternal.end(), a) - dir.toInternal.begin();
   }
 
   // R(T_E(a)) {axes} → R(a) {toExternal[axes]}. keepdims: R(a) is the

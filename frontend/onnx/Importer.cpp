@@ -130,6 +130,41 @@ std::string identifier(std::string_view name) {
   return s;
 }
 
+// Note [NCHW inputs]
+// ONNX's convolutions, pools and batch norms read their input as NCHW. fusec
+// knows a rank-4 tensor is NCHW by its {nchw} tag, which the layout pass needs
+// to run conv chains in NHWC on the tensor-core kernels (an untagged tensor is
+// read as NCHW too, but stays on the generic kernels). Tags flow from graph
+// inputs through the ops that keep them (pointwise, convolutions, pools,
+// normalizations, concat), so the importer tags the rank-4 inputs from which
+// a windowed op's data is computed.
+
+/// The names of the tensors a windowed op's data input is computed from.
+std::set<std::string> feedingWindows(const onnx::GraphProto &graph) {
+  static const std::set<std::string> kWindowed = {
+      "Conv",          "ConvTranspose",     "MaxPool",           "AveragePool",
+      "GlobalMaxPool", "GlobalAveragePool", "BatchNormalization"};
+  std::map<std::string, const NodeProto *> producer;
+  for (const NodeProto &n : graph.node())
+    for (const std::string &out : n.output())
+      producer[out] = &n;
+  std::set<std::string> seen;
+  std::vector<std::string> work;
+  for (const NodeProto &n : graph.node())
+    if (kWindowed.count(n.op_type()) && n.input_size() > 0)
+      work.push_back(n.input(0));
+  while (!work.empty()) {
+    std::string name = std::move(work.back());
+    work.pop_back();
+    if (name.empty() || !seen.insert(name).second)
+      continue;
+    if (auto it = producer.find(name); it != producer.end())
+      for (const std::string &in : it->second->input())
+        work.push_back(in);
+  }
+  return seen;
+}
+
 } // namespace
 
 class Importer {
@@ -259,6 +294,7 @@ bool Importer::readInitializers() {
 }
 
 bool Importer::readInputs() {
+  std::set<std::string> nchw = feedingWindows(model.graph()); // Note [NCHW inputs]
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     if (terms.count(in.name()))
       continue; // an initializer listed as an input (IR version < 4): a constant here
@@ -284,7 +320,8 @@ bool Importer::readInputs() {
         shape.push_back(Dim::anonymous());
     }
     Term term;
-    term.type = TensorType{*dtype, std::move(shape), Layout::None};
+    Layout layout = shape.size() == 4 && nchw.count(in.name()) ? Layout::NCHW : Layout::None;
+    term.type = TensorType{*dtype, std::move(shape), layout};
     term.value = graph->addInput(graph->uniqueName(valueName(in.name())), term.type);
     if (!bind(in.name(), std::move(term)))
       return false;
