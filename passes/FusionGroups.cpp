@@ -523,10 +523,7 @@ void Plan::formPointwiseGroups() {
 // a group stays a kernel of its own. A producer joins once every user of its results is a member,
 // so each pass over the members may let another in; the group grows until none joins.
 void Plan::gatherIntoPointwise() {
-  for (size_t i = 0; i < all.size(); ++i) {
-    Group &grp = *all[i];
-    if (grp.hasAnchor())
-      continue;
+  auto grow = [&](Group &grp) {
     for (bool grew = true; grew && !grp.ops.empty();) {
       grew = false;
       for (size_t j = 0; j < grp.ops.size() && !grew; ++j)
@@ -536,6 +533,24 @@ void Plan::gatherIntoPointwise() {
             break;
           }
     }
+  };
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!all[i]->hasAnchor())
+      grow(*all[i]);
+  // A gather no kernel took is a pointwise kernel of its own, which reads its data through the
+  // movement ops only it reads (a resize's rows along one axis, then along the next). Users come
+  // first, so that a gather of a gather's rows is one kernel.
+  std::vector<Op *> ops;
+  for (const auto &op : graph.ops())
+    ops.push_back(op.get());
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Op *op = *it;
+    if (op->kind() != OpKind::Gather || members.count(op))
+      continue;
+    all.push_back(std::make_unique<Group>(
+        Group{KernelTemplate::Pointwise, {}, {}, {op->result()->type().shape}}));
+    add(*all.back(), op, Role::Pointwise, -1);
+    grow(*all.back());
   }
   for (auto &[op, m] : members)
     m.group = current(m.group);
@@ -547,8 +562,7 @@ bool Plan::gathers(Group &grp, Op &producer) {
   if (m && (m->group == &grp || m->group->hasAnchor()))
     return false;
   std::vector<Op *> joining = m ? m->group->ops : std::vector<Op *>{&producer};
-  // A gather reads its data at indices known only at run time: no template reads through it.
-  if (!m && (producer.info().cls != OpClass::Movement || producer.kind() == OpKind::Gather))
+  if (!m && producer.info().cls != OpClass::Movement)
     return false;
   for (const Op *op : joining)
     for (unsigned r = 0; r < op->numResults(); ++r)
@@ -556,8 +570,8 @@ bool Plan::gathers(Group &grp, Op &producer) {
         const Member *user = u.user ? memberOf(u.user) : nullptr;
         if (!user || (user->group != &grp && (!m || user->group != m->group)))
           return false;
-        // A pointwise group joins only through views: read by a broadcast, or by a pointwise op
-        // across index spaces, its elements would be computed again for every copy.
+        // A pointwise group joins only through views: read by a broadcast or a gather, or by a
+        // pointwise op across index spaces, its elements would be computed again for every copy.
         bool view = isStridedView(u.user->kind()) || u.user->kind() == OpKind::Concat;
         if (m && user->group == &grp && !view)
           return false;

@@ -7,8 +7,10 @@
 // coordinates, and each op at the coordinates its user asks for: a pointwise op asks its operands
 // at the same coordinates (0 along the axes they broadcast), a transpose permutes them, a slice
 // offsets and scales its axis, a broadcast zeroes the broadcast axes, a reshape re-splits each run
-// of axes it regroups (a run it keeps passes through), and a concat asks every operand at the
-// coordinate clamped into that operand's range and selects by the coordinate. A value asked for at
+// of axes it regroups (a run it keeps passes through), a concat asks every operand at the
+// coordinate clamped into that operand's range and selects by the coordinate, and a gather asks its
+// indices at their axes' coordinates and its data at the row the index names (a resize's rows:
+// Note [Resize as taps] in frontend/onnx/OpsResize.cpp). A value asked for at
 // two coordinates is computed twice (a rotary embedding reads its input at d and at d ± 64), at the
 // same coordinates once. Shapes are static: the sizes are literals, divisions by them strength
 // reduced (the symbolic compile defers such a kernel until its shapes are bound).
@@ -17,9 +19,10 @@
 // over the widest element read or written, when that axis divides by V). Coordinates carry lane
 // 0's position and the lanes' axis and step (`At`): lane l at c[axis] + l * step. A transpose
 // carries the lanes to its operand's axis, a slice scales their step, a broadcast along their
-// axis drops them (every lane reads one element), a reshape carries them when they run along the
-// last axis of a regrouped run and both ends of the run divide by V, a concat along their axis
-// when every operand's extent divides by V (a vector then lies in one operand). Where an op cannot
+// axis drops them (every lane reads one element), a gather along the data's other axes, a reshape
+// carries them when they run along the last axis of a regrouped run and both ends of the run
+// divide by V, a concat along their axis when every operand's extent divides by V (a vector then
+// lies in one operand). Where an op cannot
 // carry them, each lane asks for its own coordinates. A leaf (an operand or a constant table) is
 // read as one vector when the lanes run along its contiguous axis with step 1 from an offset that
 // is a multiple of V, else one element a lane. The results go out as vectors.
@@ -41,10 +44,8 @@ namespace {
 using kir::ValueId;
 using Sizes = std::vector<int64_t>;
 
-/// The movement ops a gathered kernel reads through: all but `gather`, whose rows are data.
-bool isMovement(const Op &op) {
-  return op.info().cls == OpClass::Movement && op.kind() != OpKind::Gather;
-}
+/// The movement ops a gathered kernel reads through.
+bool isMovement(const Op &op) { return op.info().cls == OpClass::Movement; }
 
 /// Where a value is asked for: lane 0's coordinates (one per axis of the value's shape) and where
 /// the lanes are (Note [Gathered operands]). `aligned`: c[axis] is a multiple of V.
@@ -188,6 +189,8 @@ private:
       return reshape(*def, at);
     case OpKind::Concat:
       return concat(*def, at);
+    case OpKind::Gather:
+      return gather(*def, at);
     default:
       break;
     }
@@ -355,6 +358,34 @@ private:
     return valueAt(r.operand(0), in);
   }
 
+  /// The index at the coordinates of the indices' axes, counted from the end when negative and
+  /// clamped into the data's axis (as the generic gather kernel does); the data at the other
+  /// coordinates with that row. Lanes along the indices' axes read a row each.
+  Lanes gather(const Op &g, const At &at) {
+    const Sizes data = staticSizes(g.operand(0)->type().shape);
+    const size_t q = g.operand(1)->type().rank();
+    const unsigned axis = *normalizeAxis(g.getInt("axis"), data.size());
+    if (at.axis >= int(axis) && at.axis < int(axis + q))
+      return perLane(g.result(), at);
+    At where{std::vector<ValueId>(at.c.begin() + axis, at.c.begin() + long(axis + q)), -1, 0,
+             false};
+    ValueId raw = b.convert(DType::I64, valueAt(g.operand(1), where)[0], "index");
+    ValueId zero = b.index(0), size = b.index(data[axis]);
+    ValueId negative = b.less(raw, zero);
+    ValueId fromEnd = b.arith(kir::IndexOp::Add, raw, size);
+    ValueId wrapped = b.select(negative, fromEnd, raw);
+    ValueId above = b.math({OpKind::Max, DType::I64, DType::I64}, {wrapped, zero}, "");
+    ValueId last = b.index(data[axis] - 1);
+    ValueId row = b.math({OpKind::Min, DType::I64, DType::I64}, {above, last}, "row");
+    At in;
+    in.c.assign(at.c.begin(), at.c.begin() + axis);
+    in.c.push_back(row);
+    in.c.insert(in.c.end(), at.c.begin() + long(axis + q), at.c.end());
+    if (at.axis >= 0)
+      in = At{in.c, at.axis < int(axis) ? at.axis : at.axis - int(q) + 1, at.step, at.aligned};
+    return valueAt(g.operand(0), in);
+  }
+
   /// Every operand at the coordinate clamped into its range, the one holding it selected.
   Lanes concat(const Op &cat, const At &at) {
     const Sizes to = staticSizes(cat.result()->type().shape);
@@ -510,12 +541,20 @@ bool check(const Op &kernel, Diagnostics &diags) {
   return true;
 }
 
-/// V: 16 bytes over the widest element read or written, when the output's last axis divides by it
-/// (and V >= 2); else 1.
+/// Whether body value `v` is read only as a gather's indices (one element a row, not a vector).
+bool onlyIndices(const Value *v) {
+  return v->hasUses() && std::ranges::all_of(v->uses(), [](const Use &u) {
+           return u.user && u.user->kind() == OpKind::Gather && u.index == 1;
+         });
+}
+
+/// V: 16 bytes over the widest element read as vectors or written, when the output's last axis
+/// divides by it (and V >= 2); else 1.
 unsigned vectorWidth(const Op &kernel) {
   unsigned widest = 1;
-  for (const Value *v : kernel.operands())
-    widest = std::max(widest, dtypeSize(kir::storageType(v->type().dtype)));
+  for (unsigned j = 0; j < kernel.numOperands(); ++j)
+    if (!onlyIndices(kernel.body()->input(j)))
+      widest = std::max(widest, dtypeSize(kir::storageType(kernel.operand(j)->type().dtype)));
   for (unsigned j = 0; j < kernel.numResults(); ++j)
     widest = std::max(widest, dtypeSize(kir::storageType(kernel.result(j)->type().dtype)));
   unsigned width = 16 / widest;

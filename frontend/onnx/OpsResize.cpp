@@ -14,10 +14,11 @@
 // broadcast along the axis. Axes are resized one after another (the result
 // is the same in exact arithmetic; ONNX's reference nests them the same
 // way). tf_crop_and_resize's positions outside the region read the
-// extrapolation value: a select against a constant mask at the end. A
-// nearest upscale by an integer factor whose taps repeat each input
-// position (PyTorch's nn.Upsample) is a broadcast instead, which fuses into
-// the kernels around it.
+// extrapolation value: a select against a constant mask at the end. The
+// fusion pass gathers the gathers and the weighted sum of an axis into one
+// pointwise kernel (Note [Gathered operands] in codegen/templates/Gather.cpp),
+// and a gather by a 1-D index keeps its data's layout tag, so that a resize
+// between convolutions runs in their NHWC layout.
 //
 // The rules follow ONNX's reference (onnx/backend/test/case/node/resize.py),
 // which defines the conformance data: output sizes are floor(scale * size),
@@ -155,25 +156,9 @@ Value *alongAxis(NodeImport &n, DType dtype, size_t rank, unsigned axis,
 }
 
 /// x resized along `axis` by its taps (Note [Resize as taps]).
-Value *resizeAxis(NodeImport &n, Value *x, unsigned axis, const AxisTaps &taps, int64_t in) {
+Value *resizeAxis(NodeImport &n, Value *x, unsigned axis, const AxisTaps &taps) {
   const TensorType &t = x->type();
   size_t out = taps.index[0].size();
-  // Nearest by an integer factor, each position repeated: a broadcast.
-  bool repeats = taps.index.size() == 1 && out % size_t(in) == 0;
-  for (size_t o = 0; repeats && o < out; ++o)
-    repeats = taps.index[0][o] == int64_t(o / (out / size_t(in)));
-  if (repeats) {
-    Shape inner = t.shape, wide = t.shape, result = t.shape;
-    inner.insert(inner.begin() + axis + 1, Dim::fixed(1));
-    wide.insert(wide.begin() + axis + 1, Dim::fixed(int64_t(out) / in));
-    result[axis] = Dim::fixed(int64_t(out));
-    bool named =
-        std::none_of(t.shape.begin(), t.shape.end(), [](const Dim &d) { return d.isAnonymous(); });
-    if (named) {
-      Value *y = n.b.create(OpKind::Broadcast, {n.b.reshape(x, inner)}, {{"shape", wide}});
-      return n.b.reshape(y, result);
-    }
-  }
   Value *sum = nullptr;
   for (size_t k = 0; k < taps.index.size(); ++k) {
     const std::vector<double> &w = taps.weight[k];
@@ -311,7 +296,7 @@ bool importResize(NodeImport &n) {
       return n.fail("resizes dim " + std::to_string(axis) + " of " + t.str() + " to 0");
     double roiStart = roi.empty() ? 0 : roi[axis], roiEnd = roi.empty() ? 1 : roi[axis + rank];
     AxisTaps taps = axisTaps(*mode, d.size, out, scale, roiStart, roiEnd);
-    y = resizeAxis(n, y, axis, taps, d.size);
+    y = resizeAxis(n, y, axis, taps);
     if (std::find(taps.outside.begin(), taps.outside.end(), true) != taps.outside.end())
       masks.emplace_back(axis, std::move(taps.outside));
   }
