@@ -146,6 +146,7 @@ std::optional<KernelTemplate> anchorTemplate(const Op &op) {
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
   case OpKind::ReduceMean:
+  case OpKind::ReduceProd:
     if (trailingReductionStart(op))
       return KernelTemplate::RowReduction;
     return std::nullopt;

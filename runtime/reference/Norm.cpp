@@ -65,6 +65,8 @@ std::vector<double> reduceFloat(OpKind kind, const std::vector<double> &x, const
   switch (kind) {
   case OpKind::ReduceSum:
     return accumulate(x, shape, layout, 0.0, [](double a, double b) { return a + b; });
+  case OpKind::ReduceProd:
+    return accumulate(x, shape, layout, 1.0, [](double a, double b) { return a * b; });
   case OpKind::ReduceMean: {
     auto sums = accumulate(x, shape, layout, 0.0, [](double a, double b) { return a + b; });
     for (double &s : sums)
@@ -91,6 +93,9 @@ std::vector<int64_t> reduceInt(OpKind kind, const std::vector<int64_t> &x, const
   case OpKind::ReduceSum:
     return accumulate(x, shape, layout, int64_t(0),
                       [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); });
+  case OpKind::ReduceProd:
+    return accumulate(x, shape, layout, int64_t(1),
+                      [](int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); });
   case OpKind::ReduceMax:
     return accumulate(x, shape, layout, Lim::min(),
                       [](int64_t a, int64_t b) { return std::max(a, b); });

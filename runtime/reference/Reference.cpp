@@ -115,6 +115,7 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
   case OpKind::ReduceMean:
+  case OpKind::ReduceProd:
     return runReduce(ctx, out);
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:

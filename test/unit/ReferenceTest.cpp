@@ -256,6 +256,28 @@ TEST(Reference, ReductionEdgeCases) {
       << err;
 }
 
+// reduce_prod: a product in double (floats), a wrapping int64 product (integers), 1 over an empty
+// extent.
+TEST(Reference, ReduceProd) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F32, {2, 3}), *i = r.input("i", DType::I32, {3});
+  Value *l = r.input("l", DType::I64, {2}), *e = r.input("e", DType::F16, {2, 0});
+  AttrList axis1 = {{"axes", std::vector<int64_t>{1}}};
+  auto out = r.run({r.op(OpKind::ReduceProd, {x}, axis1),
+                    r.op(OpKind::ReduceProd, {x}, {{"axes", std::vector<int64_t>{0}}}),
+                    r.op(OpKind::ReduceProd, {i}), r.op(OpKind::ReduceProd, {l}),
+                    r.op(OpKind::ReduceProd, {e}, axis1)},
+                   {makeTensor(DType::F32, {2, 3}, {1, -2, 3, 0.5, kInf, kNaN}),
+                    makeTensor(DType::I32, {3}, {65536, 32768, 3}),
+                    makeTensor(DType::I64, {2}, {-4294967296.0, 4294967296.0}),
+                    Tensor(DType::F16, {2, 0})});
+  expectExact(out[0], {-6, kNaN});
+  expectExact(out[1], {0.5, -kInf, kNaN});
+  expectExact(out[2], {-2147483648.0}); // 3 · 2^31 wraps to -2^31 in i32
+  expectExact(out[3], {0});             // -2^64 wraps to 0 in int64
+  expectExact(out[4], {1, 1});
+}
+
 // gather along each axis of an iota, negative indices counting from the end; an index outside
 // [-d, d) is an error at the op, even where no output element reads it.
 TEST(Reference, Gather) {

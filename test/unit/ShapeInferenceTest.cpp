@@ -117,6 +117,9 @@ TEST(Infer, ReductionsAndNormalizations) {
   EXPECT_EQ(infer(OpKind::ReduceMax, {"f32[2,3]"}), "f32[]");
   EXPECT_EQ(infer(OpKind::ReduceMin, {"i32[2,3]"}, {{"axes", std::vector<int64_t>{1, -1}}}),
             "error: 'reduce_min' axes [1, -1] repeat axis 1 of i32[2,3]");
+  EXPECT_EQ(infer(OpKind::ReduceProd, {"i64[b,3,4]"}, axes), "i64[1,3,1]");
+  EXPECT_EQ(infer(OpKind::ReduceProd, {"bool[2]"}),
+            "error: 'reduce_prod' needs a numeric operand, got bool[2]");
   EXPECT_EQ(infer(OpKind::LayerNorm, {"f16[b,4,8]", "f16[4,8]", "f16[4,8]"}, {{"axis", 1}}),
             "f16[b,4,8]");
   EXPECT_EQ(infer(OpKind::RmsNorm, {"f32[2,8]", "f32[4]"}),
