@@ -548,8 +548,9 @@ bool Plan::gathers(Group &grp, Op &producer) {
   if (m && (m->group == &grp || m->group->hasAnchor()))
     return false;
   std::vector<Op *> joining = m ? m->group->ops : std::vector<Op *>{&producer};
-  // A gather reads its data at indices known only at run time: no template reads through it.
-  if (!m && (producer.info().cls != OpClass::Movement || producer.kind() == OpKind::Gather))
+  // A gather (or gather_elements) reads its data at indices known only at run time: no template
+  // reads through it.
+  if (!m && (producer.info().cls != OpClass::Movement || isIndexedRead(producer.kind())))
     return false;
   for (const Op *op : joining)
     for (unsigned r = 0; r < op->numResults(); ++r)

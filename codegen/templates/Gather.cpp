@@ -41,9 +41,10 @@ namespace {
 using kir::ValueId;
 using Sizes = std::vector<int64_t>;
 
-/// The movement ops a gathered kernel reads through: all but `gather`, whose rows are data.
+/// The movement ops a gathered kernel reads through: all but `gather` and `gather_elements`,
+/// whose indices are data.
 bool isMovement(const Op &op) {
-  return op.info().cls == OpClass::Movement && op.kind() != OpKind::Gather;
+  return op.info().cls == OpClass::Movement && !isIndexedRead(op.kind());
 }
 
 /// Where a value is asked for: lane 0's coordinates (one per axis of the value's shape) and where

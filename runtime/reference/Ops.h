@@ -62,6 +62,7 @@ bool runSlice(const OpContext &ctx, Tensor &out);
 bool runConcat(const OpContext &ctx, Tensor &out);
 bool runBroadcast(const OpContext &ctx, Tensor &out);
 bool runGather(const OpContext &ctx, Tensor &out);
+bool runGatherElements(const OpContext &ctx, Tensor &out);
 
 // ReferenceWindow.cpp
 bool runConv2d(const OpContext &ctx, Tensor &out);

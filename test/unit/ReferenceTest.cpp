@@ -308,6 +308,34 @@ TEST(Reference, Gather) {
       << err;
 }
 
+// gather_elements along each axis, negative indices counting from the end, indices shorter than
+// the data along the other axis; an index outside [-d, d) is an error at the op.
+TEST(Reference, GatherElements) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F16, {2, 3}), *i = r.input("i", DType::I64, {1, 3});
+  Value *j = r.input("j", DType::I32, {2, 2});
+  Value *rows = r.op(OpKind::GatherElements, {x, i});
+  Value *cols = r.op(OpKind::GatherElements, {x, j}, {{"axis", -1}});
+  auto out = r.run({rows, cols}, {makeTensor(DType::F16, {2, 3}, {0, 1, 2, 3, 4, 5}),
+                                  makeTensor(DType::I64, {1, 3}, {1, -2, -1}),
+                                  makeTensor(DType::I32, {2, 2}, {2, -3, 0, 0})});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{1, 3}));
+  expectExact(out[0], {3, 1, 5});
+  EXPECT_EQ(out[1].shape, (std::vector<int64_t>{2, 2}));
+  expectExact(out[1], {2, 0, 3, 3});
+
+  GraphRunner e;
+  Value *y = e.input("y", DType::F32, {2, 3}), *k = e.input("k", DType::I32, {2, 1});
+  e.b.setLoc(Loc::text("g.fir", 3, 6));
+  Value *bad = e.op(OpKind::GatherElements, {y, k}, {{"axis", 1}});
+  std::string err =
+      e.runError({bad}, {Tensor(DType::F32, {2, 3}), makeTensor(DType::I32, {2, 1}, {0, 3})});
+  EXPECT_NE(err.find("g.fir:3:6: error: 'gather_elements' index 3 (element 1 of i32[2,1]) is out "
+                     "of range for axis 1 of f32[2,3]"),
+            std::string::npos)
+      << err;
+}
+
 // cumsum along each axis, inclusive and exclusive, forward and reversed; integers wrap.
 TEST(Reference, CumSum) {
   GraphRunner r;

@@ -186,6 +186,16 @@ TEST(Infer, Movement) {
             "error: 'gather' indices i32[2] index axis 0 of f32[0,3], which is empty");
   EXPECT_EQ(infer(OpKind::Gather, {"f32[4]", "bool[2]"}),
             "error: 'gather' indices must be i32 or i64, got bool[2]");
+  // gather_elements: the indices' shape, the data's dtype, untagged.
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f16[1,2,3,4]{nchw}", "i64[1,2,b,3]"}, {{"axis", 2}}),
+            "f16[1,2,b,3]");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[n,3]", "i32[?,9]"}, {{"axis", -1}}), "f32[?,9]");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[2,3]", "i32[3,1]"}, {{"axis", 1}}),
+            "error: 'gather_elements' indices i32[3,1] are longer than data f32[2,3] along axis 0");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[2,3]", "i32[2]"}),
+            "error: 'gather_elements' indices i32[2] must have the rank of data f32[2,3]");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[2,3]", "f16[2,3]"}),
+            "error: 'gather_elements' indices must be i32 or i64, got f16[2,3]");
 }
 
 TEST(Infer, Windowed) {
