@@ -146,6 +146,8 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
     return runGatherElements(ctx, out);
   case OpKind::CumSum:
     return runCumSum(ctx, out);
+  case OpKind::TopK:
+    return runTopK(ctx, out);
   case OpKind::Conv2d:
     return runConv2d(ctx, out);
   case OpKind::MaxPool2d:

@@ -442,7 +442,18 @@ bool Generator::addScan(OpKind kind) {
   Item *x = operand(Want::Numeric, 1, 4);
   if (!x)
     return false;
-  AttrList attrs{{"axis", axisOf(*this, x->rank())}};
+  int64_t axis = axisOf(*this, x->rank());
+  AttrList attrs{{"axis", axis}};
+  if (kind == OpKind::TopK) {
+    // k within the axis's concrete extent (which a static dim equals).
+    int64_t extent = x->sizes[size_t(axis < 0 ? axis + int64_t(x->rank()) : axis)];
+    if (extent < 1)
+      return false;
+    attrs.push_back({"k", range(1, std::min<int64_t>(extent, 4))});
+    if (chance(50))
+      attrs.push_back({"largest", chance(50)});
+    return make(kind, {x}, std::move(attrs));
+  }
   if (chance(40))
     attrs.push_back({"exclusive", chance(50)});
   if (chance(40))

@@ -4,6 +4,7 @@
 #include "ReferenceTestUtil.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace fusec;
@@ -332,6 +333,36 @@ TEST(Reference, GatherElements) {
       e.runError({bad}, {Tensor(DType::F32, {2, 3}), makeTensor(DType::I32, {2, 1}, {0, 3})});
   EXPECT_NE(err.find("g.fir:3:6: error: 'gather_elements' index 3 (element 1 of i32[2,1]) is out "
                      "of range for axis 1 of f32[2,3]"),
+            std::string::npos)
+      << err;
+}
+
+// top_k: largest and smallest along each axis, ties in index order, NaN above +inf, integers
+// compared exactly; a k above the axis's extent at run time is an error.
+TEST(Reference, TopK) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F32, {2, 4}), *l = r.input("l", DType::I64, {3});
+  Value *top = r.op(OpKind::TopK, {x}, {{"k", 3}});
+  Value *low = r.op(OpKind::TopK, {x}, {{"k", 4}, {"largest", false}});
+  Value *cols = r.op(OpKind::TopK, {x}, {{"k", 1}, {"axis", 0}});
+  Value *ints = r.op(OpKind::TopK, {l}, {{"k", 2}, {"largest", false}});
+  Tensor tl(DType::I64, {3});
+  std::vector<int64_t> big{int64_t(1) << 62, (int64_t(1) << 62) - 1, int64_t(1) << 62};
+  std::memcpy(tl.bytes.data(), big.data(), 3 * sizeof(int64_t));
+  auto out = r.run({top, low, cols, ints},
+                   {makeTensor(DType::F32, {2, 4}, {2, kNaN, 2, -kInf, 0, kInf, -1, kNaN}), tl});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
+  expectExact(out[0], {1, 0, 2, 3, 1, 0});
+  expectExact(out[1], {3, 0, 2, 1, 2, 0, 1, 3});
+  expectExact(out[2], {0, 0, 0, 1});
+  expectExact(out[3], {1, 0});
+
+  GraphRunner e;
+  Value *y = e.input("y", TensorType{DType::F32, {Dim::fixed(2), Dim::anonymous()}, Layout::None});
+  e.b.setLoc(Loc::text("t.fir", 5, 7));
+  Value *bad = e.op(OpKind::TopK, {y}, {{"k", 4}});
+  std::string err = e.runError({bad}, {Tensor(DType::F32, {2, 3})});
+  EXPECT_NE(err.find("t.fir:5:7: error: 'top_k' k 4 is larger than axis 1 of f32[2,3]"),
             std::string::npos)
       << err;
 }

@@ -176,6 +176,13 @@ TEST(Infer, Movement) {
   EXPECT_EQ(infer(OpKind::CumSum, {"i8[1,2,3,b]{nhwc}"}, {{"axis", -1}}), "i8[1,2,3,b]");
   EXPECT_EQ(infer(OpKind::CumSum, {"bool[3]"}, {{"axis", 0}}),
             "error: 'cumsum' needs a numeric operand, got bool[3]");
+  // top_k: i64, the axis's dim replaced by k, untagged.
+  EXPECT_EQ(infer(OpKind::TopK, {"f16[1,2,3,b]{nhwc}"}, {{"k", 2}, {"axis", 2}}), "i64[1,2,2,b]");
+  EXPECT_EQ(infer(OpKind::TopK, {"i8[n,?]"}, {{"k", 9}}), "i64[n,9]");
+  EXPECT_EQ(infer(OpKind::TopK, {"f32[4,3]"}, {{"k", 4}}),
+            "error: 'top_k' k 4 is larger than axis 1 of f32[4,3]");
+  EXPECT_EQ(infer(OpKind::TopK, {"f32[4,3]"}, {{"k", -1}}),
+            "error: 'top_k' k must be at least 1, got -1");
   // gather: data.shape[:axis] + indices.shape + data.shape[axis+1:], untagged.
   EXPECT_EQ(infer(OpKind::Gather, {"f16[1,2,3,4]{nchw}", "i64[b,5]"}, {{"axis", -2}}),
             "f16[1,2,b,5,4]");
