@@ -41,6 +41,8 @@ bool isStridedView(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Transpose || k == OpKind::Slice;
 }
 
+bool isIndexedRead(OpKind k) { return k == OpKind::Gather || k == OpKind::GatherElements; }
+
 const OpInfo &opInfo(OpKind k) {
   const OpInfo &info = table()[unsigned(k)];
   FUSEC_ASSERT(info.kind == k, "op table out of order");

@@ -93,6 +93,10 @@ std::optional<OpKind> lookupOp(std::string_view spelling);
 /// can read or write in place.
 bool isStridedView(OpKind k);
 
+/// Whether ops of kind `k` read their data at indices that are data themselves (gather,
+/// gather_elements).
+bool isIndexedRead(OpKind k);
+
 /// Every op, in table order.
 std::span<const OpInfo> allOps();
 

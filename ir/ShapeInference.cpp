@@ -232,4 +232,25 @@ bool inferScan(const InferContext &ctx, std::vector<TensorType> &results, const 
   return in.produce(std::move(x));
 }
 
+// The input's shape with the axis's dim replaced by k, i64, untagged. k >= 1, and at most the
+// axis's extent when that is static (the reference checks a symbolic one).
+bool inferTopK(const InferContext &ctx, std::vector<TensorType> &results, const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  TensorType x = in.operand(0);
+  if (!requireNumeric(in, in.operands()))
+    return false;
+  std::optional<unsigned> axis = resolveAxis(in, ctx.getInt("axis"), x);
+  if (!axis)
+    return false;
+  int64_t k = ctx.getInt("k");
+  if (k < 1)
+    return in.fail("k must be at least 1, got " + std::to_string(k));
+  const Dim &d = x.shape[*axis];
+  if (d.isStatic() && k > d.size)
+    return in.fail("k " + std::to_string(k) + " is larger than axis " + std::to_string(*axis) +
+                   " of " + x.str());
+  x.shape[*axis] = Dim::fixed(k);
+  return in.produce(TensorType{DType::I64, std::move(x.shape), Layout::None});
+}
+
 } // namespace fusec

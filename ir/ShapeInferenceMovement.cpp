@@ -1,8 +1,8 @@
 // Inference for the movement ops (reshape, transpose, slice, concat,
-// broadcast, gather), per docs/ir.md. All produce untagged results except a
-// transpose between the two layouts, which carries the tag across, a concat,
-// which keeps its operands' tag, and a gather by a 1-D index, which keeps its
-// data's.
+// broadcast, gather, gather_elements), per docs/ir.md. All produce untagged
+// results except a transpose between the two layouts, which carries the tag
+// across, a concat, which keeps its operands' tag, and a gather by a 1-D
+// index, which keeps its data's.
 //
 // Reshape's element-count check is symbolic: a shape's count is a multiset of
 // named dims times a static product, and two counts are equal when both parts
@@ -246,6 +246,35 @@ bool inferGather(const InferContext &ctx, std::vector<TensorType> &results, cons
   // Rows picked by a 1-D index keep the data's axes, and so its layout.
   Layout layout = indices.rank() == 1 ? data.layout : Layout::None;
   return in.produce(TensorType{data.dtype, std::move(shape), layout});
+}
+
+// The indices' shape and the data's dtype. Data and indices have one rank;
+// along every axis but `axis` the indices' dim must not exceed the data's
+// (checked when both are static; the reference checks the rest). As for
+// gather, indices into an axis known to be empty are refused.
+bool inferGatherElements(const InferContext &ctx, std::vector<TensorType> &results,
+                         const ErrorFn &error) {
+  Infer in(ctx, results, error);
+  const TensorType &data = in.operand(0), &indices = in.operand(1);
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return in.fail("indices must be i32 or i64, got " + indices.str());
+  if (indices.rank() != data.rank())
+    return in.fail("indices " + indices.str() + " must have the rank of data " + data.str());
+  std::optional<unsigned> axis = resolveAxis(in, ctx.getInt("axis"), data);
+  if (!axis)
+    return false;
+  for (unsigned a = 0; a < data.rank(); ++a) {
+    const Dim &d = data.shape[a], &i = indices.shape[a];
+    if (a != *axis && d.isStatic() && i.isStatic() && i.size > d.size)
+      return in.fail("indices " + indices.str() + " are longer than data " + data.str() +
+                     " along axis " + std::to_string(a));
+  }
+  bool someIndex = std::none_of(indices.shape.begin(), indices.shape.end(),
+                                [](const Dim &d) { return d.isStaticValue(0); });
+  if (data.shape[*axis].isStaticValue(0) && isStatic(indices.shape) && someIndex)
+    return in.fail("indices " + indices.str() + " index axis " + std::to_string(*axis) + " of " +
+                   data.str() + ", which is empty");
+  return in.produce(TensorType{data.dtype, indices.shape, Layout::None});
 }
 
 } // namespace fusec

@@ -41,7 +41,8 @@
 // that reads through them: attention the views of its operands and result, a
 // pointwise kernel those only it reads, and through them (a broadcast aside)
 // the pointwise ops behind (gatherIntoPointwise). The rest run alone, `gather`
-// always (its indices are data: no template reads through it).
+// and `gather_elements` always (their indices are data: no template reads
+// through them).
 // A gemm's epilogue also takes a batch_norm over the last axis (NHWC: its
 // parameters run along the columns), so conv → batch_norm → relu is one kernel.
 // Deliberately not done: other windowed ops (pooling, grouped or NCHW

@@ -146,6 +146,7 @@ std::optional<KernelTemplate> anchorTemplate(const Op &op) {
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
   case OpKind::ReduceMean:
+  case OpKind::ReduceProd:
     if (trailingReductionStart(op))
       return KernelTemplate::RowReduction;
     return std::nullopt;
@@ -562,7 +563,9 @@ bool Plan::gathers(Group &grp, Op &producer) {
   if (m && (m->group == &grp || m->group->hasAnchor()))
     return false;
   std::vector<Op *> joining = m ? m->group->ops : std::vector<Op *>{&producer};
-  if (!m && producer.info().cls != OpClass::Movement)
+  // gather_elements reads a row of its own for every element: no template reads through it.
+  if (!m && (producer.info().cls != OpClass::Movement ||
+             producer.kind() == OpKind::GatherElements))
     return false;
   for (const Op *op : joining)
     for (unsigned r = 0; r < op->numResults(); ++r)

@@ -270,8 +270,12 @@ Reason Plan::whyNotFused(const Op &producer, const Op &consumer) const {
   // A pointwise kernel gathers a movement op, and a pointwise kernel behind one but a broadcast,
   // that it alone reads (gatherIntoPointwise).
   bool gathering = mc && !mc->group->hasAnchor() && (!mp || !mp->group->hasAnchor());
+  if (gathering && !mp && producer.kind() == OpKind::GatherElements)
+    return Reason::CannotHold;
   if (gathering && !mp && producer.info().cls == OpClass::Movement)
     return Reason::SeveralUsers;
+  if (gathering && mp && consumer.kind() == OpKind::GatherElements)
+    return Reason::CannotHold;
   if (gathering && mp && consumer.info().cls == OpClass::Movement)
     return consumer.kind() == OpKind::Broadcast || consumer.kind() == OpKind::Gather
                ? Reason::IndexSpaceMismatch

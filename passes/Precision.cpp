@@ -5,9 +5,10 @@
 //  - contractions (matmul, linear, conv2d, attention) take every operand in
 //    the low type and produce it, with `acc = f32` on the op: compiled code
 //    accumulates in f32 (the reference accumulates in f64 in any case);
-//  - reduce_sum and reduce_mean keep f32 results, their operands cast up to
-//    f32: a sum or mean is a statistic, and storing it rounded would cancel
-//    badly in x − mean. reduce_max and reduce_min follow their operand's
+//  - reduce_sum, reduce_mean and reduce_prod keep f32 results, their
+//    operands cast up to f32: a sum or mean is a statistic, and storing it
+//    rounded would cancel badly in x − mean; a product in f16 overflows and
+//    underflows long before its f32 one. reduce_max and reduce_min follow their operand's
 //    storage like pointwise ops: rounding is monotonic, so the max of
 //    rounded values is the rounded max;
 //  - pointwise, movement, normalization and pooling ops whose f32 operands

@@ -44,8 +44,11 @@ namespace {
 using kir::ValueId;
 using Sizes = std::vector<int64_t>;
 
-/// The movement ops a gathered kernel reads through.
-bool isMovement(const Op &op) { return op.info().cls == OpClass::Movement; }
+/// The movement ops a gathered kernel reads through: all but `gather_elements`, whose index
+/// differs from element to element.
+bool isMovement(const Op &op) {
+  return op.info().cls == OpClass::Movement && op.kind() != OpKind::GatherElements;
+}
 
 /// Where a value is asked for: lane 0's coordinates (one per axis of the value's shape) and where
 /// the lanes are (Note [Gathered operands]). `aligned`: c[axis] is a multiple of V.

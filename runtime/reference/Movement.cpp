@@ -2,7 +2,8 @@
 // (so every dtype moves exactly) through one strided gather: transpose
 // permutes the input's strides, slice offsets and scales one of them,
 // broadcast zeroes the broadcast ones. gather copies rows of `inner` elements
-// picked by its indices, each of which must lie in [-d, d) for the axis's d.
+// picked by its indices, each of which must lie in [-d, d) for the axis's d;
+// gather_elements copies one element per index, under the same rule.
 //
 // Target shapes written in attributes (reshape, broadcast) may name symbolic
 // dims; those are looked up in the run's bindings. A dim that is neither
@@ -170,6 +171,36 @@ bool runGather(const OpContext &ctx, Tensor &out) {
       std::memcpy(dst, data.bytes.data() + size_t(o * d + r) * row, row);
       dst += row;
     }
+  return true;
+}
+
+// out[i] = data[i with i[axis] replaced by indices[i] (+ d when negative)], for every row-major
+// index i of the indices' shape, which along the other axes must not exceed the data's.
+bool runGatherElements(const OpContext &ctx, Tensor &out) {
+  const Tensor &data = ctx.in(0), &indices = ctx.in(1);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), data.shape.size());
+  for (size_t a = 0; a < data.shape.size(); ++a)
+    if (a != axis && indices.shape[a] > data.shape[a])
+      return ctx.error(opPrefix(ctx) + "indices " + indices.typeStr() + " are longer than data " +
+                       data.typeStr() + " along axis " + std::to_string(a));
+  int64_t d = data.shape[axis];
+  std::vector<int64_t> rows = toInt64s(indices);
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < -d || rows[k] >= d)
+      return ctx.error(opPrefix(ctx) + "index " + std::to_string(rows[k]) + " (element " +
+                       std::to_string(k) + " of " + indices.typeStr() +
+                       ") is out of range for axis " + std::to_string(axis) + " of " +
+                       data.typeStr());
+    rows[k] += rows[k] < 0 ? d : 0;
+  }
+  Sizes strides = contiguousStrides(data.shape), others = strides;
+  others[axis] = 0;
+  out = Tensor(data.dtype, indices.shape);
+  size_t size = dtypeSize(data.dtype);
+  forEachStrided<1>(indices.shape, {&others}, [&](int64_t i, const std::array<int64_t, 1> &at) {
+    int64_t from = at[0] + rows[size_t(i)] * strides[axis];
+    std::memcpy(out.bytes.data() + size_t(i) * size, data.bytes.data() + size_t(from) * size, size);
+  });
   return true;
 }
 

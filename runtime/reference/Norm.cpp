@@ -10,10 +10,13 @@
 // variance of x − mean), exactly as docs/ir.md writes them.
 //
 // cumsum runs along each line of its axis in double (floats) or wrapped int64
-// (integers) and rounds every running sum once on store.
+// (integers) and rounds every running sum once on store. top_k sorts each
+// line's (value, index) pairs in its total order (docs/ir.md): doubles for
+// floats (exact for every float dtype), int64 for integers.
 #include "ir/Assert.h"
 #include "runtime/reference/Ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -65,6 +68,8 @@ std::vector<double> reduceFloat(OpKind kind, const std::vector<double> &x, const
   switch (kind) {
   case OpKind::ReduceSum:
     return accumulate(x, shape, layout, 0.0, [](double a, double b) { return a + b; });
+  case OpKind::ReduceProd:
+    return accumulate(x, shape, layout, 1.0, [](double a, double b) { return a * b; });
   case OpKind::ReduceMean: {
     auto sums = accumulate(x, shape, layout, 0.0, [](double a, double b) { return a + b; });
     for (double &s : sums)
@@ -91,6 +96,9 @@ std::vector<int64_t> reduceInt(OpKind kind, const std::vector<int64_t> &x, const
   case OpKind::ReduceSum:
     return accumulate(x, shape, layout, int64_t(0),
                       [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); });
+  case OpKind::ReduceProd:
+    return accumulate(x, shape, layout, int64_t(1),
+                      [](int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); });
   case OpKind::ReduceMax:
     return accumulate(x, shape, layout, Lim::min(),
                       [](int64_t a, int64_t b) { return std::max(a, b); });
@@ -261,6 +269,63 @@ bool runCumSum(const OpContext &ctx, Tensor &out) {
   std::vector<int64_t> v = toInt64s(x);
   scanAll(v, x.shape, axis, exclusive, reverse);
   out = fromInt64s(x.dtype, x.shape, v);
+  return true;
+}
+
+namespace {
+
+/// The indices of the k best elements of each line along `axis`, best first: `first(a, b)` says
+/// whether value a ranks above value b; equal values keep index order.
+template <typename T, typename F>
+std::vector<int64_t> topKAll(const std::vector<T> &v, const Sizes &shape, size_t axis, int64_t k,
+                             F first) {
+  int64_t n = shape[axis];
+  int64_t inner = product(Sizes(shape.begin() + axis + 1, shape.end()));
+  int64_t outer = n == 0 ? 0 : product(Sizes(shape.begin(), shape.begin() + axis));
+  std::vector<int64_t> out(size_t(outer * k * inner));
+  std::vector<int64_t> line(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      const T *x = v.data() + o * n * inner + j;
+      for (int64_t t = 0; t < n; ++t)
+        line[size_t(t)] = t;
+      std::partial_sort(line.begin(), line.begin() + k, line.end(), [&](int64_t a, int64_t b) {
+        if (first(x[a * inner], x[b * inner]))
+          return true;
+        return !first(x[b * inner], x[a * inner]) && a < b;
+      });
+      for (int64_t t = 0; t < k; ++t)
+        out[size_t((o * k + t) * inner + j)] = line[size_t(t)];
+    }
+  return out;
+}
+
+} // namespace
+
+bool runTopK(const OpContext &ctx, Tensor &out) {
+  const Tensor &x = ctx.in(0);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), x.shape.size());
+  int64_t k = ctx.op.getInt("k");
+  bool largest = ctx.op.getBool("largest");
+  if (k > x.shape[axis])
+    return ctx.error("'top_k' k " + std::to_string(k) + " is larger than axis " +
+                     std::to_string(axis) + " of " + x.typeStr());
+  Sizes shape = x.shape;
+  shape[axis] = k;
+  std::vector<int64_t> indices;
+  if (isFloat(x.dtype)) {
+    // NaN ranks above every number (two NaNs are equal).
+    auto above = [](double a, double b) { return std::isnan(a) ? !std::isnan(b) : a > b; };
+    auto below = [&](double a, double b) { return above(b, a); };
+    indices = largest ? topKAll(x.toDoubles(), x.shape, axis, k, above)
+                      : topKAll(x.toDoubles(), x.shape, axis, k, below);
+  } else {
+    auto above = [](int64_t a, int64_t b) { return a > b; };
+    auto below = [](int64_t a, int64_t b) { return a < b; };
+    indices = largest ? topKAll(toInt64s(x), x.shape, axis, k, above)
+                      : topKAll(toInt64s(x), x.shape, axis, k, below);
+  }
+  out = fromInt64s(DType::I64, shape, indices);
   return true;
 }
 

@@ -48,6 +48,7 @@ bool runLayerNorm(const OpContext &ctx, Tensor &out); // layer_norm and rms_norm
 bool runSoftmax(const OpContext &ctx, Tensor &out);
 bool runBatchNorm(const OpContext &ctx, Tensor &out);
 bool runCumSum(const OpContext &ctx, Tensor &out);
+bool runTopK(const OpContext &ctx, Tensor &out);
 
 // ReferenceContraction.cpp
 bool runMatMul(const OpContext &ctx, Tensor &out);
@@ -62,6 +63,7 @@ bool runSlice(const OpContext &ctx, Tensor &out);
 bool runConcat(const OpContext &ctx, Tensor &out);
 bool runBroadcast(const OpContext &ctx, Tensor &out);
 bool runGather(const OpContext &ctx, Tensor &out);
+bool runGatherElements(const OpContext &ctx, Tensor &out);
 
 // ReferenceWindow.cpp
 bool runConv2d(const OpContext &ctx, Tensor &out);

@@ -115,6 +115,7 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
   case OpKind::ReduceMean:
+  case OpKind::ReduceProd:
     return runReduce(ctx, out);
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
@@ -141,8 +142,12 @@ bool runKernel(const ref::OpContext &ctx, Tensor &out) {
     return runBroadcast(ctx, out);
   case OpKind::Gather:
     return runGather(ctx, out);
+  case OpKind::GatherElements:
+    return runGatherElements(ctx, out);
   case OpKind::CumSum:
     return runCumSum(ctx, out);
+  case OpKind::TopK:
+    return runTopK(ctx, out);
   case OpKind::Conv2d:
     return runConv2d(ctx, out);
   case OpKind::MaxPool2d:
@@ -380,13 +385,14 @@ bool isVariance(const Value &v) {
   return false;
 }
 
-/// The extent of the axis that `v` indexes as the indices of a gather (its operand 1): the
+/// The extent of the axis that `v` indexes as the indices of a gather or gather_elements (its
+/// operand 1): the
 /// smallest over such uses, or 0 when there is none or one indexes an axis of symbolic or zero
 /// extent. Random indices drawn from [-d, d) are in range, so a random run does not fail.
 int64_t gatherExtent(const Value &v) {
   int64_t extent = 0;
   for (const Use &u : v.uses()) {
-    if (!u.user || u.user->kind() != OpKind::Gather || u.index != 1)
+    if (!u.user || !isIndexedRead(u.user->kind()) || u.index != 1)
       continue;
     const TensorType &data = u.user->operand(0)->type();
     const Dim &d = data.shape[*normalizeAxis(u.user->getInt("axis"), data.rank())];

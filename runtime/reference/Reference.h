@@ -34,7 +34,7 @@ std::vector<int64_t> resolveShape(const Shape &shape, const DimBindings &binding
 /// activations grow to the hundreds, softmax saturates, and no low-precision
 /// rewrite could stay within its tolerance; and a batch_norm's running
 /// variance, uniform in [0.5, 1.5) (a negative one is no variance at all);
-/// and a gather's integer indices into an axis of static extent d, uniform
+/// and a gather's (or gather_elements') integer indices into an axis of static extent d, uniform
 /// over [-d, d) (integers are otherwise -1, 0 or 1).
 /// Reports "input '%x' of type ... needs more than 4 GiB" and returns false
 /// when the shape is too large for one host tensor.

@@ -114,6 +114,7 @@ public:
   bool addSlice(Item &x);
   bool addConcat(Item &x, size_t extra);
   bool addGather(Item &x);
+  bool addGatherElements(Item &x);
   bool addConv(Item &x);
 
   // Big modules (GraphGeneratorOps.cpp).

@@ -312,7 +312,8 @@ void Generator::mergeHeads(Item &o) {
 }
 
 bool Generator::addMovement(OpKind kind) {
-  bool needsAxis = kind == OpKind::Slice || kind == OpKind::Concat || kind == OpKind::Gather;
+  bool needsAxis = kind == OpKind::Slice || kind == OpKind::Concat || kind == OpKind::Gather ||
+                   kind == OpKind::GatherElements;
   Item *x = operand(Want::Any, needsAxis ? 1 : 0, 4);
   if (!x)
     return false;
@@ -327,6 +328,8 @@ bool Generator::addMovement(OpKind kind) {
     return addConcat(*x, size_t(range(0, 3)));
   case OpKind::Gather:
     return addGather(*x);
+  case OpKind::GatherElements:
+    return addGatherElements(*x);
   default:
     break;
   }
@@ -423,11 +426,34 @@ bool Generator::addGather(Item &x) {
   return indices && make(OpKind::Gather, {&x, indices}, {{"axis", axis}});
 }
 
+// Indices of x's rank, no longer than x along the other axes (at most 3 along the axis), in
+// range for the axis's concrete extent.
+bool Generator::addGatherElements(Item &x) {
+  int64_t axis = axisOf(*this, x.rank());
+  size_t a = size_t(axis < 0 ? axis + int64_t(x.rank()) : axis);
+  std::vector<int64_t> sizes(x.rank());
+  for (size_t i = 0; i < x.rank(); ++i)
+    sizes[i] = i == a ? range(1, 3) : x.sizes[i] > 0 ? range(1, x.sizes[i]) : 0;
+  Item *indices = indexConstant(chance(50) ? DType::I32 : DType::I64, sizes, x.sizes[a]);
+  return indices && make(OpKind::GatherElements, {&x, indices}, {{"axis", axis}});
+}
+
 bool Generator::addScan(OpKind kind) {
   Item *x = operand(Want::Numeric, 1, 4);
   if (!x)
     return false;
-  AttrList attrs{{"axis", axisOf(*this, x->rank())}};
+  int64_t axis = axisOf(*this, x->rank());
+  AttrList attrs{{"axis", axis}};
+  if (kind == OpKind::TopK) {
+    // k within the axis's concrete extent (which a static dim equals).
+    int64_t extent = x->sizes[size_t(axis < 0 ? axis + int64_t(x->rank()) : axis)];
+    if (extent < 1)
+      return false;
+    attrs.push_back({"k", range(1, std::min<int64_t>(extent, 4))});
+    if (chance(50))
+      attrs.push_back({"largest", chance(50)});
+    return make(kind, {x}, std::move(attrs));
+  }
   if (chance(40))
     attrs.push_back({"exclusive", chance(50)});
   if (chance(40))

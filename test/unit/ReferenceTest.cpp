@@ -4,6 +4,7 @@
 #include "ReferenceTestUtil.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace fusec;
@@ -256,6 +257,28 @@ TEST(Reference, ReductionEdgeCases) {
       << err;
 }
 
+// reduce_prod: a product in double (floats), a wrapping int64 product (integers), 1 over an empty
+// extent.
+TEST(Reference, ReduceProd) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F32, {2, 3}), *i = r.input("i", DType::I32, {3});
+  Value *l = r.input("l", DType::I64, {2}), *e = r.input("e", DType::F16, {2, 0});
+  AttrList axis1 = {{"axes", std::vector<int64_t>{1}}};
+  auto out = r.run({r.op(OpKind::ReduceProd, {x}, axis1),
+                    r.op(OpKind::ReduceProd, {x}, {{"axes", std::vector<int64_t>{0}}}),
+                    r.op(OpKind::ReduceProd, {i}), r.op(OpKind::ReduceProd, {l}),
+                    r.op(OpKind::ReduceProd, {e}, axis1)},
+                   {makeTensor(DType::F32, {2, 3}, {1, -2, 3, 0.5, kInf, kNaN}),
+                    makeTensor(DType::I32, {3}, {65536, 32768, 3}),
+                    makeTensor(DType::I64, {2}, {-4294967296.0, 4294967296.0}),
+                    Tensor(DType::F16, {2, 0})});
+  expectExact(out[0], {-6, kNaN});
+  expectExact(out[1], {0.5, -kInf, kNaN});
+  expectExact(out[2], {-2147483648.0}); // 3 · 2^31 wraps to -2^31 in i32
+  expectExact(out[3], {0});             // -2^64 wraps to 0 in int64
+  expectExact(out[4], {1, 1});
+}
+
 // gather along each axis of an iota, negative indices counting from the end; an index outside
 // [-d, d) is an error at the op, even where no output element reads it.
 TEST(Reference, Gather) {
@@ -282,6 +305,64 @@ TEST(Reference, Gather) {
       e.runError({bad}, {Tensor(DType::F32, {0, 3}), makeTensor(DType::I32, {2}, {2, -4})});
   EXPECT_NE(err.find("g.fir:4:8: error: 'gather' index -4 (element 1 of i32[2]) is out of range "
                      "for axis 1 of f32[0,3]"),
+            std::string::npos)
+      << err;
+}
+
+// gather_elements along each axis, negative indices counting from the end, indices shorter than
+// the data along the other axis; an index outside [-d, d) is an error at the op.
+TEST(Reference, GatherElements) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F16, {2, 3}), *i = r.input("i", DType::I64, {1, 3});
+  Value *j = r.input("j", DType::I32, {2, 2});
+  Value *rows = r.op(OpKind::GatherElements, {x, i});
+  Value *cols = r.op(OpKind::GatherElements, {x, j}, {{"axis", -1}});
+  auto out = r.run({rows, cols}, {makeTensor(DType::F16, {2, 3}, {0, 1, 2, 3, 4, 5}),
+                                  makeTensor(DType::I64, {1, 3}, {1, -2, -1}),
+                                  makeTensor(DType::I32, {2, 2}, {2, -3, 0, 0})});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{1, 3}));
+  expectExact(out[0], {3, 1, 5});
+  EXPECT_EQ(out[1].shape, (std::vector<int64_t>{2, 2}));
+  expectExact(out[1], {2, 0, 3, 3});
+
+  GraphRunner e;
+  Value *y = e.input("y", DType::F32, {2, 3}), *k = e.input("k", DType::I32, {2, 1});
+  e.b.setLoc(Loc::text("g.fir", 3, 6));
+  Value *bad = e.op(OpKind::GatherElements, {y, k}, {{"axis", 1}});
+  std::string err =
+      e.runError({bad}, {Tensor(DType::F32, {2, 3}), makeTensor(DType::I32, {2, 1}, {0, 3})});
+  EXPECT_NE(err.find("g.fir:3:6: error: 'gather_elements' index 3 (element 1 of i32[2,1]) is out "
+                     "of range for axis 1 of f32[2,3]"),
+            std::string::npos)
+      << err;
+}
+
+// top_k: largest and smallest along each axis, ties in index order, NaN above +inf, integers
+// compared exactly; a k above the axis's extent at run time is an error.
+TEST(Reference, TopK) {
+  GraphRunner r;
+  Value *x = r.input("x", DType::F32, {2, 4}), *l = r.input("l", DType::I64, {3});
+  Value *top = r.op(OpKind::TopK, {x}, {{"k", 3}});
+  Value *low = r.op(OpKind::TopK, {x}, {{"k", 4}, {"largest", false}});
+  Value *cols = r.op(OpKind::TopK, {x}, {{"k", 1}, {"axis", 0}});
+  Value *ints = r.op(OpKind::TopK, {l}, {{"k", 2}, {"largest", false}});
+  Tensor tl(DType::I64, {3});
+  std::vector<int64_t> big{int64_t(1) << 62, (int64_t(1) << 62) - 1, int64_t(1) << 62};
+  std::memcpy(tl.bytes.data(), big.data(), 3 * sizeof(int64_t));
+  auto out = r.run({top, low, cols, ints},
+                   {makeTensor(DType::F32, {2, 4}, {2, kNaN, 2, -kInf, 0, kInf, -1, kNaN}), tl});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
+  expectExact(out[0], {1, 0, 2, 3, 1, 0});
+  expectExact(out[1], {3, 0, 2, 1, 2, 0, 1, 3});
+  expectExact(out[2], {0, 0, 0, 1});
+  expectExact(out[3], {1, 0});
+
+  GraphRunner e;
+  Value *y = e.input("y", TensorType{DType::F32, {Dim::fixed(2), Dim::anonymous()}, Layout::None});
+  e.b.setLoc(Loc::text("t.fir", 5, 7));
+  Value *bad = e.op(OpKind::TopK, {y}, {{"k", 4}});
+  std::string err = e.runError({bad}, {Tensor(DType::F32, {2, 3})});
+  EXPECT_NE(err.find("t.fir:5:7: error: 'top_k' k 4 is larger than axis 1 of f32[2,3]"),
             std::string::npos)
       << err;
 }

@@ -117,6 +117,9 @@ TEST(Infer, ReductionsAndNormalizations) {
   EXPECT_EQ(infer(OpKind::ReduceMax, {"f32[2,3]"}), "f32[]");
   EXPECT_EQ(infer(OpKind::ReduceMin, {"i32[2,3]"}, {{"axes", std::vector<int64_t>{1, -1}}}),
             "error: 'reduce_min' axes [1, -1] repeat axis 1 of i32[2,3]");
+  EXPECT_EQ(infer(OpKind::ReduceProd, {"i64[b,3,4]"}, axes), "i64[1,3,1]");
+  EXPECT_EQ(infer(OpKind::ReduceProd, {"bool[2]"}),
+            "error: 'reduce_prod' needs a numeric operand, got bool[2]");
   EXPECT_EQ(infer(OpKind::LayerNorm, {"f16[b,4,8]", "f16[4,8]", "f16[4,8]"}, {{"axis", 1}}),
             "f16[b,4,8]");
   EXPECT_EQ(infer(OpKind::RmsNorm, {"f32[2,8]", "f32[4]"}),
@@ -173,6 +176,13 @@ TEST(Infer, Movement) {
   EXPECT_EQ(infer(OpKind::CumSum, {"i8[1,2,3,b]{nhwc}"}, {{"axis", -1}}), "i8[1,2,3,b]");
   EXPECT_EQ(infer(OpKind::CumSum, {"bool[3]"}, {{"axis", 0}}),
             "error: 'cumsum' needs a numeric operand, got bool[3]");
+  // top_k: i64, the axis's dim replaced by k, untagged.
+  EXPECT_EQ(infer(OpKind::TopK, {"f16[1,2,3,b]{nhwc}"}, {{"k", 2}, {"axis", 2}}), "i64[1,2,2,b]");
+  EXPECT_EQ(infer(OpKind::TopK, {"i8[n,?]"}, {{"k", 9}}), "i64[n,9]");
+  EXPECT_EQ(infer(OpKind::TopK, {"f32[4,3]"}, {{"k", 4}}),
+            "error: 'top_k' k 4 is larger than axis 1 of f32[4,3]");
+  EXPECT_EQ(infer(OpKind::TopK, {"f32[4,3]"}, {{"k", -1}}),
+            "error: 'top_k' k must be at least 1, got -1");
   // gather: data.shape[:axis] + indices.shape + data.shape[axis+1:], untagged.
   EXPECT_EQ(infer(OpKind::Gather, {"f16[1,2,3,4]{nchw}", "i64[b,5]"}, {{"axis", -2}}),
             "f16[1,2,b,5,4]");
@@ -183,6 +193,16 @@ TEST(Infer, Movement) {
             "error: 'gather' indices i32[2] index axis 0 of f32[0,3], which is empty");
   EXPECT_EQ(infer(OpKind::Gather, {"f32[4]", "bool[2]"}),
             "error: 'gather' indices must be i32 or i64, got bool[2]");
+  // gather_elements: the indices' shape, the data's dtype, untagged.
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f16[1,2,3,4]{nchw}", "i64[1,2,b,3]"}, {{"axis", 2}}),
+            "f16[1,2,b,3]");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[n,3]", "i32[?,9]"}, {{"axis", -1}}), "f32[?,9]");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[2,3]", "i32[3,1]"}, {{"axis", 1}}),
+            "error: 'gather_elements' indices i32[3,1] are longer than data f32[2,3] along axis 0");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[2,3]", "i32[2]"}),
+            "error: 'gather_elements' indices i32[2] must have the rank of data f32[2,3]");
+  EXPECT_EQ(infer(OpKind::GatherElements, {"f32[2,3]", "f16[2,3]"}),
+            "error: 'gather_elements' indices must be i32 or i64, got f16[2,3]");
 }
 
 TEST(Infer, Windowed) {

@@ -14,7 +14,9 @@
 //    broadcast zeroes the strides of broadcast axes; concat copies from the
 //    operand whose range along the axis holds the coordinate.
 //  - gather reads its index (Note [Gather indices]) and copies the element
-//    of the row it names.
+//    of the row it names; gather_elements reads the index at its own
+//    element and copies the data element at the same coordinates but the
+//    axis's, which the index names.
 //
 // Note [Gather indices]
 // An index of `gather` that the reference would refuse (outside [-d, d) for
@@ -22,7 +24,7 @@
 // kernel wraps a negative index once (i + d) and clamps the result into
 // [0, d - 1], so a bad index reads the first or the last row. d is never 0
 // here: inference refuses static indices into an empty axis, and a gather
-// of no indices has no elements to run.
+// of no indices has no elements to run. gather_elements does the same.
 #include "codegen/templates/generic/Kernel.h"
 #include "ir/Assert.h"
 
@@ -62,8 +64,9 @@ Gather gatherOf(const Op &op, const Sizes &in, const Sizes &out) {
     return {broadcastStrides(in, out), 0};
   case OpKind::Reshape:
     return {contiguousStrides(out), 0};
-  case OpKind::Concat: // one gather per operand, built by the caller
-  case OpKind::Gather: // an indexed read, built by the caller
+  case OpKind::Concat:         // one gather per operand, built by the caller
+  case OpKind::Gather:         // an indexed read, built by the caller
+  case OpKind::GatherElements: // likewise
 #define FUSEC_CASES_Movement(Id)
 #include "ir/OpCases.def"
     break;
@@ -100,6 +103,14 @@ public:
       element = &ElementwiseBuilder::gatherRow;
       axis = unsigned(*normalizeAxis(op.getInt("axis"), sizesOf(*op.operand(0)).size()));
       note = ": the row its index names along axis " + std::to_string(axis) + ", clamped";
+    } else if (op.kind() == OpKind::GatherElements) {
+      element = &ElementwiseBuilder::gatherElement;
+      axis = unsigned(*normalizeAxis(op.getInt("axis"), shape.size()));
+      Sizes strides = contiguousStrides(sizesOf(*op.operand(0)));
+      strides[axis] = 0;
+      for (unsigned a : movingAxes(shape, strides))
+        needed.insert(a);
+      note = ": the element its index names along axis " + std::to_string(axis) + ", clamped";
     } else {
       g = gatherOf(op, sizesOf(*op.operand(0)), shape);
       need(g.strides, g.base);
@@ -172,6 +183,27 @@ private:
     ValueId ok = arith(IndexOp::Div, i, inner);
     ValueId k = arith(IndexOp::Rem, ok, n, "k");
     ValueId o = arith(IndexOp::Div, ok, n, "o");
+    ValueId row = indexAt(k, d);
+    ValueId rowStart = b.add(arith(IndexOp::Mul, o, d), row);
+    ValueId at = b.add(arith(IndexOp::Mul, rowStart, inner), j);
+    b.store(out(), i, b.load(in(0), at, 1, "x"));
+  }
+
+  // out[i] = data[Σ_{a ≠ axis} c_a · stride_a + row · stride_axis] over the coordinates c of i
+  // in the indices' (the result's) shape, row = indices[i] wrapped and clamped into [0, d).
+  void gatherElement(ValueId i) {
+    Sizes data = sizesOf(*op.operand(0)), strides = contiguousStrides(data);
+    int64_t along = strides[axis];
+    strides[axis] = 0;
+    ValueId row = indexAt(i, data[axis]);
+    ValueId start = b.mul(row, index(along), "start");
+    ValueId at = stridedOffset(b, coords, terms(shape, strides), start);
+    b.store(out(), i, b.load(in(0), at, 1, "x"));
+  }
+
+  // Operand 1's index at flat position k, sign-extended, a negative one wrapped once (+ d) and
+  // the result clamped into [0, d - 1] (Note [Gather indices]).
+  ValueId indexAt(ValueId k, int64_t d) {
     ValueId loaded = b.load(in(1), k, 1, "index");
     ValueId raw = b.convert(DType::I64, loaded, "index");
     ValueId zero = index(0);
@@ -180,10 +212,7 @@ private:
     ValueId wrapped = b.select(negative, fromEnd, raw, "wrapped");
     ValueId last = index(d - 1);
     ValueId above = b.math({OpKind::Max, DType::I64, DType::I64}, {wrapped, zero}, "");
-    ValueId row = b.math({OpKind::Min, DType::I64, DType::I64}, {above, last}, "row");
-    ValueId rowStart = b.add(arith(IndexOp::Mul, o, d), row);
-    ValueId at = b.add(arith(IndexOp::Mul, rowStart, inner), j);
-    b.store(out(), i, b.load(in(0), at, 1, "x"));
+    return b.math({OpKind::Min, DType::I64, DType::I64}, {above, last}, "row");
   }
 
   void concat(ValueId i) {
@@ -220,7 +249,7 @@ private:
   }
 
   Sizes shape;
-  unsigned axis = 0; // batch_norm's channel axis, concat's and gather's axis
+  unsigned axis = 0; // batch_norm's channel axis, concat's, gather's and gather_elements' axis
   Gather g;          // a gather's
   std::set<unsigned> needed;
   std::map<unsigned, ValueId> coords;

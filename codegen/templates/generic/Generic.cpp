@@ -46,7 +46,9 @@ std::vector<unsigned> movingAxes(const Sizes &dims, const Sizes &strides) {
 /// The dtype `op` accumulates in (Frame::acc).
 static DType accDType(const Op &op) {
   const Attribute *attr = op.attrIfPresent("acc");
-  DType basis = attr ? attr->get<DType>() : op.result()->type().dtype;
+  DType basis = attr                        ? attr->get<DType>()
+                : op.kind() == OpKind::TopK ? op.operand(0)->type().dtype
+                                            : op.result()->type().dtype;
   if (basis == DType::F64)
     return DType::F64;
   return isFloat(basis) ? DType::F32 : DType::I64;
@@ -164,7 +166,7 @@ std::optional<KirKernel> buildGeneric(const Op &op, const std::string &entry, Di
   case OpClass::Window:
     return isDepthwise(op) ? buildDepthwise(op, entry) : buildWindow(op, entry);
   case OpClass::Scan:
-    return buildScan(op, entry);
+    return op.kind() == OpKind::TopK ? buildTopK(op, entry) : buildScan(op, entry);
   case OpClass::Structure:
     break;
   }

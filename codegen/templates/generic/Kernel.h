@@ -43,7 +43,8 @@ inline int64_t blocksFor(int64_t items) { return (items + kBlock - 1) / kBlock; 
 /// A generic kernel under construction: its kir kernel and builder, one
 /// read-only pointer per operand and one per result (named for the IR
 /// values), and the math of its accumulator dtype `acc`: F64 for f64 (or an
-/// `acc` attribute of f64), I64 for integers (wrapping), else F32; max and
+/// `acc` attribute of f64), I64 for integers (wrapping), else F32, by the
+/// result's dtype (top_k's: its operand's, the values it compares); max and
 /// min propagate NaN as the pointwise ops do.
 class Frame {
   kir::Kernel k; // first: the builder refers to it
@@ -167,5 +168,7 @@ bool isDepthwise(const Op &op);
 KirKernel buildDepthwise(const Op &op, const std::string &entry);
 /// cumsum: a thread per line along the axis, summing serially (Scan.cpp).
 KirKernel buildScan(const Op &op, const std::string &entry);
+/// top_k: a block per line, k passes of a block-wide arg-reduction (TopK.cpp).
+KirKernel buildTopK(const Op &op, const std::string &entry);
 
 } // namespace fusec::generic

@@ -2,10 +2,10 @@
 // stride over it and combine their partial values in shared memory
 // (Groups::reduce), in the accumulator dtype (Frame).
 //
-//  - reduce_sum/max/min/mean over any axes: a line is an output element's
-//    reduced elements (the last axis reduced: contiguous, Groups). An empty
-//    extent gives 0 (sum), NaN (mean, 0/0) or the identity (max/min; the
-//    reference errs). Limit: at most one block per output, so a huge extent
+//  - reduce_sum/max/min/mean/prod over any axes: a line is an output
+//    element's reduced elements (the last axis reduced: contiguous, Groups).
+//    An empty extent gives 0 (sum), 1 (prod), NaN (mean, 0/0) or the
+//    identity (max/min; the reference errs). Limit: at most one block per output, so a huge extent
 //    reduced to few outputs runs on few SMs.
 //  - layer_norm, rms_norm and softmax: a line is a row, read again for each
 //    pass as the reference computes it: layer_norm the mean, then the
@@ -69,7 +69,7 @@ struct Groups {
     });
   }
 
-  /// The group's combined `v` (`kind`: add, max or min), which every thread
+  /// The group's combined `v` (`kind`: add, mul, max or min), which every thread
   /// of the group gets: a tree of halving steps through the scratch array
   /// keeps the lower lane's value on the left of `kind`, so a
   /// NaN-propagating max stays so. Every thread of the block must reach it.
@@ -118,10 +118,14 @@ KirKernel buildReduction(const Op &op, const std::string &entry) {
   int64_t outputs = product(keptDims), extent = product(redDims);
   Groups groups(f, outputs, extent, !in.empty() && reduced.back());
   OpKind kind = op.kind();
-  OpKind combine = kind == OpKind::ReduceMax   ? OpKind::Max
-                   : kind == OpKind::ReduceMin ? OpKind::Min
-                                               : OpKind::Add;
-  double init = combine == OpKind::Max ? -HUGE_VAL : combine == OpKind::Min ? HUGE_VAL : 0.0;
+  OpKind combine = kind == OpKind::ReduceMax    ? OpKind::Max
+                   : kind == OpKind::ReduceMin  ? OpKind::Min
+                   : kind == OpKind::ReduceProd ? OpKind::Mul
+                                                : OpKind::Add;
+  double init = combine == OpKind::Max   ? -HUGE_VAL
+                : combine == OpKind::Min ? HUGE_VAL
+                : combine == OpKind::Mul ? 1.0
+                                         : 0.0;
   groups.loop(outputs, "o", [&](ValueId o) {
     Frame::Var acc = f.var(f.constant(init, "init"), "acc");
     ValueId active = b.less(o, f.index(outputs));

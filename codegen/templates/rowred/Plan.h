@@ -61,7 +61,7 @@ struct Node {
   unsigned input = 0;             ///< Load: the kernel operand, indexed by the groups in `mask`
   DType dtype = DType::F32;       ///< Load, Table: the element's; ExpDifference: the result's
   const DenseData *constant = nullptr; ///< Splat (element 0), Table: the const op's value
-  OpKind reduce = OpKind::Add;         ///< Reduce: how args[0] combines (Add, Max or Min)
+  OpKind reduce = OpKind::Add;         ///< Reduce: how args[0] combines (Add, Mul, Max or Min)
   bool held = false;                   ///< schedule: kept in registers from its sweep to later ones
 
   bool isElementwise() const { return mask & Reduced; }

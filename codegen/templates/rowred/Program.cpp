@@ -308,10 +308,12 @@ private:
       diags.error(op.loc(), quoted(op) + " of bool is not supported by the row_reduction template");
       return false;
     }
-    OpKind kind = op.kind() == OpKind::ReduceMax   ? OpKind::Max
-                  : op.kind() == OpKind::ReduceMin ? OpKind::Min
-                                                   : OpKind::Add;
-    if (kind != OpKind::Add && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
+    OpKind kind = op.kind() == OpKind::ReduceMax    ? OpKind::Max
+                  : op.kind() == OpKind::ReduceMin  ? OpKind::Min
+                  : op.kind() == OpKind::ReduceProd ? OpKind::Mul
+                                                    : OpKind::Add;
+    bool hasIdentity = kind == OpKind::Add || kind == OpKind::Mul;
+    if (!hasIdentity && v.reduced == 0 && v.inner != 0 && v.outer != int64_t(0)) {
       diags.error(op.loc(),
                   quoted(op) + " of " + op.operand(0)->type().str() + " reduces an empty extent");
       return false;

@@ -1,5 +1,5 @@
 // The row_reduction template's kir builder: one kernel for a body of pointwise prologue ops,
-// reductions or normalizations over one block of axes (reduce_sum/max/min/mean, layer_norm,
+// reductions or normalizations over one block of axes (reduce_sum/max/min/mean/prod, layer_norm,
 // rms_norm, softmax) and pointwise epilogue ops, with any number of results. The body is a program
 // over the view [outer, reduced, inner] of the first reduction's input (Program.cpp), run as its
 // schedule says (Schedule.cpp); docs/codegen-row-reduction.md gives the algorithm and measurements.
@@ -210,7 +210,7 @@ private:
     return compute(i, a, nullptr);
   }
 
-  // Pass `s` over the row: its reductions' accumulators start at their identity (0, or -inf and
+  // Pass `s` over the row: its reductions' accumulators start at their identity (0, 1, or -inf and
   // +inf: the least and greatest i64), take in every element, and combine across the row's threads.
   void sweep(unsigned s) {
     for (unsigned i = 0; i < prog.nodes.size(); ++i) {
@@ -219,7 +219,10 @@ private:
         continue;
       acc[i] = b.localArray(n.type, 1, n.name);
       bool isMax = n.reduce == OpKind::Max;
-      double identity = n.reduce == OpKind::Add ? 0 : isMax ? -INFINITY : INFINITY;
+      double identity = n.reduce == OpKind::Add   ? 0
+                        : n.reduce == OpKind::Mul ? 1
+                        : isMax                   ? -INFINITY
+                                                  : INFINITY;
       ValueId init = b.literal(n.type, identity, n.name);
       b.store(acc[i], b.index(0), init);
     }
