@@ -60,7 +60,9 @@ constexpr Row kOps[] = {
     {"Tanh", importUnary},
     {"Where", importWhere},
     {"Xor", importLogic},
-    // Reductions and scans.
+    // Reductions, scans, selections.
+    {"ArgMax", importArgExtreme},
+    {"ArgMin", importArgExtreme},
     {"CumSum", importCumSum},
     {"ReduceL1", importReduce},
     {"ReduceL2", importReduce},
@@ -71,6 +73,7 @@ constexpr Row kOps[] = {
     {"ReduceProd", importReduce},
     {"ReduceSum", importReduce},
     {"ReduceSumSquare", importReduce},
+    {"TopK", importTopK},
     // Shapes, movement, constants.
     {"Concat", importConcat},
     {"Constant", importConstant},
@@ -78,6 +81,7 @@ constexpr Row kOps[] = {
     {"Expand", importExpand},
     {"Flatten", importFlatten},
     {"Gather", importGather},
+    {"GatherElements", importGatherElements},
     {"Pad", importPad},
     {"Resize", importResize},
     {"Range", importRange},

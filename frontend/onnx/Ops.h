@@ -20,6 +20,8 @@ bool importActivation(NodeImport &n);
 bool importIdentity(NodeImport &n);
 bool importReduce(NodeImport &n);
 bool importCumSum(NodeImport &n);
+bool importTopK(NodeImport &n);
+bool importArgExtreme(NodeImport &n);
 
 // OpsTensor.cpp: shapes, movement, constants.
 bool importConstant(NodeImport &n);
@@ -36,6 +38,7 @@ bool importConcat(NodeImport &n);
 bool importSplit(NodeImport &n);
 bool importSlice(NodeImport &n);
 bool importGather(NodeImport &n);
+bool importGatherElements(NodeImport &n);
 bool importExpand(NodeImport &n);
 bool importTile(NodeImport &n);
 bool importPad(NodeImport &n);

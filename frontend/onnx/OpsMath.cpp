@@ -371,12 +371,8 @@ bool importReduce(NodeImport &n) {
   if (!axes)
     return false;
   bool keep = n.attrInt("keepdims", 1) != 0;
-  if (op == "ReduceProd") {
-    // Only over known values (a shape's element count); a product kernel is
-    // not part of fusec yet.
-    const auto &ints = n.knownInts(0);
-    if (!ints)
-      return n.fail("a product of tensor data computed at run time is not supported");
+  if (const auto &ints = n.knownInts(0); op == "ReduceProd" && ints) {
+    // A shape's element count stays a value known at import.
     SymInt p = SymInt::of(1);
     for (const SymInt &v : *ints)
       p = p * v;
@@ -398,6 +394,8 @@ bool importReduce(NodeImport &n) {
     return n.set(0, reduce(OpKind::ReduceMax, x, keep));
   if (op == "ReduceMin")
     return n.set(0, reduce(OpKind::ReduceMin, x, keep));
+  if (op == "ReduceProd")
+    return n.set(0, reduce(OpKind::ReduceProd, x, keep));
   if (op == "ReduceL1")
     return n.set(0, reduce(OpKind::ReduceSum, n.b.create(OpKind::Abs, {x}), keep));
   if (op == "ReduceSumSquare" || op == "ReduceL2") {
@@ -414,6 +412,68 @@ bool importReduce(NodeImport &n) {
     return n.set(0, r);
   }
   return n.set(0, lse);
+}
+
+bool importTopK(NodeImport &n) {
+  Value *x = n.input(0);
+  if (!x)
+    return false;
+  int64_t k;
+  if (n.opset < 10) {
+    k = n.attrInt("k", -1);
+  } else {
+    std::optional<std::vector<int64_t>> ks = n.staticInts(1, "K");
+    if (!ks)
+      return false;
+    if (ks->size() != 1)
+      return n.fail("K must be one element");
+    k = (*ks)[0];
+  }
+  std::optional<unsigned> axis = axisOf(n, n.attrInt("axis", -1), x->type().rank());
+  if (!axis)
+    return false;
+  // sorted = 0 lets the order be any; fusec's is always sorted.
+  Value *indices =
+      n.b.create(OpKind::TopK, {x},
+                 {{"k", k}, {"axis", int64_t(*axis)}, {"largest", n.attrInt("largest", 1) != 0}});
+  if (n.wants(0) &&
+      !n.set(0, n.b.create(OpKind::GatherElements, {x, indices}, {{"axis", int64_t(*axis)}})))
+    return false;
+  return n.set(1, indices);
+}
+
+bool importArgExtreme(NodeImport &n) {
+  Value *x = n.input(0);
+  if (!x)
+    return false;
+  const TensorType &t = x->type();
+  std::optional<unsigned> axis = axisOf(n, n.attrInt("axis", 0), t.rank());
+  if (!axis)
+    return false;
+  bool last = n.attrInt("select_last_index", 0) != 0;
+  const Dim &d = t.shape[*axis];
+  Value *v = x;
+  if (last) {
+    // The last of equal extremes is the first along the reversed axis.
+    if (!d.isStatic() || d.size > (int64_t(1) << 24))
+      return n.fail("select_last_index = 1 needs a static axis of at most 2^24, got " + t.str());
+    std::vector<double> reversed;
+    for (int64_t i = d.size - 1; i >= 0; --i)
+      reversed.push_back(double(i));
+    v = n.b.create(OpKind::Gather, {x, n.b.constant(DType::I64, {d.size}, reversed)},
+                   {{"axis", int64_t(*axis)}});
+  }
+  Value *index = n.b.create(
+      OpKind::TopK, {v},
+      {{"k", int64_t(1)}, {"axis", int64_t(*axis)}, {"largest", n.node.op_type() == "ArgMax"}});
+  if (last)
+    index = n.b.sub(n.b.scalar(DType::I64, double(d.size - 1)), index);
+  if (index && n.attrInt("keepdims", 1) == 0) {
+    Shape shape = index->type().shape;
+    shape.erase(shape.begin() + *axis);
+    index = n.b.reshape(index, shape);
+  }
+  return n.set(0, index);
 }
 
 } // namespace fusec::onnximport

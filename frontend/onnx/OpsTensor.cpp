@@ -480,6 +480,14 @@ bool importGather(NodeImport &n) {
   return n.set(0, n.b.reshape(picked, shape));
 }
 
+bool importGatherElements(NodeImport &n) {
+  std::optional<unsigned> axis = axisOf(n, n.attrInt("axis", 0), n.type(0).rank());
+  if (!axis)
+    return false;
+  return n.set(
+      0, n.b.create(OpKind::GatherElements, {n.input(0), n.input(1)}, {{"axis", int64_t(*axis)}}));
+}
+
 bool importExpand(NodeImport &n) {
   const auto &target = n.knownInts(1);
   if (!target)

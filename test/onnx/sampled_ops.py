@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""ONNX ops fusec spells in its own ops, at sampled attributes and sizes.
+"""ONNX ops at sampled attributes and sizes, against NumPy references.
 
     test/onnx/sampled_ops.py --fusec FUSEC [--count N] [--seed S] [--only RE]
                              [--device cpu|gpu] [--backend nvrtc|llvm] [--keep DIR]
 
 ONNX's node tests hold a few small cases per op. The ops whose import is a
-decomposition (ConvTranspose by phases, Resize by taps: docs/onnx.md) get
-more here: each case draws its attributes and sizes from a seeded generator
-(odd sizes, every mode), builds a one-node model with onnx.helper, computes
-the expected output with an independent NumPy reference (ONNX's own
-interpolation for Resize, a direct scatter for ConvTranspose), and runs the
-model with `fusec run` (run_models.py compares). Fails when any case
-differs; prints each failing case's attributes.
+decomposition (ConvTranspose by phases, Resize by taps: docs/onnx.md) and
+the selections (TopK, ArgMax/ArgMin, GatherElements, ReduceProd) get more
+here: each case draws its attributes and sizes from a seeded generator (odd
+sizes, every mode, long lines, many ties), builds a one-node model with
+onnx.helper, computes the expected outputs with an independent NumPy
+reference (ONNX's own interpolation for Resize, a direct scatter for
+ConvTranspose, stable sorts for TopK), and runs the model with `fusec run`
+(run_models.py compares). Fails when any case differs; prints each failing
+case's attributes.
 """
 import argparse
 import os
@@ -92,7 +94,7 @@ def case_conv_transpose(rng):
                                  group, begin, out)
     inits = [("W", w)] + ([("B", b)] if bias else [])
     node = helper.make_node("ConvTranspose", ["X", "W"] + (["B"] if bias else []), ["Y"], **attrs)
-    return node, [("X", x)], inits, y, attrs
+    return node, [("X", x)], inits, [y], attrs
 
 
 def case_resize(rng):
@@ -143,20 +145,107 @@ def case_resize(rng):
     described = dict(attrs, shape=shape, scales=None if scales is None else scales.tolist(),
                      sizes=None if sizes is None else sizes.tolist(),
                      roi=None if roi is None else roi.tolist())
-    return node, [("X", x)], inits, y, described
+    return node, [("X", x)], inits, [y], described
 
 
-CASES = {"ConvTranspose": case_conv_transpose, "Resize": case_resize}
+def selection_input(rng, shape):
+    """Floats with many ties (small integers) or without (normal)."""
+    g = np.random.default_rng(rng.randint(0, 2**31))
+    if rng.random() < 0.5:
+        return g.integers(-4, 5, shape).astype(np.float32)
+    return g.standard_normal(shape).astype(np.float32)
 
 
-def write_case(folder, node, inputs, inits, y):
+def case_top_k(rng):
+    from onnx import helper
+    rank = rng.randint(1, 3)
+    shape = [rng.choice([1, 3, 7, 33, 1000, 4097]) if d == rank - 1 else rng.randint(1, 5)
+             for d in range(rank)]
+    axis = rng.randint(-rank, rank - 1)
+    size = shape[axis]
+    k = rng.choice([1, 1, min(size, 5), min(size, 50), size])
+    largest = rng.choice([0, 1])
+    x = selection_input(rng, shape)
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    values = np.take_along_axis(x, indices, axis=axis)
+    node = helper.make_node("TopK", ["X", "K"], ["Y", "I"], axis=axis, largest=largest)
+    return (node, [("X", x)], [("K", np.array([k], np.int64))], [values, indices],
+            dict(shape=shape, axis=axis, k=k, largest=largest))
+
+
+def case_arg_extreme(rng):
+    from onnx import helper
+    rank = rng.randint(1, 4)
+    shape = [rng.choice([1, 2, 5, 21, 50257]) if rng.random() < 0.3 else rng.randint(1, 9)
+             for _ in range(rank)]
+    if np.prod(shape) > 200000:
+        shape = [min(d, 3) if i != rank - 1 else d for i, d in enumerate(shape)]
+    axis = rng.randint(-rank, rank - 1)
+    op = rng.choice(["ArgMax", "ArgMin"])
+    keep, last = rng.choice([0, 1]), rng.choice([0, 1])
+    x = selection_input(rng, shape)
+    y = x if op == "ArgMax" else -x
+    if last:
+        flipped = np.flip(y, axis=axis)
+        index = y.shape[axis] - 1 - np.argmax(flipped, axis=axis)
+    else:
+        index = np.argmax(y, axis=axis)
+    if keep:
+        index = np.expand_dims(index, axis)
+    node = helper.make_node(op, ["X"], ["Y"], axis=axis, keepdims=keep, select_last_index=last)
+    return (node, [("X", x)], [], [index.astype(np.int64)],
+            dict(op=op, shape=shape, axis=axis, keepdims=keep, select_last_index=last))
+
+
+def case_gather_elements(rng):
+    from onnx import helper
+    rank = rng.randint(1, 3)
+    shape = [rng.randint(1, 40) for _ in range(rank)]
+    axis = rng.randint(-rank, rank - 1)
+    ishape = [rng.randint(1, d) if i != axis % rank else rng.randint(1, 60)
+              for i, d in enumerate(shape)]
+    g = np.random.default_rng(rng.randint(0, 2**31))
+    x = g.standard_normal(shape).astype(np.float32)
+    size = shape[axis]
+    indices = g.integers(-size, size, ishape).astype(np.int64)
+    where = list(np.indices(ishape))
+    where[axis] = np.where(indices < 0, indices + size, indices)
+    y = x[tuple(where)]
+    node = helper.make_node("GatherElements", ["X", "I"], ["Y"], axis=axis)
+    return (node, [("X", x), ("I", indices)], [], [y],
+            dict(shape=shape, indices=ishape, axis=axis))
+
+
+def case_reduce_prod(rng):
+    from onnx import helper
+    rank = rng.randint(1, 4)
+    shape = [rng.randint(1, 9) if rng.random() < 0.8 else rng.choice([33, 300]) for _ in range(rank)]
+    axes = sorted(rng.sample(range(rank), rng.randint(1, rank)))
+    keep = rng.choice([0, 1])
+    g = np.random.default_rng(rng.randint(0, 2**31))
+    # Factors near 1 keep long products in range.
+    x = (g.uniform(0.9, 1.1, shape) * g.choice([-1, 1], shape)).astype(np.float32)
+    y = np.prod(x.astype(np.float64), axis=tuple(axes), keepdims=bool(keep))
+    node = helper.make_node("ReduceProd", ["X"], ["Y"], axes=axes, keepdims=keep)
+    return node, [("X", x)], [], [y], dict(shape=shape, axes=axes, keepdims=keep)
+
+
+CASES = {"ConvTranspose": case_conv_transpose, "Resize": case_resize, "TopK": case_top_k,
+         "ArgMax/ArgMin": case_arg_extreme, "GatherElements": case_gather_elements,
+         "ReduceProd": case_reduce_prod}
+
+
+def write_case(folder, node, inputs, inits, outputs):
     import onnx
     from onnx import helper, numpy_helper
+    from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE as elem
     graph = helper.make_graph(
         [node], "sampled",
-        [helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, list(v.shape))
-         for name, v in inputs],
-        [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, list(y.shape))],
+        [helper.make_tensor_value_info(name, elem[v.dtype], list(v.shape)) for name, v in inputs],
+        [helper.make_tensor_value_info(name, elem[np.dtype(np.float32) if v.dtype == np.float64
+                                                  else v.dtype], list(v.shape))
+         for name, v in zip(node.output, outputs)],
         [numpy_helper.from_array(v, name) for name, v in inits])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
@@ -164,7 +253,9 @@ def write_case(folder, node, inputs, inits, y):
     onnx.save(model, os.path.join(folder, "model.onnx"))
     for i, (_, v) in enumerate(inputs):
         np.save(os.path.join(folder, "input_%d.npy" % i), v)
-    np.save(os.path.join(folder, "output_0.npy"), y.astype(np.float32))
+    for i, v in enumerate(outputs):
+        np.save(os.path.join(folder, "output_%d.npy" % i),
+                v.astype(np.float32) if v.dtype == np.float64 else v)
 
 
 def main():
@@ -192,9 +283,9 @@ def main():
             case = make(rng)
             if case is None:
                 continue
-            node, inputs, inits, y, attrs = case
-            folder = os.path.join(root, "%s_%d" % (op, done))
-            write_case(folder, node, inputs, inits, y)
+            node, inputs, inits, outputs, attrs = case
+            folder = os.path.join(root, "%s_%d" % (op.replace("/", "_"), done))
+            write_case(folder, node, inputs, inits, outputs)
             ok, what = run(folder, args)
             done += 1
             total += 1

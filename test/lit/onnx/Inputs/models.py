@@ -129,11 +129,11 @@ def decoder():
 
 
 def unsupported():
-    nodes = [h.make_node("TopK", ["x", "k"], ["v%d" % i, "i%d" % i], name="topk%d" % i)
+    nodes = [h.make_node("NonZero", ["x"], ["nz%d" % i], name="nonzero%d" % i)
              for i in range(4)]
     nodes += [h.make_node("Mod", ["x", "x"], ["m"], name="mod"),
               h.make_node("Frobnicate", ["x"], ["f"], domain="com.example", name="custom")]
-    m = model(nodes, [f32("x", [4])], [f32("m", [4])], [ints("k", [1])])
+    m = model(nodes, [f32("x", [4])], [f32("m", [4])])
     m.opset_import.append(h.make_opsetid("com.example", 1))
     return m
 
