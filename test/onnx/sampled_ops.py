@@ -239,12 +239,16 @@ CASES = {"ConvTranspose": case_conv_transpose, "Resize": case_resize, "TopK": ca
 def write_case(folder, node, inputs, inits, outputs):
     import onnx
     from onnx import helper, numpy_helper
-    from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE as elem
+    def elem(dtype):
+        if hasattr(helper, "np_dtype_to_tensor_dtype"):  # onnx >= 1.13
+            return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE  # Debian's 1.12
+        return NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
     graph = helper.make_graph(
         [node], "sampled",
-        [helper.make_tensor_value_info(name, elem[v.dtype], list(v.shape)) for name, v in inputs],
-        [helper.make_tensor_value_info(name, elem[np.dtype(np.float32) if v.dtype == np.float64
-                                                  else v.dtype], list(v.shape))
+        [helper.make_tensor_value_info(name, elem(v.dtype), list(v.shape)) for name, v in inputs],
+        [helper.make_tensor_value_info(name, elem(np.float32 if v.dtype == np.float64 else v.dtype),
+                                       list(v.shape))
          for name, v in zip(node.output, outputs)],
         [numpy_helper.from_array(v, name) for name, v in inits])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -268,10 +272,24 @@ def main():
     p.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     p.add_argument("--backend", default="nvrtc", choices=["nvrtc", "llvm"])
     p.add_argument("--keep", help="write the cases here (default: a temporary folder)")
+    p.add_argument("--replay", help="run the cases a --keep run wrote here, making none (a GPU "
+                   "machine whose onnx has another reference)")
     args = p.parse_args()
     args.rtol, args.atol, args.timeout = 1e-4, 1e-4, 300
     if args.device == "gpu":
         args.rtol, args.atol = 1e-3, 1e-3
+    if args.replay:
+        args.rtol, args.atol, args.timeout = (1e-3, 1e-3, 300) if args.device == "gpu" else (
+            1e-4, 1e-4, 300)
+        failed = 0
+        cases = sorted(c for c in os.listdir(args.replay) if not args.only or re.search(args.only, c))
+        for c in cases:
+            ok, what = run(os.path.join(args.replay, c), args)
+            if not ok:
+                failed += 1
+                print("FAIL %s: %s" % (c, what))
+        print("%d of %d cases pass" % (len(cases) - failed, len(cases)))
+        return 1 if failed else 0
     root = args.keep or tempfile.mkdtemp(prefix="fusec-sampled-")
     failed = total = 0
     for op, make in CASES.items():
