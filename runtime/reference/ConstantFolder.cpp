@@ -10,7 +10,9 @@
 // splats only move the one element. Such a result costs one element, so
 // `maxElements` does not apply to it (kMaxSplatBytes does, as in the parser).
 // Everything else is evaluated in full, and only when neither the result nor
-// a splat operand it would expand holds more than `maxElements` elements.
+// a splat operand it would expand holds more than `maxElements` elements —
+// or, for pointwise and movement ops, when the result holds no more elements
+// than the operands (a weight's cast or transpose: growsNothing).
 #include "runtime/reference/ConstantFolder.h"
 
 #include "runtime/reference/Reference.h"
@@ -108,6 +110,21 @@ DenseRef foldSplat(const Op &op, const std::vector<DenseRef> &operands, uint64_t
   return std::make_shared<DenseData>(DenseData::makeSplat(dtype, shape, std::move(*element)));
 }
 
+/// The most elements a fold that grows nothing may make.
+constexpr uint64_t kMaxGrowthFreeElements = uint64_t(1) << 24;
+
+/// Whether folding `op` (pointwise or movement, a few operations an
+/// element) into `count` elements holds no more than its operands do.
+bool growsNothing(const Op &op, const std::vector<DenseRef> &operands, uint64_t count) {
+  OpClass cls = op.info().cls;
+  if ((cls != OpClass::Pointwise && cls != OpClass::Movement) || count > kMaxGrowthFreeElements)
+    return false;
+  uint64_t held = 0;
+  for (const DenseRef &d : operands)
+    held += d->numStoredElements();
+  return count <= held;
+}
+
 } // namespace
 
 std::function<DenseRef(const Op &op, const std::vector<DenseRef> &operands)>
@@ -120,7 +137,7 @@ makeReferenceFolder(uint64_t maxElements) {
       return nullptr;
     if (DenseRef splat = foldSplat(op, operands, uint64_t(*count)))
       return splat;
-    if (uint64_t(*count) > maxElements)
+    if (uint64_t(*count) > maxElements && !growsNothing(op, operands, uint64_t(*count)))
       return nullptr;
     for (const DenseRef &d : operands)
       if (d->isSplatForm() && d->numElements() > maxElements)

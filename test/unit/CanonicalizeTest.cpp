@@ -64,8 +64,23 @@ TEST(CanonicalizeTest, ReferenceFolderFoldsConstantOps) {
 TEST(CanonicalizeTest, ReferenceFolderRefusesResultsOverItsLimit) {
   PassOptions opts;
   opts.foldConstant = makeReferenceFolder(/*maxElements=*/1);
-  std::string out = canonicalize(kMixed, opts);
-  EXPECT_NE(out.find("%s = add(%c1, %c1) : f32[2]"), std::string::npos) << out;
+  // Over the limit, a result that holds more elements than its operands (a
+  // broadcast, an outer sum) stays an op; one that holds no more (a cast or
+  // transpose of a weight, an elementwise sum) folds.
+  std::string out = canonicalize(R"(func @f() -> (f32[3,3], f32[3,3], f16[3]) {
+  %c = const() {value = dense<[1.0, 2.0, 3.0]>} : f32[3]
+  %r = reshape(%c) {shape = [3, 1]} : f32[3,1]
+  %b = broadcast(%c) {shape = [3, 3]} : f32[3,3]
+  %o = add(%r, %c) : f32[3,3]
+  %h = cast(%c) {to = f16} : f16[3]
+  return %b, %o, %h
+}
+)",
+                                 opts);
+  EXPECT_NE(out.find("%b = broadcast(%c) {shape = [3, 3]} : f32[3,3]"), std::string::npos) << out;
+  EXPECT_NE(out.find("%o = add(%r, %c) : f32[3,3]"), std::string::npos) << out;
+  EXPECT_NE(out.find("%h = const() {value = dense<[1.0, 2.0, 3.0]>} : f16[3]"), std::string::npos)
+      << out;
 }
 
 TEST(CanonicalizeTest, ReferenceFolderGivesTheReferenceResult) {
