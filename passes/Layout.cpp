@@ -155,22 +155,15 @@ private:
   void sinkThroughPointwise(Op &op) {
     if (op.numResults() != 1 || op.result()->type().rank() != 4)
       return;
-    bool fromInternal = false;
-    for (Value *v : op.operands()) {
+    for (Value *v : op.operands())
       if (classify(v) == Move::Impossible)
         return;
-      Value *a = transposedFrom(v);
-      fromInternal |= a && a->type().layout == dir.internal;
-    }
-    if (!fromInternal)
+    if (!readsInternal(op))
       return;
     std::vector<Value *> operands;
     for (Value *v : op.operands())
       operands.push_back(internalOperand(v));
-    Value *inner = make(op.kind(), operands, op.attrs(), internalName(op.result()));
-    Value *back = make(OpKind::Transpose, {inner}, {{"perm", dir.toExternal}});
-    FUSEC_ASSERT(back->type() == op.result()->type(), "sinking a transpose changed a type");
-    replaceOp(op, back);
+    replaceByExternal(op, make(op.kind(), operands, op.attrs(), internalName(op.result())));
   }
 
   // C(T_E(a), v…) {axis} → T_E(C(a, T_I(v)…) {axis'}) when an operand comes
@@ -181,23 +174,14 @@ private:
   // concat and untagged ones are compatible with either tag, so T_E of the
   // I-tagged concat has the original type.
   void sinkThroughConcat(Op &op) {
-    if (op.result()->type().rank() != 4)
-      return;
-    bool fromInternal = false;
-    for (Value *v : op.operands()) {
-      Value *a = transposedFrom(v);
-      fromInternal |= a && a->type().layout == dir.internal;
-    }
-    if (!fromInternal)
+    if (op.result()->type().rank() != 4 || !readsInternal(op))
       return;
     std::vector<Value *> operands;
     for (Value *v : op.operands())
       operands.push_back(internal.count(v) ? internal.at(v) : internalOf(v, dir.internalName));
-    Value *joined = make(OpKind::Concat, operands, {{"axis", internalAxis(op.getInt("axis"))}},
-                         internalName(op.result()));
-    Value *back = make(OpKind::Transpose, {joined}, {{"perm", dir.toExternal}});
-    FUSEC_ASSERT(back->type() == op.result()->type(), "sinking a transpose changed a type");
-    replaceOp(op, back);
+    replaceByExternal(op,
+                      make(OpKind::Concat, operands, {{"axis", internalAxis(op.getInt("axis"))}},
+                           internalName(op.result())));
   }
 
   // G(T_E(a), i) {axis} → T_E(G(a, i) {axis'}) for a 1-D index i (a resize's
@@ -206,9 +190,22 @@ private:
     Value *a = transposedFrom(op.operand(0));
     if (!a || op.operand(1)->type().rank() != 1)
       return;
-    Value *picked = make(OpKind::Gather, {a, op.operand(1)},
-                         {{"axis", internalAxis(op.getInt("axis"))}}, internalName(op.result()));
-    Value *back = make(OpKind::Transpose, {picked}, {{"perm", dir.toExternal}});
+    replaceByExternal(op,
+                      make(OpKind::Gather, {a, op.operand(1)},
+                           {{"axis", internalAxis(op.getInt("axis"))}}, internalName(op.result())));
+  }
+
+  /// Whether an operand of `op` is T_E of an I-tagged value.
+  bool readsInternal(const Op &op) const {
+    return std::ranges::any_of(op.operands(), [&](Value *v) {
+      Value *a = transposedFrom(v);
+      return a && a->type().layout == dir.internal;
+    });
+  }
+
+  /// Replaces `op` by T_E(inner), inner its version in I.
+  void replaceByExternal(Op &op, Value *inner) {
+    Value *back = make(OpKind::Transpose, {inner}, {{"perm", dir.toExternal}});
     FUSEC_ASSERT(back->type() == op.result()->type(), "sinking a transpose changed a type");
     replaceOp(op, back);
   }

@@ -143,13 +143,12 @@ bool runBroadcast(const OpContext &ctx, Tensor &out) {
   return true;
 }
 
-// out[o, k, j] = data[o, indices[k] (+ d when negative), j] over the dims
-// before the axis (o), the indices' elements (k) and the dims after it (j).
-bool runGather(const OpContext &ctx, Tensor &out) {
-  const Tensor &data = ctx.in(0), &indices = ctx.in(1);
-  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), data.shape.size());
+/// The indices as rows of `axis` of `data`, a negative one counted from the end; false after
+/// reporting one out of range.
+static bool rowsAlong(const OpContext &ctx, const Tensor &data, const Tensor &indices, size_t axis,
+                      std::vector<int64_t> &rows) {
   int64_t d = data.shape[axis];
-  std::vector<int64_t> rows = toInt64s(indices);
+  rows = toInt64s(indices);
   for (size_t k = 0; k < rows.size(); ++k) {
     if (rows[k] < -d || rows[k] >= d)
       return ctx.error(opPrefix(ctx) + "index " + std::to_string(rows[k]) + " (element " +
@@ -158,6 +157,18 @@ bool runGather(const OpContext &ctx, Tensor &out) {
                        data.typeStr());
     rows[k] += rows[k] < 0 ? d : 0;
   }
+  return true;
+}
+
+// out[o, k, j] = data[o, indices[k] (+ d when negative), j] over the dims
+// before the axis (o), the indices' elements (k) and the dims after it (j).
+bool runGather(const OpContext &ctx, Tensor &out) {
+  const Tensor &data = ctx.in(0), &indices = ctx.in(1);
+  size_t axis = *normalizeAxis(ctx.op.getInt("axis"), data.shape.size());
+  int64_t d = data.shape[axis];
+  std::vector<int64_t> rows;
+  if (!rowsAlong(ctx, data, indices, axis, rows))
+    return false;
   Sizes shape(data.shape.begin(), data.shape.begin() + axis);
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
@@ -183,16 +194,9 @@ bool runGatherElements(const OpContext &ctx, Tensor &out) {
     if (a != axis && indices.shape[a] > data.shape[a])
       return ctx.error(opPrefix(ctx) + "indices " + indices.typeStr() + " are longer than data " +
                        data.typeStr() + " along axis " + std::to_string(a));
-  int64_t d = data.shape[axis];
-  std::vector<int64_t> rows = toInt64s(indices);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    if (rows[k] < -d || rows[k] >= d)
-      return ctx.error(opPrefix(ctx) + "index " + std::to_string(rows[k]) + " (element " +
-                       std::to_string(k) + " of " + indices.typeStr() +
-                       ") is out of range for axis " + std::to_string(axis) + " of " +
-                       data.typeStr());
-    rows[k] += rows[k] < 0 ? d : 0;
-  }
+  std::vector<int64_t> rows;
+  if (!rowsAlong(ctx, data, indices, axis, rows))
+    return false;
   Sizes strides = contiguousStrides(data.shape), others = strides;
   others[axis] = 0;
   out = Tensor(data.dtype, indices.shape);
