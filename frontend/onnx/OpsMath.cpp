@@ -455,8 +455,8 @@ bool importArgExtreme(NodeImport &n) {
   Value *v = x;
   if (last) {
     // The last of equal extremes is the first along the reversed axis.
-    if (!d.isStatic() || d.size > (int64_t(1) << 24))
-      return n.fail("select_last_index = 1 needs a static axis of at most 2^24, got " + t.str());
+    if (!d.isStatic() || d.size > (int64_t(1) << 20))
+      return n.fail("select_last_index = 1 needs a static axis of at most 2^20, got " + t.str());
     std::vector<double> reversed;
     for (int64_t i = d.size - 1; i >= 0; --i)
       reversed.push_back(double(i));

@@ -442,6 +442,9 @@ Value *window(NodeImport &n, Value *y, unsigned axis, int64_t begin, int64_t siz
 } // namespace
 
 bool importConvTranspose(NodeImport &n) {
+  if (n.type(1).rank() != n.type(0).rank())
+    return n.fail("the filter " + n.type(1).str() + " and the input " + n.type(0).str() +
+                  " differ in rank");
   Value *x = as2d(n, n.input(0)), *w = as2d(n, n.input(1));
   if (!x || !w)
     return false;
@@ -449,6 +452,10 @@ bool importConvTranspose(NodeImport &n) {
   const TensorType &xt = x->type(), &wt = w->type();
   if (!isStatic(wt.shape))
     return n.fail("the filter's shape must be static, got " + wt.str());
+  // Each phase lists its taps (Note [Transposed convolution by phases]).
+  constexpr int64_t kMaxKernel = int64_t(1) << 16;
+  if (wt.shape[2].size > kMaxKernel || wt.shape[3].size > kMaxKernel)
+    return n.fail("kernel sizes above 2^16 are not supported, got the filter " + n.type(1).str());
   int64_t groups = n.attrInt("group", 1);
   int64_t cin = wt.shape[0].size, coutPerGroup = wt.shape[1].size;
   if (groups < 1 || cin % groups != 0 || !(xt.shape[1].isStaticValue(cin)))

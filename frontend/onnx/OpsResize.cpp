@@ -31,9 +31,9 @@ namespace fusec::onnximport {
 
 namespace {
 
-/// The most output positions of one resized axis (each is a constant
-/// element of the tap tables).
-constexpr int64_t kMaxResizedSize = int64_t(1) << 24;
+/// The most positions of one resized axis, in and out (each output
+/// position is an element of the constant tap tables).
+constexpr int64_t kMaxResizedSize = int64_t(1) << 20;
 
 struct ResizeMode {
   std::string mode = "nearest";         // nearest | linear | cubic
@@ -274,7 +274,7 @@ bool importResize(NodeImport &n) {
       continue;
     if (!d.isStatic() || d.size > kMaxResizedSize)
       return n.fail("resizing the dim " + d.str() + " of " + t.str() +
-                    " needs it static and at most 2^24");
+                    " needs it static and at most 2^20");
     if (d.size == 0)
       return n.fail("cannot resize the empty dim of " + t.str());
     int64_t out;
@@ -283,12 +283,12 @@ bool importResize(NodeImport &n) {
       scale = scales[axis];
       if (!(scale > 0) || scale * double(d.size) >= double(kMaxResizedSize + 1))
         return n.fail("scale " + std::to_string(scale) + " of " + t.str() +
-                      " must be positive and give a size of at most 2^24");
+                      " must be positive and give a size of at most 2^20");
       out = int64_t(std::floor(scale * double(d.size)));
     } else {
       const SymInt &s = (*sizes)[axis];
       if (!s.isStatic() || s.factor < 1 || s.factor > kMaxResizedSize)
-        return n.fail("size " + s.str() + " must be static, in [1, 2^24]");
+        return n.fail("size " + s.str() + " must be static, in [1, 2^20]");
       out = s.factor;
       scale = double(out) / double(d.size);
     }
