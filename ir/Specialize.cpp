@@ -6,9 +6,9 @@
 // error at its op.
 #include "ir/Specialize.h"
 
-#include <algorithm>
-
 #include "ir/Verifier.h"
+
+#include <algorithm>
 
 namespace fusec {
 
@@ -38,13 +38,15 @@ bool bindShape(const TensorType &type, const std::vector<int64_t> &shape, const 
 namespace {
 
 /// `shape` with bound names replaced by their sizes; for a reshape, `?`
-/// becomes the -1 it infers (broadcast resolves its `?` from the operand).
-Shape bindShapeAttr(const Shape &shape, const DimBindings &bindings, bool reshape) {
+/// becomes the -1 it infers, or 1 when the operand holds no elements (no
+/// size to infer: the reference reads it as 1), and broadcast resolves its
+/// `?` from the operand.
+Shape bindShapeAttr(const Shape &shape, const DimBindings &bindings, bool reshape, bool empty) {
   Shape out;
   for (const Dim &d : shape) {
     auto it = bindings.find(d.symbol);
     if (d.isAnonymous() && reshape)
-      out.push_back(Dim::fixed(-1));
+      out.push_back(Dim::fixed(empty ? 1 : -1));
     else if (!d.isStatic() && it != bindings.end())
       out.push_back(Dim::fixed(it->second));
     else
@@ -70,8 +72,9 @@ bool specializeBody(Graph &g, const DimBindings &bindings, Diagnostics &diags);
 
 bool specializeOp(Op &op, const DimBindings &bindings, Diagnostics &diags) {
   if (const Attribute *shape = op.attrIfPresent("shape"))
-    op.setAttr("shape", Attribute(bindShapeAttr(shape->get<Shape>(), bindings,
-                                                op.kind() == OpKind::Reshape)));
+    op.setAttr("shape", Attribute(bindShapeAttr(
+                            shape->get<Shape>(), bindings, op.kind() == OpKind::Reshape,
+                            staticNumElements(op.operand(0)->type().shape) == int64_t(0))));
   if (op.kind() == OpKind::Broadcast)
     keepOperandDims(op);
   std::vector<TensorType> operandTypes;
