@@ -133,6 +133,17 @@ Value *scalarLike(NodeImport &n, Value *like, double v) {
   return like ? n.b.scalar(like->type().dtype, v) : nullptr;
 }
 
+std::optional<int64_t> staticInt(NodeImport &n, unsigned i, std::string_view what) {
+  std::optional<std::vector<int64_t>> v = n.staticInts(i, what);
+  if (!v)
+    return std::nullopt;
+  if (v->size() != 1) {
+    n.fail(std::string(what) + " must be one element");
+    return std::nullopt;
+  }
+  return v->front();
+}
+
 std::optional<unsigned> axisOf(NodeImport &n, int64_t axis, size_t rank) {
   std::optional<unsigned> a = normalizeAxis(axis, rank);
   if (!a)

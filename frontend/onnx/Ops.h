@@ -63,6 +63,9 @@ bool importResize(NodeImport &n);
 // Shared helpers.
 /// A scalar constant of `like`'s dtype.
 Value *scalarLike(NodeImport &n, Value *like, double v);
+/// Input i as one integer known at import (a K, an axis); nullopt after
+/// reporting. `what` names it in messages.
+std::optional<int64_t> staticInt(NodeImport &n, unsigned i, std::string_view what);
 /// Axis `axis` (possibly negative) of a rank; nullopt after reporting.
 std::optional<unsigned> axisOf(NodeImport &n, int64_t axis, size_t rank);
 /// The axes of a reduction or squeeze: the attribute before `inputFrom`

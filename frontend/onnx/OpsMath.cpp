@@ -350,12 +350,10 @@ bool importIdentity(NodeImport &n) {
 }
 
 bool importCumSum(NodeImport &n) {
-  std::optional<std::vector<int64_t>> axis = n.staticInts(1, "axis");
+  std::optional<int64_t> axis = staticInt(n, 1, "axis");
   if (!axis)
     return false;
-  if (axis->size() != 1)
-    return n.fail("axis must be one element");
-  std::optional<unsigned> a = axisOf(n, (*axis)[0], n.type(0).rank());
+  std::optional<unsigned> a = axisOf(n, *axis, n.type(0).rank());
   if (!a)
     return false;
   return n.set(0, n.b.create(OpKind::CumSum, {n.input(0)},
@@ -418,24 +416,16 @@ bool importTopK(NodeImport &n) {
   Value *x = n.input(0);
   if (!x)
     return false;
-  int64_t k;
-  if (n.opset < 10) {
-    k = n.attrInt("k", -1);
-  } else {
-    std::optional<std::vector<int64_t>> ks = n.staticInts(1, "K");
-    if (!ks)
-      return false;
-    if (ks->size() != 1)
-      return n.fail("K must be one element");
-    k = (*ks)[0];
-  }
+  std::optional<int64_t> k = n.opset < 10 ? n.attrInt("k", -1) : staticInt(n, 1, "K");
+  if (!k)
+    return false;
   std::optional<unsigned> axis = axisOf(n, n.attrInt("axis", -1), x->type().rank());
   if (!axis)
     return false;
   // sorted = 0 lets the order be any; fusec's is always sorted.
   Value *indices =
       n.b.create(OpKind::TopK, {x},
-                 {{"k", k}, {"axis", int64_t(*axis)}, {"largest", n.attrInt("largest", 1) != 0}});
+                 {{"k", *k}, {"axis", int64_t(*axis)}, {"largest", n.attrInt("largest", 1) != 0}});
   if (n.wants(0) &&
       !n.set(0, n.b.create(OpKind::GatherElements, {x, indices}, {{"axis", int64_t(*axis)}})))
     return false;

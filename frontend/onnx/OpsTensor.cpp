@@ -639,20 +639,14 @@ bool importTrilu(NodeImport &n) {
   if (!rows.isStatic() || !cols.isStatic() ||
       (rows.size != 0 && cols.size > kMaxFoldedElements / rows.size))
     return n.fail("needs static last two dims of a bounded size, got " + x.str());
-  int64_t k = 0;
-  if (n.has(1)) {
-    std::optional<std::vector<int64_t>> given = n.staticInts(1, "k");
-    if (!given)
-      return false;
-    if (given->size() != 1)
-      return n.fail("k must be one element");
-    k = (*given)[0];
-  }
+  std::optional<int64_t> k = n.has(1) ? staticInt(n, 1, "k") : int64_t(0);
+  if (!k)
+    return false;
   bool upper = n.attrInt("upper", 1) != 0;
   std::vector<double> mask;
   for (int64_t i = 0; i < rows.size; ++i)
     for (int64_t j = 0; j < cols.size; ++j)
-      mask.push_back(upper ? j - i >= k : j - i <= k);
+      mask.push_back(upper ? j - i >= *k : j - i <= *k);
   Value *keep = n.b.constant(DType::Bool, {rows.size, cols.size}, mask);
   Value *x0 = n.input(0);
   Value *zero = scalarLike(n, x0, 0.0);
